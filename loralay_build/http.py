@@ -1,0 +1,258 @@
+"""Polite HTTP shared by every fetcher.
+
+One `requests` session per host, an identifying User-Agent with a contact address,
+connect/read timeouts, urllib3's Retry for 429/5xx/connection errors (exponential
+backoff with jitter, Retry-After honoured but capped), a per-host rate limit, and a
+403 that stops all further requests to that host for the run. urllib3 does not retry
+a body cut short, and a 200 can carry an HTML page or an error JSON, so PDF and JSON
+bodies are checked here and downloads are retried by hand for truncation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import requests
+from requests.adapters import HTTPAdapter
+from urllib3.util.retry import Retry
+
+from .failures import FailureClass, StageError
+
+log = logging.getLogger(__name__)
+
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+PDF_MAGIC = b"%PDF-"
+
+
+@dataclass(frozen=True, slots=True)
+class HttpSettings:
+    user_agent: str
+    contact: str
+    timeout_s: float = 30.0
+    connect_timeout_s: float = 10.0
+    requests_per_second: float = 1.0
+    max_retries: int = 5
+    backoff_factor: float = 1.0
+    retry_after_max_s: int = 120
+    max_pdf_mb: float = 100.0
+
+    @classmethod
+    def from_config(cls, cfg: dict[str, Any]) -> HttpSettings:
+        names = cls.__dataclass_fields__
+        return cls(**{k: cfg[k] for k in names if k in cfg})
+
+    @property
+    def full_user_agent(self) -> str:
+        return f"{self.user_agent} (mailto:{self.contact})" if self.contact else self.user_agent
+
+
+@dataclass(frozen=True, slots=True)
+class Download:
+    path: Path
+    sha256: str
+    size: int
+
+
+class HostBlocked(StageError):
+    def __init__(self, host: str) -> None:
+        super().__init__(FailureClass.UNAVAILABLE,
+                         f"host {host} answered 403 Forbidden; no more requests to it this run")
+
+
+class _RateLimiter:
+    def __init__(self, per_second: float) -> None:
+        self.interval = 1.0 / per_second if per_second > 0 else 0.0
+        self.next_at = 0.0
+        self.lock = threading.Lock()
+
+    def wait(self) -> None:
+        with self.lock:
+            now = time.monotonic()
+            delay = self.next_at - now
+            self.next_at = max(now, self.next_at) + self.interval
+        if delay > 0:
+            time.sleep(delay)
+
+
+class PoliteClient:
+    """All of a fetcher's traffic goes through one of these."""
+
+    def __init__(self, settings: HttpSettings) -> None:
+        self.settings = settings
+        self._sessions: dict[str, requests.Session] = {}
+        self._limiters: dict[str, _RateLimiter] = {}
+        self._blocked: set[str] = set()
+        self.stats: dict[str, int] = {}
+
+    def _count(self, key: str) -> None:
+        self.stats[key] = self.stats.get(key, 0) + 1
+
+    def _session(self, host: str) -> requests.Session:
+        if host not in self._sessions:
+            s = self.settings
+            retry = Retry(
+                total=s.max_retries, connect=s.max_retries, read=s.max_retries,
+                status=s.max_retries, status_forcelist=RETRY_STATUSES,
+                backoff_factor=s.backoff_factor, backoff_jitter=s.backoff_factor / 2,
+                backoff_max=60, respect_retry_after_header=True,
+                retry_after_max=int(s.retry_after_max_s), raise_on_status=False,
+                allowed_methods=frozenset({"GET", "HEAD"}),
+            )
+            session = requests.Session()
+            session.mount("http://", HTTPAdapter(max_retries=retry))
+            session.mount("https://", HTTPAdapter(max_retries=retry))
+            session.headers["User-Agent"] = s.full_user_agent
+            self._sessions[host] = session
+            self._limiters[host] = _RateLimiter(s.requests_per_second)
+        return self._sessions[host]
+
+    def get(self, url: str, params: Any = None, stream: bool = False) -> requests.Response:
+        """GET with manners; raises StageError(unavailable) for what retries could not fix."""
+        host = urlsplit(url).netloc
+        if host in self._blocked:
+            raise HostBlocked(host)
+        session = self._session(host)
+        self._limiters[host].wait()
+        timeout = (self.settings.connect_timeout_s, self.settings.timeout_s)
+        try:
+            resp = session.get(url, params=params, stream=stream, timeout=timeout)
+        except requests.RequestException as e:
+            self._count(f"error/{e.__class__.__name__}")
+            raise StageError(FailureClass.UNAVAILABLE,
+                             f"{url}: {e.__class__.__name__} after retries") from e
+        self._count(f"status/{resp.status_code}")
+        if resp.status_code == 403:
+            self._blocked.add(host)
+            resp.close()
+            raise HostBlocked(host)
+        if resp.status_code >= 400:
+            resp.close()
+            raise StageError(FailureClass.UNAVAILABLE, f"{url}: HTTP {resp.status_code}")
+        return resp
+
+    def get_json(self, url: str, params: Any = None) -> Any:
+        """A JSON body; an HTML page or `{"error": ...}` behind a 200 is an error, not data."""
+        resp = self.get(url, params=params)
+        text = resp.text
+        if text.lstrip()[:1] == "<":
+            raise StageError(FailureClass.UNAVAILABLE, f"{url}: HTML page instead of JSON")
+        try:
+            data = json.loads(text)
+        except ValueError as e:
+            raise StageError(FailureClass.UNAVAILABLE, f"{url}: malformed JSON ({e})") from e
+        if isinstance(data, dict) and "error" in data:
+            raise StageError(FailureClass.UNAVAILABLE, f"{url}: service error: "
+                             f"{str(data['error'])[:200]}")
+        return data
+
+    def get_text(self, url: str, params: Any = None) -> str:
+        return self.get(url, params=params).text
+
+    def download_pdf(self, url: str, dest: Path, attempts: int = 3) -> Download:
+        """Fetch a PDF to `dest` atomically; a body cut short is tried again `attempts` times."""
+        last: StageError | None = None
+        for attempt in range(attempts):
+            try:
+                return self._download_once(url, dest)
+            except _Truncated as e:
+                last = StageError(FailureClass.UNAVAILABLE, str(e))
+                self._count("download/truncated")
+                time.sleep(min(self.settings.backoff_factor * 2 ** attempt, 10))
+        assert last is not None
+        raise last
+
+    def _download_once(self, url: str, dest: Path) -> Download:
+        resp = self.get(url, stream=True)
+        cap = int(self.settings.max_pdf_mb * 1024 * 1024)
+        declared = resp.headers.get("Content-Length")
+        if declared and declared.isdigit() and int(declared) > cap:
+            resp.close()
+            raise StageError(FailureClass.UNAVAILABLE, f"{url}: {declared} bytes is over the "
+                             f"{self.settings.max_pdf_mb} MB cap")
+        ctype = resp.headers.get("Content-Type", "").split(";")[0].strip().lower()
+        with _AtomicFile(dest) as (fh, digest):
+            size = 0
+            try:
+                for chunk in resp.iter_content(64 * 1024):
+                    if size == 0 and not _looks_like_pdf(chunk, ctype):
+                        raise StageError(FailureClass.UNAVAILABLE,
+                                         f"{url}: not a PDF (content type {ctype or 'none'})")
+                    size += len(chunk)
+                    if size > cap:
+                        raise StageError(FailureClass.UNAVAILABLE,
+                                         f"{url}: body over the {self.settings.max_pdf_mb} MB cap")
+                    fh.write(chunk)
+                    digest.update(chunk)
+            except requests.RequestException as e:
+                raise _Truncated(f"{url}: body cut short ({e.__class__.__name__})") from e
+            finally:
+                resp.close()
+            if size == 0:
+                raise StageError(FailureClass.UNAVAILABLE, f"{url}: empty body")
+            if declared and declared.isdigit() and size < int(declared):
+                raise _Truncated(f"{url}: body cut short ({size} of {declared} bytes)")
+        return Download(dest, digest.hexdigest(), size)
+
+
+def _looks_like_pdf(first_chunk: bytes, content_type: str) -> bool:
+    """The magic bytes decide; a PDF content type with an HTML body is still not a PDF."""
+    head = first_chunk[:1024]
+    return PDF_MAGIC in head
+
+
+class _Truncated(Exception):
+    pass
+
+
+class _AtomicFile:
+    """Write to a temporary name beside `dest`, fsync, then rename; nothing half-written stays."""
+
+    def __init__(self, dest: Path) -> None:
+        self.dest = Path(dest)
+
+    def __enter__(self) -> tuple[Any, Any]:
+        self.dest.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".part-", dir=self.dest.parent)
+        self.tmp = Path(tmp)
+        self.fh = os.fdopen(fd, "wb")
+        return self.fh, hashlib.sha256()
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        if exc_type is None:
+            self.fh.flush()
+            os.fsync(self.fh.fileno())
+            self.fh.close()
+            os.replace(self.tmp, self.dest)
+        else:
+            self.fh.close()
+            self.tmp.unlink(missing_ok=True)
+
+
+def check_pdf_bytes(body: bytes, max_bytes: int) -> str | None:
+    """The acceptance rule for a downloaded body (used by the Scrapy pipeline too).
+
+    Returns None when acceptable, else the reason in a few words."""
+    if not body:
+        return "empty body"
+    if len(body) > max_bytes:
+        return f"body of {len(body)} bytes is over the cap"
+    if PDF_MAGIC not in body[:1024]:
+        return "not a PDF (no %PDF- magic)"
+    return None
+
+
+def write_atomic(dest: Path, body: bytes) -> Download:
+    with _AtomicFile(dest) as (fh, digest):
+        fh.write(body)
+        digest.update(body)
+    return Download(Path(dest), digest.hexdigest(), len(body))

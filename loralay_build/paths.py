@@ -1,0 +1,25 @@
+"""File names derived from document ids.
+
+Ids come from outside (`hep-th/9608091`, `S0034-89102010000400007`, or a hostile
+`../../x`), so a name keeps only safe characters and carries a short hash of the
+full id: two ids that differ only in unsafe characters still get different files,
+and no id escapes its folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def safe_name(doc_id: str, suffix: str = "") -> str:
+    slug = _UNSAFE.sub("_", doc_id).strip("._-")[:80] or "doc"
+    digest = hashlib.sha1(doc_id.encode("utf-8")).hexdigest()[:10]
+    return f"{slug}-{digest}{suffix}"
+
+
+def pdf_path_for(pdf_dir: Path, doc_id: str) -> Path:
+    return Path(pdf_dir) / safe_name(doc_id, ".pdf")

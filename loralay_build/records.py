@@ -1,0 +1,181 @@
+"""Typed records that travel between stages.
+
+A document's words are kept column-wise (parallel lists), which is the shape
+both the matcher and the Parquet writer want and costs far less than one
+object per word on documents of tens of thousands of words.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+Box = tuple[float, float, float, float]
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A paper a source proposes: metadata, abstracts, and (once fetched) a local PDF.
+
+    `abstracts` maps an ISO 639-1 code to the abstract text; the main language's
+    abstract is the summary, every other one is only cut out of the body.
+    """
+
+    id: str
+    source: str
+    language: str
+    abstracts: dict[str, str]
+    pdf_path: str | None = None
+    pdf_url: str | None = None
+    publication_date: str | None = None
+    split: str | None = None
+    title: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def with_pdf(self, path: str) -> Candidate:
+        return replace(self, pdf_path=path)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "source": self.source,
+            "language": self.language,
+            "abstracts": dict(self.abstracts),
+            "pdf_path": self.pdf_path,
+            "pdf_url": self.pdf_url,
+            "publication_date": self.publication_date,
+            "split": self.split,
+            "title": self.title,
+            "extra": dict(self.extra),
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Candidate:
+        return cls(
+            id=d["id"],
+            source=d["source"],
+            language=d["language"],
+            abstracts=dict(d.get("abstracts") or {}),
+            pdf_path=d.get("pdf_path"),
+            pdf_url=d.get("pdf_url"),
+            publication_date=d.get("publication_date"),
+            split=d.get("split"),
+            title=d.get("title"),
+            extra=dict(d.get("extra") or {}),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """A candidate a fetcher had to give up on (no PDF, no abstract, ...)."""
+
+    id: str
+    source: str
+    cls: str  # a FailureClass value
+    message: str
+    candidate: Candidate | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    number: int  # 1-based physical page number, never renumbered
+    width: float
+    height: float
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    text: str
+    box: Box  # x0, y0, x1, y1 in PDF points, top-left origin
+    page: int
+    line_id: int
+    block_id: int
+
+
+@dataclass(slots=True)
+class Document:
+    """Words with boxes, pages, and Poppler's line/block groups (VILA's layout groups).
+
+    Line and block ids are unique within the document and increase in reading order.
+    """
+
+    id: str
+    pages: list[Page]
+    words: list[str] = field(default_factory=list)
+    boxes: list[Box] = field(default_factory=list)
+    word_pages: list[int] = field(default_factory=list)
+    line_ids: list[int] = field(default_factory=list)
+    block_ids: list[int] = field(default_factory=list)
+    # tokens dropped by the documented invisible-token rule (see extract/parse.py)
+    dropped_invisible: int = 0
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def word(self, i: int) -> Word:
+        return Word(self.words[i], self.boxes[i], self.word_pages[i], self.line_ids[i],
+                    self.block_ids[i])
+
+    def page_size(self, number: int) -> tuple[float, float]:
+        p = self.pages[number - 1]
+        return p.width, p.height
+
+    def keep(self, mask: list[bool]) -> Document:
+        """A copy with only the words whose mask entry is True (ids keep their values)."""
+        sel = [i for i, k in enumerate(mask) if k]
+        return Document(
+            id=self.id,
+            pages=self.pages,
+            words=[self.words[i] for i in sel],
+            boxes=[self.boxes[i] for i in sel],
+            word_pages=[self.word_pages[i] for i in sel],
+            line_ids=[self.line_ids[i] for i in sel],
+            block_ids=[self.block_ids[i] for i in sel],
+            dropped_invisible=self.dropped_invisible,
+        )
+
+
+def normalized_box(box: Box, width: float, height: float) -> tuple[int, int, int, int]:
+    """LayoutLM's 0-1000 integer box (the published `article_norm_bboxes`)."""
+    def n(v: float, size: float) -> int:
+        return max(0, min(1000, int(1000 * v / size))) if size > 0 else 0
+
+    x0, y0, x1, y1 = box
+    return n(x0, width), n(y0, height), n(x1, width), n(y1, height)
+
+
+@dataclass(frozen=True, slots=True)
+class AbstractMatch:
+    """Where one abstract was found in the body, in word indices [start, end)."""
+
+    language: str
+    start: int
+    end: int
+    distance: int
+    method: str  # "exact" | "fuzzy"
+    pages: tuple[int, ...] = ()
+
+
+@dataclass(slots=True)
+class ProcessedDoc:
+    """A document after the per-document stages: body without abstracts, plus summary facts
+    that the corpus-wide steps (percentiles, splits, report) read without the words."""
+
+    candidate: Candidate
+    document: Document
+    matches: list[AbstractMatch]
+    language_share: float | None  # share of the body in the main language (cld2)
+    detected_language: str | None
+    leakage: dict[str, float]  # language -> share of the abstract's n-grams left in the body
+
+    @property
+    def summary(self) -> str:
+        return self.candidate.abstracts.get(self.candidate.language, "")
+
+    @property
+    def num_pages(self) -> int:
+        return len(self.document.pages)
+
+    @property
+    def summary_words(self) -> int:
+        return len(self.summary.split())

@@ -1,0 +1,75 @@
+"""Sources: each turns a service (or a manifest) into `Candidate`s with a local PDF.
+
+The contract, shared by every source module:
+
+    def fetch(ctx: FetchContext) -> Iterator[Candidate | Rejection]
+
+- yield a `Candidate` whose `pdf_path` points at a downloaded, accepted PDF, or a
+  `Rejection` with a failure class when the paper cannot be used;
+- skip ids already recorded (`ctx.already_fetched(id)`), so a rerun does not fetch twice;
+- save paging positions with `ctx.state.set_checkpoint(...)` *after* yielding the
+  items of a page: the driver records each yielded item before asking for the next,
+  so a kill at any moment loses nothing and duplicates nothing;
+- stop after `ctx.limit` yielded items when it is set.
+
+Modules are imported lazily, so a missing optional dependency of one source never
+breaks another.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..records import Candidate, Rejection
+from ..state import RunState
+
+SOURCES: dict[str, str] = {
+    "local": "loralay_build.sources.local",
+    "hal": "loralay_build.sources.hal",
+    "arxiv": "loralay_build.sources.arxiv",
+    "pubmed": "loralay_build.sources.pubmed",
+    "scielo-es": "loralay_build.sources.scielo",
+    "scielo-pt": "loralay_build.sources.scielo",
+    "koreascience": "loralay_build.sources.koreascience",
+}
+
+
+class SourceNotBuilt(RuntimeError):
+    pass
+
+
+@dataclass
+class FetchContext:
+    source: str
+    config: dict[str, Any]
+    state: RunState
+    out_dir: Path
+    limit: int | None = None
+    log: logging.Logger = field(default_factory=lambda: logging.getLogger("loralay.fetch"))
+
+    @property
+    def pdf_dir(self) -> Path:
+        return self.out_dir / "pdfs"
+
+    def already_fetched(self, doc_id: str) -> bool:
+        return self.state.status(doc_id, "fetch") is not None
+
+
+FetchFn = Callable[[FetchContext], Iterator[Candidate | Rejection]]
+
+
+def get_fetcher(source: str) -> FetchFn:
+    if source not in SOURCES:
+        raise SourceNotBuilt(f"unknown source {source!r} (known: {', '.join(SOURCES)})")
+    try:
+        module = importlib.import_module(SOURCES[source])
+    except ModuleNotFoundError as e:
+        if e.name == SOURCES[source]:
+            raise SourceNotBuilt(f"source {source!r} is not built yet") from e
+        raise
+    return module.fetch  # type: ignore[no-any-return]

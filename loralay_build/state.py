@@ -1,0 +1,169 @@
+"""The run state: one SQLite file per run (or shard) inside the output folder.
+
+Why SQLite: a document's result and its status are written in one transaction, so a
+run killed with SIGKILL at any instant leaves each document either fully recorded or
+not at all, and a rerun picks up exactly the rest. WAL mode keeps readers (the report,
+a merge) from blocking the writer.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .failures import Failure
+from .records import Candidate
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS candidates (
+    id TEXT PRIMARY KEY, seq INTEGER NOT NULL, body TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS results (
+    doc_id TEXT NOT NULL, stage TEXT NOT NULL, status TEXT NOT NULL,
+    failure_class TEXT, message TEXT, duration_s REAL, updated_at REAL,
+    PRIMARY KEY (doc_id, stage));
+CREATE TABLE IF NOT EXISTS documents (
+    id TEXT PRIMARY KEY, summary TEXT NOT NULL, payload BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS checkpoints (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+OK, FAILED = "ok", "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class StageResult:
+    doc_id: str
+    stage: str
+    status: str
+    failure_class: str | None
+    message: str | None
+    duration_s: float | None
+
+
+class RunState:
+    """Per-document, per-stage outcomes, fetched candidates, processed documents, checkpoints."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(str(self.path), timeout=60, isolation_level=None)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> RunState:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- transactions -------------------------------------------------------------
+    def transaction(self) -> _Tx:
+        return _Tx(self.db)
+
+    # --- stage results ------------------------------------------------------------
+    def record(self, doc_id: str, stage: str, failure: Failure | None = None,
+               duration_s: float | None = None) -> None:
+        status = OK if failure is None else FAILED
+        self.db.execute(
+            "INSERT OR REPLACE INTO results VALUES (?,?,?,?,?,?,?)",
+            (doc_id, stage, status, failure.cls.value if failure else None,
+             failure.message if failure else None, duration_s, time.time()),
+        )
+
+    def record_failure_raw(self, doc_id: str, stage: str, cls: str, message: str) -> None:
+        self.db.execute(
+            "INSERT OR REPLACE INTO results VALUES (?,?,?,?,?,?,?)",
+            (doc_id, stage, FAILED, cls, message, None, time.time()),
+        )
+
+    def status(self, doc_id: str, stage: str) -> str | None:
+        row = self.db.execute("SELECT status FROM results WHERE doc_id=? AND stage=?",
+                              (doc_id, stage)).fetchone()
+        return row[0] if row else None
+
+    def ids_with(self, stage: str, status: str | None = None) -> set[str]:
+        if status is None:
+            rows = self.db.execute("SELECT doc_id FROM results WHERE stage=?", (stage,))
+        else:
+            rows = self.db.execute("SELECT doc_id FROM results WHERE stage=? AND status=?",
+                                   (stage, status))
+        return {r[0] for r in rows}
+
+    def results(self, stage: str | None = None) -> Iterator[StageResult]:
+        sql = "SELECT doc_id, stage, status, failure_class, message, duration_s FROM results"
+        rows = self.db.execute(sql + (" WHERE stage=?" if stage else "") + " ORDER BY doc_id",
+                               (stage,) if stage else ())
+        for r in rows:
+            yield StageResult(*r)
+
+    def clear_stage(self, stage: str) -> None:
+        self.db.execute("DELETE FROM results WHERE stage=?", (stage,))
+
+    # --- candidates -----------------------------------------------------------------
+    def put_candidate(self, c: Candidate) -> None:
+        """Insert or update; the first insertion fixes the candidate's order in the run."""
+        body = json.dumps(c.to_json(), ensure_ascii=False)
+        cur = self.db.execute("UPDATE candidates SET body=? WHERE id=?", (body, c.id))
+        if cur.rowcount == 0:
+            seq = self.db.execute("SELECT COALESCE(MAX(seq), -1) + 1 FROM candidates").fetchone()
+            self.db.execute("INSERT INTO candidates VALUES (?,?,?)", (c.id, seq[0], body))
+
+    def has_candidate(self, doc_id: str) -> bool:
+        return self.db.execute("SELECT 1 FROM candidates WHERE id=?", (doc_id,)).fetchone() \
+            is not None
+
+    def candidates(self) -> Iterator[Candidate]:
+        for (body,) in self.db.execute("SELECT body FROM candidates ORDER BY seq").fetchall():
+            yield Candidate.from_json(json.loads(body))
+
+    def count_candidates(self) -> int:
+        return int(self.db.execute("SELECT COUNT(*) FROM candidates").fetchone()[0])
+
+    # --- processed documents ------------------------------------------------------
+    def put_document(self, doc_id: str, summary: dict[str, Any], payload: bytes) -> None:
+        self.db.execute("INSERT OR REPLACE INTO documents VALUES (?,?,?)",
+                        (doc_id, json.dumps(summary, ensure_ascii=False), payload))
+
+    def document_summaries(self) -> Iterator[dict[str, Any]]:
+        for (s,) in self.db.execute("SELECT summary FROM documents ORDER BY id"):
+            yield json.loads(s)
+
+    def document_payload(self, doc_id: str) -> bytes:
+        row = self.db.execute("SELECT payload FROM documents WHERE id=?", (doc_id,)).fetchone()
+        if row is None:
+            raise KeyError(doc_id)
+        return bytes(row[0])
+
+    # --- checkpoints --------------------------------------------------------------
+    def get_checkpoint(self, name: str, default: Any = None) -> Any:
+        row = self.db.execute("SELECT value FROM checkpoints WHERE name=?", (name,)).fetchone()
+        return json.loads(row[0]) if row else default
+
+    def set_checkpoint(self, name: str, value: Any) -> None:
+        self.db.execute("INSERT OR REPLACE INTO checkpoints VALUES (?,?)",
+                        (name, json.dumps(value, ensure_ascii=False)))
+
+
+class _Tx:
+    """`with state.transaction():` groups writes so they land together or not at all."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        self.db.execute("COMMIT" if exc_type is None else "ROLLBACK")
+
+
+def open_states(paths: Iterable[Path]) -> list[RunState]:
+    return [RunState(p) for p in paths]
