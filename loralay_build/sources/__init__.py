@@ -73,3 +73,15 @@ def get_fetcher(source: str) -> FetchFn:
             raise SourceNotBuilt(f"source {source!r} is not built yet") from e
         raise
     return module.fetch  # type: ignore[no-any-return]
+
+
+def record_fetch_item(state: RunState, item: Candidate | Rejection) -> None:
+    """What the driver does with each item a fetcher yields (tests use it too)."""
+    with state.transaction():
+        if isinstance(item, Candidate):
+            state.put_candidate(item)
+            state.record(item.id, "fetch")
+        else:
+            if item.candidate is not None:
+                state.put_candidate(item.candidate)
+            state.record_failure_raw(item.id, "fetch", item.cls, item.message)
