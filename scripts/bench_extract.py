@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""Extraction benchmark: ratios measured in one run, order interleaved and rotated.
+
+(a) loralay's extractor (pdftotext -bbox-layout to a pipe, parsed while it runs)
+(b) the bare `pdftotext -bbox-layout FILE /dev/null` process (the floor)
+(c) the original LoRaLay approach: pdftotext to a file, then lxml iterparse reading
+    the text on start events, with its per-word regex clean-up and rounding
+
+Targets: (a)/(c) <= 0.72 and (a)/(b) <= 1.10. Absolute speed drifts with the machine's
+load; the ratios are what to compare (see ../shared/docs/performance.md).
+
+usage: python scripts/bench_extract.py [PDF_DIR] [--runs N] [--pin CPU]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from lxml import etree
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from loralay_build.extract import ExtractLimits, extract_document  # noqa: E402
+
+DEFAULT_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "bench" / "pdfs"
+_SPACES = re.compile(r"\s+")
+_QUOTE = re.compile("[\u2019]")
+
+
+def run_ours(pdf: Path) -> int:
+    doc = extract_document(pdf, pdf.stem, ExtractLimits(timeout_s=600))
+    return len(doc.words)
+
+
+def run_bare(pdf: Path) -> int:
+    subprocess.run(["pdftotext", "-bbox-layout", str(pdf), "/dev/null"], check=True,
+                   stderr=subprocess.DEVNULL)
+    return 0
+
+
+def run_original(pdf: Path) -> int:
+    """The original's shape: a file on disk, iterparse start+end, clean and round per word."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out.html"
+        subprocess.run(f"pdftotext -f 1 -bbox-layout '{pdf}' '{out}'", shell=True, check=True,
+                       stderr=subprocess.DEVNULL)
+        n = 0
+        width = height = 0.0
+        for event, el in etree.iterparse(str(out), events=("start", "end"), recover=True,
+                                         huge_tree=True):
+            tag = el.tag.rsplit("}", 1)[-1]
+            if event == "start" and tag == "page":
+                width, height = float(el.get("width")), float(el.get("height"))
+            elif event == "start" and tag == "word":
+                text = _QUOTE.sub("'", _SPACES.sub("", el.text or ""))
+                box = [round(float(el.get(k))) for k in ("xMin", "yMin", "xMax", "yMax")]
+                box = [min(max(v, 0), width if i % 2 == 0 else height) for i, v in enumerate(box)]
+                if box[0] > box[2]:
+                    box[0], box[2] = box[2], box[0]
+                if text:
+                    n += 1
+            if event == "end":
+                el.clear()
+        return n
+
+
+METHODS = {"a_ours": run_ours, "b_bare": run_bare, "c_original": run_original}
+
+
+def page_count(pdf: Path) -> int:
+    out = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True).stdout
+    m = re.search(r"^Pages:\s+(\d+)", out, re.M)
+    return int(m.group(1)) if m else 0
+
+
+def one_run(pdfs: list[Path], order: list[str]) -> dict[str, float]:
+    """Corpus time of each method, each PDF timed with all methods back to back."""
+    totals = dict.fromkeys(order, 0.0)
+    for pdf in pdfs:
+        for name in order:
+            t = time.perf_counter()
+            METHODS[name](pdf)
+            totals[name] += time.perf_counter() - t
+    return totals
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("pdf_dir", nargs="?", type=Path, default=DEFAULT_DIR)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--pin", type=int, default=None,
+                    help="pin this process and its children to one CPU (per-core figures)")
+    args = ap.parse_args()
+    if args.pin is not None:
+        os.sched_setaffinity(0, {args.pin})
+    pdfs = sorted(args.pdf_dir.glob("*.pdf"))
+    if not pdfs:
+        sys.exit(f"{args.pdf_dir}: no PDFs found")
+    pages = sum(page_count(p) for p in pdfs)
+    words = sum(run_ours(p) for p in pdfs)  # also warms the page cache
+    order = list(METHODS)
+    runs = []
+    for r in range(args.runs):
+        runs.append(one_run(pdfs, order[r % 3:] + order[:r % 3]))
+    report(runs, pages, words, len(pdfs), args.pin)
+
+
+def report(runs: list[dict[str, float]], pages: int, words: int, n: int, pin: int | None) -> None:
+    med = {k: statistics.median(r[k] for r in runs) for k in METHODS}
+    print(f"{n} PDFs, {pages} pages, {words} words; {len(runs)} runs, "
+          f"{'pinned to CPU %d' % pin if pin is not None else 'not pinned'}")
+    for k, t in med.items():
+        print(f"  {k:12s} {t:7.2f} s  {pages / t:7.0f} pages/s  {words / t:9.0f} words/s")
+    ac = statistics.median(r["a_ours"] / r["c_original"] for r in runs)
+    ab = statistics.median(r["a_ours"] / r["b_bare"] for r in runs)
+    print(f"(a)/(c) = {ac:.3f}  (target <= 0.72)  {'OK' if ac <= 0.72 else 'MISSED'}")
+    print(f"(a)/(b) = {ab:.3f}  (target <= 1.10)  {'OK' if ab <= 1.10 else 'MISSED'}")
+
+
+if __name__ == "__main__":
+    main()
