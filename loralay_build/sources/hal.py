@@ -1,0 +1,256 @@
+"""HAL (CCSD): French articles and conference papers from the Solr search API, with their PDFs.
+
+Paging uses Solr's `cursorMark` sorted on the unique key (`docid asc`), so pages stay
+consistent while HAL keeps indexing and a rerun started from the saved cursor also picks
+up documents deposited since. The cursor is saved only once every record of a page has
+been recorded, so a kill at any moment loses nothing (the driver records each item
+before asking for the next). A service that keeps failing, or a host that answers 403,
+stops the harvest with `HarvestStopped` (one line) and leaves the checkpoint in place.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..failures import FailureClass, StageError
+from ..http import PDF_MAGIC, HostBlocked, HttpSettings, PoliteClient
+from ..paths import pdf_path_for
+from ..records import Candidate, Rejection
+from . import FetchContext
+from .hal_records import SOURCE, to_candidate
+
+CHECKPOINT = "hal.cursor"
+FIRST_CURSOR = "*"
+SORT = "docid asc"  # a cursor needs a sort ending on the unique key
+DEFAULT_FIELDS = (
+    "docid", "halId_s", "uri_s", "title_s", "language_s", "docType_s",
+    "fr_abstract_s", "en_abstract_s", "*_abstract_s", "abstract_s",
+    "fileMain_s", "files_s", "producedDate_s", "producedDate_tdate",
+    "publicationDate_s", "publicationDate_tdate",
+)
+
+
+class HarvestStopped(RuntimeError):
+    """The harvest cannot go on this run; the saved cursor lets a rerun continue."""
+
+
+@dataclass(frozen=True, slots=True)
+class HalSettings:
+    api_url: str = "https://api.archives-ouvertes.fr/search/"
+    rows: int = 500
+    language: str = "fr"
+    submit_type: str = "file"
+    doc_types: tuple[str, ...] = ("ART", "COMM")
+    extra_filters: tuple[str, ...] = ()
+    fields: tuple[str, ...] = DEFAULT_FIELDS
+    page_attempts: int = 3
+    pdf_attempts: int = 3
+    max_future_years: int = 1
+    backoff_factor: float = 1.0
+
+    @classmethod
+    def from_config(cls, cfg: dict[str, Any]) -> HalSettings:
+        tuples = {"doc_types", "extra_filters", "fields"}
+        values = {k: (tuple(cfg[k] or ()) if k in tuples else cfg[k])
+                  for k in cls.__dataclass_fields__ if k in cfg}
+        return cls(**values)
+
+    def filters(self) -> list[str]:
+        """Separate `fq`s, which Solr intersects (LoRaLay's single `a+b+c` fq was an OR)."""
+        fq = [f"language_s:{self.language}", f"submitType_s:{self.submit_type}"]
+        if self.doc_types:
+            fq.append(f"docType_s:({' OR '.join(self.doc_types)})")
+        return fq + list(self.extra_filters)
+
+    def params(self, cursor: str) -> list[tuple[str, str]]:
+        base = [("q", "*:*"), ("wt", "json"), ("sort", SORT), ("rows", str(self.rows)),
+                ("cursorMark", cursor), ("fl", ",".join(self.fields))]
+        return base + [("fq", f) for f in self.filters()]
+
+    def fingerprint(self) -> str:
+        """What decides which records the cursor walks over; a changed query restarts."""
+        key = json.dumps({"q": "*:*", "fq": self.filters(), "sort": SORT})
+        return hashlib.sha1(key.encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass(frozen=True, slots=True)
+class SearchPage:
+    cursor: str
+    next_cursor: str | None
+    docs: list[dict[str, Any]]
+    num_found: int | None
+
+    @property
+    def is_last(self) -> bool:
+        return not self.docs or self.next_cursor is None or self.next_cursor == self.cursor
+
+
+class _Deferred:
+    """A record whose PDF host refused us (403): left unrecorded so a rerun tries again."""
+
+
+def parse_page(cursor: str, data: Any) -> SearchPage:
+    """The parts of a search response the harvest needs; any other shape is an error."""
+    response = data.get("response") if isinstance(data, dict) else None
+    docs = response.get("docs") if isinstance(response, dict) else None
+    if not isinstance(docs, list):
+        raise StageError(FailureClass.BAD_METADATA, "search response without response.docs")
+    nxt = data.get("nextCursorMark")
+    found = response.get("numFound")
+    return SearchPage(cursor, str(nxt) if nxt is not None else None,
+                      [d for d in docs if isinstance(d, dict)],
+                      int(found) if isinstance(found, int) else None)
+
+
+class HalHarvest:
+    """One run over the search API: pages, checkpoints, downloads, the limit."""
+
+    def __init__(self, ctx: FetchContext, settings: HalSettings, client: PoliteClient,
+                 today: dt.date | None = None) -> None:
+        self.ctx = ctx
+        self.settings = settings
+        self.client = client
+        self.today = today or dt.date.today()
+        self.yielded = 0
+        self.checkpoint_frozen = False  # set once a record was deferred this run
+        self.downloads_reached = 0  # downloads that got an answer from their host
+
+    # --- checkpoint -----------------------------------------------------------
+    def resume_cursor(self) -> str:
+        saved = self.ctx.state.get_checkpoint(CHECKPOINT)
+        if not isinstance(saved, dict) or not saved.get("cursor"):
+            return FIRST_CURSOR
+        if saved.get("query") != self.settings.fingerprint():
+            self.ctx.log.warning("hal: the query changed since the saved cursor; starting over "
+                                 "(records already fetched are skipped)")
+            return FIRST_CURSOR
+        self.ctx.log.info("hal: resuming from the saved cursor %s", saved["cursor"])
+        return str(saved["cursor"])
+
+    def save_cursor(self, cursor: str) -> None:
+        if not self.checkpoint_frozen:
+            self.ctx.state.set_checkpoint(CHECKPOINT, {"cursor": cursor,
+                                                       "query": self.settings.fingerprint()})
+
+    # --- search pages -----------------------------------------------------------
+    def get_page(self, cursor: str) -> SearchPage:
+        """One page, tried `page_attempts` times; a 403 or a lasting error stops the harvest."""
+        attempts = max(1, self.settings.page_attempts)
+        for attempt in range(attempts):
+            try:
+                data = self.client.get_json(self.settings.api_url, self.settings.params(cursor))
+                return parse_page(cursor, data)
+            except HostBlocked as e:
+                raise HarvestStopped(f"hal: search stopped: {e}") from e
+            except StageError as e:
+                self.ctx.log.warning("hal: page at cursor %s, attempt %d/%d: %s",
+                                     cursor, attempt + 1, attempts, e)
+                if attempt + 1 == attempts:
+                    raise HarvestStopped(f"hal: search stopped after {attempts} attempts at "
+                                         f"cursor {cursor}: {e}; rerun to continue") from e
+                time.sleep(min(self.settings.backoff_factor * 2 ** attempt, 60.0))
+        raise AssertionError("unreachable")
+
+    def log_size(self, page: SearchPage) -> None:
+        if page.num_found is None:
+            return
+        hours = page.num_found / max(self.client.settings.requests_per_second, 1e-9) / 3600
+        self.ctx.log.info("hal: %d records match; about %.1f h at one PDF per request interval",
+                          page.num_found, hours)
+
+    # --- records ----------------------------------------------------------------
+    def process(self, doc: dict[str, Any]) -> Candidate | Rejection | _Deferred | None:
+        """The item to yield for one record, None when it was fetched by an earlier run."""
+        item = to_candidate(doc, self.today, self.settings.max_future_years,
+                            self.settings.language)
+        if self.ctx.already_fetched(item.id):
+            return None
+        if isinstance(item, Rejection):
+            return item
+        return self.download(item)
+
+    def download(self, cand: Candidate) -> Candidate | Rejection | _Deferred:
+        assert cand.pdf_url is not None
+        dest = pdf_path_for(self.ctx.pdf_dir, cand.id)
+        if _is_pdf_file(dest):  # a kill after the download and before the record
+            return replace(cand, pdf_path=str(dest), extra={**cand.extra, "pdf_reused": True})
+        try:
+            got = self.client.download_pdf(cand.pdf_url, dest, self.settings.pdf_attempts)
+        except HostBlocked as e:
+            self.ctx.log.warning("hal: %s deferred: %s", cand.id, e)
+            return _Deferred()
+        except StageError as e:
+            self.downloads_reached += 1
+            return Rejection(cand.id, SOURCE, e.failure.cls.value, e.failure.message, cand)
+        self.downloads_reached += 1
+        extra = {**cand.extra, "pdf_sha256": got.sha256, "pdf_bytes": got.size}
+        return replace(cand, pdf_path=str(got.path), extra=extra)
+
+    # --- the loop ---------------------------------------------------------------------
+    def limit_reached(self) -> bool:
+        return self.ctx.limit is not None and self.yielded >= self.ctx.limit
+
+    def run(self) -> Iterator[Candidate | Rejection]:
+        cursor = self.resume_cursor()
+        first = True
+        while not self.limit_reached():
+            page = self.get_page(cursor)
+            if first:
+                self.log_size(page)
+                first = False
+            yield from self.run_page(page)
+            if self.limit_reached():
+                return
+            if page.is_last:
+                self.ctx.log.info("hal: harvest complete (cursor %s)", cursor)
+                return
+            cursor = str(page.next_cursor)
+
+    def run_page(self, page: SearchPage) -> Iterator[Candidate | Rejection]:
+        deferred, reached_before = 0, self.downloads_reached
+        for doc in page.docs:
+            if self.limit_reached():
+                return  # the cursor stays on this page; a rerun skips what was recorded
+            item = self.process(doc)
+            if isinstance(item, _Deferred):
+                deferred += 1
+                continue
+            if item is None:
+                continue
+            self.yielded += 1
+            yield item
+        self.after_page(page, deferred, self.downloads_reached - reached_before)
+
+    def after_page(self, page: SearchPage, deferred: int, reached: int) -> None:
+        """Save the next cursor, unless records were left behind; stop if no host is left."""
+        if deferred:
+            if not self.checkpoint_frozen:
+                self.ctx.log.warning("hal: records deferred at cursor %s; the saved cursor "
+                                     "stays there so a rerun retries them", page.cursor)
+            self.checkpoint_frozen = True
+            if not reached:
+                raise HarvestStopped(f"hal: harvest stopped: every PDF host of the page at "
+                                     f"cursor {page.cursor} refused us (403); rerun later")
+        if page.next_cursor is not None:
+            self.save_cursor(page.next_cursor)
+
+
+def _is_pdf_file(path: Any) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return PDF_MAGIC in fh.read(1024)
+    except OSError:
+        return False
+
+
+def fetch(ctx: FetchContext) -> Iterator[Candidate | Rejection]:
+    """The fetch contract of `loralay_build.sources` for HAL."""
+    settings = HalSettings.from_config(ctx.config)
+    client = PoliteClient(HttpSettings.from_config(ctx.config))
+    yield from HalHarvest(ctx, settings, client).run()
