@@ -121,7 +121,7 @@ class RunState:
             is not None
 
     def candidates(self) -> Iterator[Candidate]:
-        for (body,) in self.db.execute("SELECT body FROM candidates ORDER BY seq").fetchall():
+        for (body,) in self.db.execute("SELECT body FROM candidates ORDER BY seq"):
             yield Candidate.from_json(json.loads(body))
 
     def count_candidates(self) -> int:

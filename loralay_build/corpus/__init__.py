@@ -1,0 +1,1 @@
+"""Corpus-wide steps: they read per-document summaries, never whole documents."""

@@ -1,0 +1,62 @@
+"""Length filters whose bounds come from the run's own documents.
+
+The original printed the percentiles and had them typed in by hand; here they are
+computed over the documents that survived the per-document stages, recorded in the
+report, and each filter returns keep + reason (datatrove's habit).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..failures import Failure, FailureClass
+
+
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    max_pages: float | None  # keep documents with at most this many pages
+    min_summary_words: float | None  # keep summaries with at least this many words
+    max_pages_percentile: float | None
+    min_summary_percentile: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "max_pages": self.max_pages,
+            "max_pages_percentile": self.max_pages_percentile,
+            "min_summary_words": self.min_summary_words,
+            "min_summary_percentile": self.min_summary_percentile,
+        }
+
+
+def _percentile(values: Sequence[int], q: float | None) -> float | None:
+    if q is None or not values:
+        return None
+    return float(np.percentile(np.asarray(values, dtype=float), q))
+
+
+def compute_thresholds(pages: Sequence[int], summary_words: Sequence[int],
+                       cfg: dict[str, Any]) -> Thresholds:
+    qp = cfg.get("max_pages_percentile")
+    qs = cfg.get("min_summary_percentile")
+    return Thresholds(
+        max_pages=_percentile(pages, qp),
+        min_summary_words=_percentile(summary_words, qs),
+        max_pages_percentile=qp,
+        min_summary_percentile=qs,
+    )
+
+
+def check_document(num_pages: int, summary_words: int, t: Thresholds) -> Failure | None:
+    """None keeps the document; a Failure says which bound it broke."""
+    if t.max_pages is not None and num_pages > t.max_pages:
+        return Failure(FailureClass.TOO_MANY_PAGES,
+                       f"{num_pages} pages > {t.max_pages:g} (p{t.max_pages_percentile:g})")
+    if t.min_summary_words is not None and summary_words < t.min_summary_words:
+        return Failure(FailureClass.SUMMARY_TOO_SHORT,
+                       f"summary of {summary_words} words < {t.min_summary_words:g} "
+                       f"(p{t.min_summary_percentile:g})")
+    return None

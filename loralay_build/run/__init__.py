@@ -1,0 +1,1 @@
+"""Scheduling, state and progress: the only place that knows about executors and SQLite."""

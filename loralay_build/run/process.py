@@ -1,0 +1,93 @@
+"""The per-document stages, as plain functions that know nothing of executors or state.
+
+extract -> strip abstracts -> language. Each stage either passes a record on or
+returns a Failure; the first failure ends the document. Exceptions are bugs: they
+are caught at this edge and classed `internal_error` with their last line, so one
+bad document never takes a run down.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..extract import ExtractLimits, extract_document
+from ..failures import Failure, FailureClass
+from ..language import detect
+from ..records import Candidate, Document, ProcessedDoc
+
+
+@dataclass
+class Outcome:
+    doc_id: str
+    stages: list[tuple[str, Failure | None, float]] = field(default_factory=list)
+    processed: ProcessedDoc | None = None
+
+    @property
+    def failure(self) -> tuple[str, Failure] | None:
+        for stage, fail, _ in self.stages:
+            if fail is not None:
+                return stage, fail
+        return None
+
+
+def process_candidate(c: Candidate, cfg: dict[str, Any]) -> Outcome:
+    out = Outcome(c.id)
+    try:
+        _run_stages(c, cfg, out)
+    except Exception as e:  # noqa: BLE001 - the edge where bugs become a class
+        last = traceback.format_exception_only(type(e), e)[-1].strip()
+        stage = ("extract", "strip", "language")[min(len(out.stages), 2)]
+        out.stages.append((stage, Failure(FailureClass.INTERNAL_ERROR, last[:300]), 0.0))
+        out.processed = None
+    return out
+
+
+def _timed(out: Outcome, stage: str, fn: Any, *args: Any) -> Any:
+    t = time.perf_counter()
+    result = fn(*args)
+    fail = result if isinstance(result, Failure) else None
+    out.stages.append((stage, fail, time.perf_counter() - t))
+    return result
+
+
+def _run_stages(c: Candidate, cfg: dict[str, Any], out: Outcome) -> None:
+    from ..strip import leakage, strip_abstracts
+
+    if not c.pdf_path:
+        out.stages.append(("extract", Failure(FailureClass.UNAVAILABLE, "no PDF"), 0.0))
+        return
+    doc = _timed(out, "extract", extract_document, c.pdf_path, c.id,
+                 ExtractLimits.from_config(cfg))
+    if isinstance(doc, Failure):
+        return
+    stripped = _timed(out, "strip", strip_abstracts, doc, c, cfg)
+    if isinstance(stripped, Failure):
+        return
+    body, matches = stripped
+    lang = _timed(out, "language", check_language, body, c, cfg)
+    if isinstance(lang, Failure):
+        return
+    share, top = lang
+    leaks = leakage(body, c.abstracts, int(cfg.get("leak_ngram", 8)))
+    out.processed = ProcessedDoc(c, body, matches, share, top, leaks)
+
+
+def check_language(body: Document, c: Candidate, cfg: dict[str, Any]
+                   ) -> tuple[float | None, str | None] | Failure:
+    """The body's share of the main language; optional floor; optional summary check."""
+    guess = detect(" ".join(body.words))
+    share = guess.share(c.language) if guess.top else None
+    floor = cfg.get("min_language_share")
+    if floor is not None and (share or 0.0) < float(floor):
+        return Failure(FailureClass.WRONG_LANGUAGE,
+                       f"body is {100 * (share or 0):.0f}% {c.language} (< {100 * floor:.0f}%); "
+                       f"mostly {guess.top or 'unknown'}")
+    if cfg.get("check_summary_language"):
+        summary = detect(c.abstracts.get(c.language, ""))
+        if summary.reliable and summary.top and summary.top != c.language:
+            return Failure(FailureClass.WRONG_LANGUAGE,
+                           f"the {c.language} abstract reads as {summary.top}")
+    return share, guess.top
