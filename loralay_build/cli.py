@@ -59,5 +59,73 @@ def extract(pdfs: tuple[Path, ...], fmt: str, out_dir: Path | None, timeout_s: f
         sys.exit(1)
 
 
+def _fail(message: str) -> None:
+    click.echo(f"loralay: {message}", err=True)
+    sys.exit(2)
+
+
+def _load(source: str, config: Path | None, manifest: Path | None) -> dict:
+    from .config import ConfigError, load_config
+
+    try:
+        cfg = load_config(source, config)
+    except ConfigError as e:
+        _fail(str(e))
+    if manifest is not None:
+        cfg["manifest"] = str(manifest)
+    return cfg
+
+
+SOURCE = click.option("--source", required=True, help="local, hal, arxiv, pubmed, scielo-es, "
+                      "scielo-pt or koreascience.")
+OUT = click.option("--out", "out", required=True, type=click.Path(path_type=Path),
+                   help="The run's folder: dataset, report, state and PDFs.")
+CONFIG = click.option("--config", type=click.Path(path_type=Path), default=None,
+                      help="YAML file whose keys override the source's defaults.")
+MANIFEST = click.option("--manifest", type=click.Path(path_type=Path), default=None,
+                        help="For --source local: the JSON-lines manifest of your PDFs.")
+LIMIT = click.option("--limit", type=int, default=None, help="Stop fetching after N documents.")
+
+
+@main.command()
+@SOURCE
+@OUT
+@CONFIG
+@MANIFEST
+@LIMIT
+def fetch(source: str, out: Path, config: Path | None, manifest: Path | None,
+          limit: int | None) -> None:
+    """Only harvest candidates and PDFs (resumable); `build` does the rest."""
+    from .run.pipeline import run_fetch
+
+    run_fetch(source, _load(source, config, manifest), out, limit, _fail)
+
+
+@main.command()
+@SOURCE
+@OUT
+@CONFIG
+@MANIFEST
+@LIMIT
+@click.option("--workers", type=int, default=1, show_default=True,
+              help="Processes for the per-document stages; the output does not depend on it.")
+@click.option("--shard", type=int, default=None, help="Do only shard K of --num-shards.")
+@click.option("--num-shards", type=int, default=None)
+@click.option("--finish", "finish_only", is_flag=True,
+              help="Only merge processed shards into the dataset and report.")
+def build(source: str, out: Path, config: Path | None, manifest: Path | None,
+          limit: int | None, workers: int, shard: int | None, num_shards: int | None,
+          finish_only: bool) -> None:
+    """Fetch, extract, strip abstracts, filter, split and write a dataset into --out."""
+    from .run.pipeline import BuildRequest, run_build
+
+    if (shard is None) != (num_shards is None) or (
+            num_shards is not None and not 0 <= shard < num_shards):  # type: ignore[operator]
+        _fail("--shard K and --num-shards N go together, with 0 <= K < N")
+    request = BuildRequest(source, _load(source, config, manifest), out, limit, workers,
+                           shard, num_shards, finish_only)
+    run_build(request, _fail)
+
+
 if __name__ == "__main__":
     main()

@@ -30,7 +30,7 @@ class SplitError(ValueError):
     pass
 
 
-def _sort_key(d: Dated) -> tuple[str, str]:
+def chronological_key(d: Dated) -> tuple[str, str]:
     parts = (d.date or "").split("-") + ["00", "00"]
     return ("-".join(p.zfill(2) for p in parts[:3]), d.id)
 
@@ -42,7 +42,7 @@ def chronological(docs: Sequence[Dated], proportions: Sequence[float],
         raise SplitError(f"split proportions must be three numbers summing to 1: {proportions}")
     if undated not in ("train", "drop"):
         raise SplitError(f"undated must be 'train' or 'drop', not {undated!r}")
-    dated = sorted((d for d in docs if d.date), key=_sort_key)
+    dated = sorted((d for d in docs if d.date), key=chronological_key)
     out: dict[str, str | None] = {d.id: (None if undated == "drop" else "train")
                                   for d in docs if not d.date}
     n = len(dated)

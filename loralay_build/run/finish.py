@@ -1,0 +1,136 @@
+"""The corpus-wide finish: thresholds, filters, splits, then the dataset and the report.
+
+It reads per-document summaries from every shard's state (never whole documents),
+decides each document's fate, then streams the kept documents split by split from
+the shard states into the Parquet writer. Running it twice gives the same bytes of
+decisions; the dataset folder is replaced only when the new one is complete.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..corpus.filters import Thresholds, check_document, compute_thresholds
+from ..corpus.split import SPLITS, Dated, chronological, chronological_key, given
+from ..records import ProcessedDoc
+from ..state import OK, RunState
+from .codec import decode
+from .layout import RunLayout
+
+log = logging.getLogger("loralay.finish")
+
+
+class IncompleteRun(RuntimeError):
+    pass
+
+
+@dataclass
+class Decisions:
+    thresholds: Thresholds
+    outcomes: dict[str, dict[str, Any]] = field(default_factory=dict)  # every input id
+    kept: dict[str, list[str]] = field(default_factory=lambda: {s: [] for s in SPLITS})
+    summaries: dict[str, dict[str, Any]] = field(default_factory=dict)  # kept ids only
+    where: dict[str, int] = field(default_factory=dict)  # kept id -> shard state index
+    funnel: list[tuple[str, int]] = field(default_factory=list)
+
+
+def fetch_outcomes(fstate: RunState) -> tuple[dict[str, dict[str, Any]], int, int]:
+    """Outcomes of candidates the fetch gave up on; and how many were proposed / fetched."""
+    out: dict[str, dict[str, Any]] = {}
+    proposed = fetched = 0
+    for r in fstate.results("fetch"):
+        proposed += 1
+        if r.status == OK:
+            fetched += 1
+        else:
+            out[r.doc_id] = {"status": "dropped", "stage": "fetch", "class": r.failure_class,
+                             "message": r.message}
+    return out, proposed, fetched
+
+
+def process_outcomes(states: list[RunState]) -> tuple[dict[str, dict[str, Any]], set[str]]:
+    out: dict[str, dict[str, Any]] = {}
+    done: set[str] = set()
+    for st in states:
+        for r in st.results("process"):
+            done.add(r.doc_id)
+            if r.status != OK:
+                stage, _, msg = (r.message or "").partition(": ")
+                out[r.doc_id] = {"status": "dropped", "stage": stage or "process",
+                                 "class": r.failure_class, "message": msg or r.message}
+    return out, done
+
+
+def check_complete(fstate: RunState, done: set[str]) -> None:
+    missing = [i for i in fstate.ids_with("fetch", OK) if i not in done]
+    if missing:
+        raise IncompleteRun(f"{len(missing)} fetched documents have no result yet (e.g. "
+                            f"{sorted(missing)[0]}): run the missing shards, or rerun `build`")
+
+
+def decide(cfg: dict[str, Any], layout: RunLayout, states: list[RunState]) -> Decisions:
+    with RunState(layout.fetch_db) as fstate:
+        outcomes, proposed, fetched = fetch_outcomes(fstate)
+        proc_out, done = process_outcomes(states)
+        check_complete(fstate, done)
+    outcomes.update(proc_out)
+    survivors: list[tuple[int, dict[str, Any]]] = [
+        (i, s) for i, st in enumerate(states) for s in st.document_summaries()]
+    t = compute_thresholds([s["pages"] for _, s in survivors],
+                           [s["summary_words"] for _, s in survivors], cfg)
+    d = Decisions(t, outcomes)
+    d.funnel = [("proposed", proposed), ("fetched", fetched), ("processed", len(survivors))]
+    kept = _apply_filters(d, survivors)
+    d.funnel.append(("filtered", len(kept)))
+    _assign_splits(d, kept, cfg)
+    d.funnel.append(("kept", sum(len(v) for v in d.kept.values())))
+    return d
+
+
+def _apply_filters(d: Decisions, survivors: list[tuple[int, dict[str, Any]]]
+                   ) -> list[tuple[int, dict[str, Any]]]:
+    kept = []
+    for i, s in survivors:
+        fail = check_document(s["pages"], s["summary_words"], d.thresholds)
+        if fail is None:
+            kept.append((i, s))
+        else:
+            d.outcomes[s["id"]] = {"status": "dropped", "stage": "filter",
+                                   "class": fail.cls.value, "message": fail.message}
+    return kept
+
+
+def _assign_splits(d: Decisions, kept: list[tuple[int, dict[str, Any]]],
+                   cfg: dict[str, Any]) -> None:
+    dated = [Dated(s["id"], s.get("publication_date"), s.get("given_split")) for _, s in kept]
+    if cfg.get("split_mode", "chronological") == "given":
+        assignment = given(dated)
+    else:
+        assignment = chronological(dated, cfg["split_proportions"], cfg.get("undated", "train"))
+    for (i, s), dd in sorted(zip(kept, dated), key=lambda x: chronological_key(x[1])):
+        split = assignment[s["id"]]
+        if split is None:
+            d.outcomes[s["id"]] = {"status": "dropped", "stage": "split", "class": "undated",
+                                   "message": "no publication date (undated: drop)"}
+            continue
+        d.kept[split].append(s["id"])
+        d.summaries[s["id"]] = s
+        d.where[s["id"]] = i
+        d.outcomes[s["id"]] = {"status": "kept", "split": split}
+
+
+def kept_documents(d: Decisions, states: list[RunState], split: str) -> Iterator[ProcessedDoc]:
+    """Streams one split's documents, in chronological order, from the shard states."""
+    for doc_id in d.kept[split]:
+        yield decode(states[d.where[doc_id]].document_payload(doc_id))
+
+
+def open_shard_states(layout: RunLayout) -> list[RunState]:
+    paths: list[Path] = layout.shard_dbs()
+    if not paths:
+        raise IncompleteRun(f"{layout.state_dir}: no processed shards to finish")
+    return [RunState(p) for p in paths]

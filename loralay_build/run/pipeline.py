@@ -1,0 +1,67 @@
+"""What `loralay build` and `loralay fetch` do, phase by phase, with user-facing errors."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..sources import SourceNotBuilt
+from .driver import fetch_phase, process_phase
+from .finish import IncompleteRun
+from .layout import RunLayout
+
+log = logging.getLogger("loralay.build")
+Fail = Callable[[str], None]
+
+
+@dataclass
+class BuildRequest:
+    source: str
+    cfg: dict[str, Any]
+    out: Path
+    limit: int | None = None
+    workers: int = 1
+    shard: int | None = None
+    num_shards: int | None = None
+    finish_only: bool = False
+
+    @property
+    def sharded(self) -> bool:
+        return self.num_shards is not None
+
+
+def run_fetch(source: str, cfg: dict[str, Any], out: Path, limit: int | None,
+              fail: Fail) -> dict[str, int]:
+    try:
+        counts = fetch_phase(source, cfg, RunLayout(out), limit)
+    except SourceNotBuilt as e:
+        fail(str(e))
+    except (ValueError, OSError) as e:
+        fail(f"fetch {source}: {e}")
+    log.info("fetched %d, rejected %d", counts["ok"], counts["failed"])
+    return counts
+
+
+def run_build(req: BuildRequest, fail: Fail) -> None:
+    layout = RunLayout(req.out)
+    if not req.finish_only:
+        if not req.sharded or req.source == "local":
+            run_fetch(req.source, req.cfg, req.out, req.limit, fail)
+        elif not layout.fetch_db.exists():
+            fail(f"{req.out}: nothing fetched yet; run `loralay fetch --source {req.source} "
+                 f"--out {req.out}` before the shards")
+        counts = process_phase(req.cfg, layout, req.workers, req.shard or 0, req.num_shards or 1)
+        log.info("processed: %s", counts or "nothing new")
+        if req.sharded:
+            log.info("shard %d of %d done; when all are, run the same command with --finish",
+                     req.shard, req.num_shards)
+            return
+    try:
+        from .finish import finish_run
+
+        finish_run(req.source, req.cfg, layout)
+    except IncompleteRun as e:
+        fail(str(e))

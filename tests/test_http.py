@@ -1,0 +1,120 @@
+"""PoliteClient against a local faulty server: retries, Retry-After, 403, PDF acceptance."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+
+import pytest
+
+from loralay_build.failures import FailureClass, StageError
+from loralay_build.http import HostBlocked, HttpSettings, PoliteClient
+
+from .conftest import shared_path
+from .fakeserver import Reply
+
+
+def client(**over) -> PoliteClient:
+    base = dict(user_agent="loralay-build-test/0", contact="tests@example.org", timeout_s=1,
+                connect_timeout_s=1, requests_per_second=1000, max_retries=3,
+                backoff_factor=0.01, retry_after_max_s=1, max_pdf_mb=5)
+    base.update(over)
+    return PoliteClient(HttpSettings(**base))
+
+
+@pytest.fixture(scope="module")
+def pdf_bytes() -> bytes:
+    return shared_path("corpus", "pdf", "en_bmc_trauma.pdf").read_bytes()
+
+
+def test_user_agent_carries_contact(fake_server):
+    fake_server.add("/j", Reply(200, '{"ok": 1}', {"Content-Type": "application/json"}))
+    assert client().get_json(fake_server.url("/j")) == {"ok": 1}
+    ua = fake_server.requests[0].headers["User-Agent"]
+    assert "loralay-build-test" in ua and "tests@example.org" in ua
+
+
+def test_429_with_retry_after_then_success_is_capped(fake_server):
+    fake_server.add("/j", Reply(429, "slow down", {"Retry-After": "3600"}),
+                    Reply(200, '{"n": 2}'))
+    t = time.monotonic()
+    assert client().get_json(fake_server.url("/j")) == {"n": 2}
+    assert time.monotonic() - t < 3  # Retry-After 3600 s capped at retry_after_max_s=1
+    assert fake_server.hits("/j") == 2
+
+
+def test_persistent_500_ends_unavailable(fake_server):
+    fake_server.add("/j", Reply(500, "boom"))
+    with pytest.raises(StageError) as e:
+        client().get_json(fake_server.url("/j"))
+    assert e.value.failure.cls is FailureClass.UNAVAILABLE
+    assert fake_server.hits("/j") == 4  # first try + 3 retries
+
+
+def test_read_timeout_is_retried_then_classed(fake_server):
+    fake_server.add("/slow", Reply(200, "{}", delay=1.5))
+    with pytest.raises(StageError):
+        client(max_retries=1).get_json(fake_server.url("/slow"))
+
+
+def test_error_json_and_html_behind_200_are_errors(fake_server):
+    fake_server.add("/err", Reply(200, '{"error": {"msg": "undefined field"}}'))
+    fake_server.add("/html", Reply(200, "<html><body>maintenance</body></html>"))
+    fake_server.add("/bad", Reply(200, '{"response": '))
+    for path, words in (("/err", "service error"), ("/html", "HTML"), ("/bad", "malformed")):
+        with pytest.raises(StageError, match=words):
+            client().get_json(fake_server.url(path))
+
+
+def test_403_blocks_the_host_for_the_run(fake_server):
+    fake_server.add("/a", Reply(403, "forbidden"))
+    fake_server.add("/b", Reply(200, "{}"))
+    c = client()
+    with pytest.raises(HostBlocked):
+        c.get_json(fake_server.url("/a"))
+    with pytest.raises(HostBlocked):
+        c.get_json(fake_server.url("/b"))
+    assert fake_server.hits("/b") == 0
+
+
+def test_pdf_download_is_verified_and_atomic(fake_server, tmp_path, pdf_bytes):
+    fake_server.add("/ok.pdf", Reply(200, pdf_bytes, {"Content-Type": "application/pdf"}))
+    d = client().download_pdf(fake_server.url("/ok.pdf"), tmp_path / "ok.pdf")
+    assert d.size == len(pdf_bytes) and d.sha256 == hashlib.sha256(pdf_bytes).hexdigest()
+    assert (tmp_path / "ok.pdf").read_bytes() == pdf_bytes
+    assert [p.name for p in tmp_path.iterdir()] == ["ok.pdf"]
+
+
+def test_truncated_pdf_is_retried_then_succeeds(fake_server, tmp_path, pdf_bytes):
+    fake_server.add("/t.pdf", Reply(200, pdf_bytes, truncate_to=len(pdf_bytes) // 2),
+                    Reply(200, pdf_bytes))
+    d = client().download_pdf(fake_server.url("/t.pdf"), tmp_path / "t.pdf")
+    assert d.size == len(pdf_bytes)
+
+
+@pytest.mark.parametrize("reply,reason", [
+    (Reply(200, "<!DOCTYPE html><html>login</html>", {"Content-Type": "application/pdf"}),
+     "not a PDF"),
+    (Reply(200, b""), "empty body"),
+    (Reply(404, "missing"), "HTTP 404"),
+])
+def test_unacceptable_bodies_are_unavailable_and_leave_nothing(fake_server, tmp_path, reply,
+                                                                reason):
+    fake_server.add("/x.pdf", reply)
+    with pytest.raises(StageError, match=reason) as e:
+        client().download_pdf(fake_server.url("/x.pdf"), tmp_path / "x.pdf")
+    assert e.value.failure.cls is FailureClass.UNAVAILABLE
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_always_truncated_ends_unavailable(fake_server, tmp_path, pdf_bytes):
+    fake_server.add("/t.pdf", Reply(200, pdf_bytes, truncate_to=1000))
+    with pytest.raises(StageError, match="cut short"):
+        client().download_pdf(fake_server.url("/t.pdf"), tmp_path / "t.pdf", attempts=2)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_size_cap(fake_server, tmp_path, pdf_bytes):
+    fake_server.add("/big.pdf", Reply(200, pdf_bytes))
+    with pytest.raises(StageError, match="cap"):
+        client(max_pdf_mb=0.01).download_pdf(fake_server.url("/big.pdf"), tmp_path / "b.pdf")
