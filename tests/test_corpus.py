@@ -1,0 +1,78 @@
+"""Corpus-wide steps: percentile thresholds, chronological and given splits, language."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from loralay_build.corpus.filters import check_document, compute_thresholds
+from loralay_build.corpus.split import Dated, SplitError, chronological, given
+from loralay_build.failures import FailureClass
+from loralay_build.language import detect
+
+
+def test_thresholds_are_the_runs_percentiles():
+    pages = list(range(1, 101))
+    words = [10 * p for p in pages]
+    t = compute_thresholds(pages, words, {"max_pages_percentile": 95,
+                                          "min_summary_percentile": 5})
+    assert t.max_pages == pytest.approx(np.percentile(pages, 95))
+    assert t.min_summary_words == pytest.approx(np.percentile(words, 5))
+    kept = [p for p, w in zip(pages, words) if check_document(p, w, t) is None]
+    assert kept == list(range(6, 96))
+    assert check_document(100, 1000, t).cls is FailureClass.TOO_MANY_PAGES
+    assert check_document(3, 30, t).cls is FailureClass.SUMMARY_TOO_SHORT
+
+
+def test_disabled_filters_keep_everything():
+    t = compute_thresholds([1, 500], [1, 2], {"max_pages_percentile": None,
+                                              "min_summary_percentile": None})
+    assert check_document(10_000, 0, t) is None
+
+
+def test_chronological_split_oldest_train_newest_test_ties_by_id():
+    docs = [Dated(f"d{i:03d}", f"{2000 + i // 10}-{1 + i % 10:02d}-01") for i in range(100)]
+    docs.append(Dated("same-a", "2020-01-01"))
+    docs.append(Dated("same-b", "2020-01-01"))
+    shuffled = docs[::-1]
+    a = chronological(docs, [0.94, 0.03, 0.03])
+    assert a == chronological(shuffled, [0.94, 0.03, 0.03])  # input order does not matter
+    counts = {s: sum(1 for v in a.values() if v == s) for s in ("train", "validation", "test")}
+    assert counts == {"train": 96, "validation": 3, "test": 3}
+    assert a["same-b"] == "test" and a["d000"] == "train"
+    newest_train = max(d.date for d in docs if a[d.id] == "train")
+    oldest_test = min(d.date for d in docs if a[d.id] == "test")
+    assert newest_train <= oldest_test
+
+
+def test_year_only_dates_sort_before_dates_in_that_year_and_undated_rule():
+    docs = [Dated("x", "2014-03-02"), Dated("y", "2014"), Dated("z", None)]
+    a = chronological(docs, [0.34, 0.33, 0.33])
+    assert (a["y"], a["x"], a["z"]) == ("validation", "test", "train")
+    assert chronological(docs, [0.34, 0.33, 0.33], undated="drop")["z"] is None
+    with pytest.raises(SplitError):
+        chronological(docs, [0.5, 0.5])
+
+
+def test_given_split_keeps_names_and_rejects_unknown():
+    a = given([Dated("a", None, "train"), Dated("b", None, "val"), Dated("c", None, "test")])
+    assert a == {"a": "train", "b": "validation", "c": "test"}
+    with pytest.raises(SplitError, match="holdout"):
+        given([Dated("a", None, "holdout")])
+
+
+@pytest.mark.parametrize("lang,text", [
+    ("fr", "La présente étude analyse la production scientifique des universités françaises "
+           "et propose une méthode de classement fondée sur les citations."),
+    ("pt", "Este estudo analisa a produção científica das universidades brasileiras e propõe "
+           "um método de classificação baseado nas citações recebidas."),
+    ("ko", "본 연구는 한국 대학의 과학 연구 성과를 분석하고 인용 기반의 새로운 평가 방법을 제안한다."),
+])
+def test_language_share(lang, text):
+    g = detect(text * 3)
+    assert g.top == lang and g.share(lang) > 0.9
+
+
+def test_language_of_nothing_or_control_characters():
+    assert detect("").top is None
+    assert detect("\x00\x01\ufffd").top is None
