@@ -30,6 +30,24 @@ _ISO_DATE = re.compile(r"^\s*(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?(?:[T ].*)?\s*
 DATE_FIELDS = ("producedDate_s", "producedDate_tdate", "publicationDate_s",
                "publicationDate_tdate")
 MIN_YEAR = 1600
+_LONE_YEAR = re.compile(r"(?<!\d)(1[6-9]\d\d|2\d\d\d)(?!\d)")
+
+
+class _FrenchEnglishMonths(dateparser.parserinfo):
+    """HAL's free date strings are often French ("mars 2014")."""
+
+    MONTHS = [  # noqa: RUF012 (dateutil reads this class attribute)
+        ("Jan", "January", "janvier", "janv"), ("Feb", "February", "février", "fevrier",
+                                               "févr", "fevr"),
+        ("Mar", "March", "mars"), ("Apr", "April", "avril", "avr"), ("May", "mai"),
+        ("Jun", "June", "juin"), ("Jul", "July", "juillet", "juil"),
+        ("Aug", "August", "août", "aout"), ("Sep", "Sept", "September", "septembre"),
+        ("Oct", "October", "octobre"), ("Nov", "November", "novembre"),
+        ("Dec", "December", "décembre", "decembre", "déc"),
+    ]
+
+
+_MONTHS = _FrenchEnglishMonths(dayfirst=True)
 
 
 def as_list(value: Any) -> list[str]:
@@ -68,8 +86,14 @@ def _parse_free(text: str) -> tuple[int, int | None, int | None]:
     if m:
         y, mo, d = m.groups()
         return int(y), int(mo) if mo else None, int(d) if d else None
-    a = dateparser.parse(text, default=dt.datetime(2000, 1, 1), dayfirst=True)
-    b = dateparser.parse(text, default=dt.datetime(2004, 2, 2), dayfirst=True)
+    try:
+        a = dateparser.parse(text, _MONTHS, default=dt.datetime(2000, 1, 1))
+        b = dateparser.parse(text, _MONTHS, default=dt.datetime(2004, 2, 2))
+    except (dateparser.ParserError, OverflowError):
+        years = _LONE_YEAR.findall(text)  # "printemps 2012": the year is still worth having
+        if len(years) == 1:
+            return int(years[0]), None, None
+        raise
     if a.year != b.year:
         raise ValueError("no year")
     month = a.month if a.month == b.month else None
