@@ -134,3 +134,72 @@ def open_shard_states(layout: RunLayout) -> list[RunState]:
     if not paths:
         raise IncompleteRun(f"{layout.state_dir}: no processed shards to finish")
     return [RunState(p) for p in paths]
+
+
+def _outcome(o: dict[str, Any]) -> Any:
+    from ..write import Outcome
+
+    if o["status"] == "kept":
+        return Outcome.kept(o["split"])
+    return Outcome.dropped(o["class"], o["stage"], o["message"] or "")
+
+
+def _doc_facts(d: Decisions) -> Iterator[Any]:
+    from ..write import DocFacts
+
+    for split, ids in d.kept.items():
+        for doc_id in ids:
+            s = d.summaries[doc_id]
+            yield DocFacts(id=doc_id, split=split, article_words=s["article_words"],
+                           summary_words=s["summary_words"], pages=s["pages"],
+                           language_share=s["language_share"], leak=s["leakage"])
+
+
+def split_rule(cfg: dict[str, Any]) -> str:
+    if cfg.get("split_mode") == "given":
+        return "the split given by the source (kept as published)"
+    p = "/".join(f"{100 * x:g}" for x in cfg["split_proportions"])
+    return (f"chronological by publication date, {p} (train/validation/test), ties by id; "
+            f"undated documents: {cfg.get('undated', 'train')}")
+
+
+def finish_run(source: str, cfg: dict[str, Any], layout: RunLayout) -> Decisions:
+    """Decide every document's fate, write the dataset and the report."""
+    from .. import __version__
+    from ..write import CardFacts, RunFacts, write_dataset, write_report
+
+    states = open_shard_states(layout)
+    try:
+        d = decide(cfg, layout, states)
+        name = cfg.get("dataset_name") or f"loralay-{source}"
+        language = cfg.get("language") if isinstance(cfg.get("language"), str) else None
+        thresholds = d.thresholds.to_json()
+        facts = CardFacts(name=name, source=source, language=language or "multilingual",
+                          split_rule=split_rule(cfg), thresholds=thresholds)
+        splits = {s: kept_documents(d, states, s) for s in SPLITS}
+        write_dataset(layout.out, splits, facts, rows_per_shard=int(cfg["rows_per_shard"]),
+                      row_group_bytes=int(cfg["row_group_bytes"]))
+        run = RunFacts(name=name, source=source, funnel=d.funnel, thresholds=thresholds,
+                       outcomes={k: _outcome(v) for k, v in d.outcomes.items()},
+                       leak_threshold=float(cfg["leak_threshold"]),
+                       leak_ngram=int(cfg["leak_ngram"]), language=language,
+                       split_rule=split_rule(cfg), extra={"loralay_build": __version__})
+        write_report(layout.out, run, _doc_facts(d))
+        _record_decisions(layout, d)
+    finally:
+        for st in states:
+            st.close()
+    return d
+
+
+def _record_decisions(layout: RunLayout, d: Decisions) -> None:
+    """The finish's own drops and the thresholds, kept in the state beside the rest."""
+    with RunState(layout.finish_db) as st, st.transaction():
+        st.clear_stage("finish")
+        for doc_id, o in d.outcomes.items():
+            if o["status"] == "kept":
+                st.record(doc_id, "finish")
+            elif o["stage"] in ("filter", "split"):
+                st.record_failure_raw(doc_id, "finish", o["class"], o["message"])
+        st.set_checkpoint("thresholds", d.thresholds.to_json())
+        st.set_checkpoint("funnel", d.funnel)

@@ -1,0 +1,174 @@
+"""`loralay build --source local` end to end on real PDFs: the dataset a user would load.
+
+The whole real corpus of ../shared is built once per module (about ten seconds) and
+several properties are checked on that one run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from .conftest import REPO, shared_path
+
+BROKEN = {"en_truncated_jcap": "corrupted", "en_encrypted_phoenix": "encrypted",
+          "en_scanned_fama1973": "scanned"}
+pytestmark = pytest.mark.integration
+
+
+def loralay(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, "-m", "loralay_build.cli", *args], cwd=REPO,
+                          capture_output=True, text=True, timeout=900)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"loralay {' '.join(args)} failed:\n{proc.stderr[-3000:]}")
+    return proc
+
+
+def table(out: Path):
+    import pyarrow as pa
+
+    parts = sorted((out / "data").glob("*.parquet"))
+    return pa.concat_tables([pq.read_table(p) for p in parts]).sort_by("article_id")
+
+
+@pytest.fixture(scope="module")
+def manifest() -> Path:
+    return shared_path("corpus", "manifest.jsonl")
+
+
+@pytest.fixture(scope="module")
+def built(manifest, tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    out = tmp_path_factory.mktemp("corpus") / "ds"
+    proc = loralay("build", "--source", "local", "--manifest", str(manifest), "--out", str(out),
+                   "--workers", "2")
+    return out, proc
+
+
+def test_every_input_is_accounted_for(built, manifest):
+    out, _ = built
+    ids = [json.loads(x)["id"] for x in manifest.read_text().splitlines() if x.strip()]
+    report = json.loads((out / "report.json").read_text())
+    docs = report["documents"]
+    assert sorted(docs) == sorted(ids)
+    for stem, cls in BROKEN.items():
+        assert docs[stem]["status"] == "dropped" and docs[stem]["class"] == cls
+    kept = {i for i, o in docs.items() if o["status"] == "kept"}
+    assert len(kept) >= 14
+    for i, o in docs.items():
+        if o["status"] == "dropped":
+            assert o["class"] in {"corrupted", "encrypted", "scanned", "too_many_pages",
+                                  "summary_too_short", "irretrievable_abstract"}, (i, o)
+
+
+def test_broken_files_get_one_line_errors(built):
+    _, proc = built
+    for stem, cls in BROKEN.items():
+        lines = [ln for ln in proc.stderr.splitlines() if stem in ln]
+        assert lines and f": {cls}: " in lines[0]
+
+
+def test_dataset_loads_with_datasets_and_nothing_leaks(built, tmp_path):
+    from datasets import load_dataset
+
+    out, _ = built
+    ds = load_dataset(str(out), cache_dir=str(tmp_path / "cache"))
+    report = json.loads((out / "report.json").read_text())
+    kept = {i: o["split"] for i, o in report["documents"].items() if o["status"] == "kept"}
+    assert sum(len(ds[s]) for s in ds) == len(kept)
+    for split in ds:
+        for row in ds[split]:
+            assert kept[row["article_id"]] == split
+            n = len(row["article_words"])
+            assert n == len(row["article_bboxes"]) == len(row["article_pages"]) \
+                == len(row["article_line_ids"]) == len(row["article_block_ids"])
+            body = " ".join(row["article_words"])
+            # no sentence of any abstract survives verbatim in the body
+            for text in [row["abstract"]] + [a["text"] for a in row["other_abstracts"]]:
+                words = text.split()
+                probes = [" ".join(words[i:i + 12]) for i in range(0, max(len(words) - 12, 1), 6)]
+                assert not any(p in body for p in probes), row["article_id"]
+
+
+def test_leakage_audit_is_zero_for_kept_documents(built):
+    out, _ = built
+    report = json.loads((out / "report.json").read_text())
+    assert report["leakage"]["leaks"] == 0
+
+
+def test_workers_do_not_change_the_output(built, manifest, tmp_path):
+    out, _ = built
+    one = tmp_path / "one"
+    loralay("build", "--source", "local", "--manifest", str(manifest), "--out", str(one))
+    assert table(one).equals(table(out))
+
+
+def test_shards_merge_into_the_same_dataset(built, manifest, tmp_path):
+    out, _ = built
+    sharded = tmp_path / "sharded"
+    for k in range(3):
+        loralay("build", "--source", "local", "--manifest", str(manifest), "--out", str(sharded),
+                "--shard", str(k), "--num-shards", "3")
+    assert not (sharded / "data").exists()
+    loralay("build", "--source", "local", "--manifest", str(manifest), "--out", str(sharded),
+            "--finish")
+    assert table(sharded).equals(table(out))
+
+
+def test_finish_refuses_missing_shards(manifest, tmp_path):
+    out = tmp_path / "partial"
+    loralay("build", "--source", "local", "--manifest", str(manifest), "--out", str(out),
+            "--shard", "0", "--num-shards", "2")
+    proc = loralay("build", "--source", "local", "--manifest", str(manifest), "--out", str(out),
+                   "--finish", check=False)
+    assert proc.returncode == 2 and "no result yet" in proc.stderr
+
+
+def _processed(db: Path) -> int:
+    if not db.exists():
+        return 0
+    try:
+        with sqlite3.connect(db, timeout=1) as con:
+            return con.execute("SELECT COUNT(*) FROM results WHERE stage='process'").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+
+
+def test_sigkill_part_way_then_resume_loses_and_duplicates_nothing(built, manifest, tmp_path):
+    out, _ = built
+    killed = tmp_path / "killed"
+    cmd = [sys.executable, "-m", "loralay_build.cli", "build", "--source", "local",
+           "--manifest", str(manifest), "--out", str(killed)]
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    db = killed / "state" / "shard-00000-of-00001.sqlite"
+    deadline = time.monotonic() + 120
+    while _processed(db) < 5 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done_before = _processed(db)
+    assert 5 <= done_before < 21, "the run should be killed part-way"
+    assert not (killed / "data").exists()
+    resumed = loralay("build", "--source", "local", "--manifest", str(manifest), "--out",
+                      str(killed))
+    assert f"process: {21 - done_before}/{21 - done_before}" in resumed.stderr
+    with sqlite3.connect(db) as con:
+        rows = con.execute("SELECT doc_id, COUNT(*) FROM results WHERE stage='process' "
+                           "GROUP BY doc_id").fetchall()
+    assert len(rows) == 21 and all(n == 1 for _, n in rows)
+    assert table(killed).equals(table(out))
+
+
+def test_rerun_of_a_finished_build_redoes_nothing(built, manifest):
+    out, _ = built
+    again = loralay("build", "--source", "local", "--manifest", str(manifest), "--out", str(out))
+    assert "process: 0/0" in again.stderr
