@@ -5,7 +5,8 @@ consistent while HAL keeps indexing and a rerun started from the saved cursor al
 up documents deposited since. The cursor is saved only once every record of a page has
 been recorded, so a kill at any moment loses nothing (the driver records each item
 before asking for the next). A service that keeps failing, or a host that answers 403,
-stops the harvest with `HarvestStopped` (one line) and leaves the checkpoint in place.
+stops the harvest with `HarvestStopped` (an OSError, which the driver prints as one
+line) and leaves the checkpoint in place.
 """
 
 from __future__ import annotations
@@ -36,8 +37,10 @@ DEFAULT_FIELDS = (
 )
 
 
-class HarvestStopped(RuntimeError):
-    """The harvest cannot go on this run; the saved cursor lets a rerun continue."""
+class HarvestStopped(ConnectionError):
+    """The harvest cannot go on this run; the saved cursor lets a rerun continue.
+
+    An OSError, so the driver reports it as one line (`fetch hal: <message>`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,22 +150,25 @@ class HalHarvest:
                 data = self.client.get_json(self.settings.api_url, self.settings.params(cursor))
                 return parse_page(cursor, data)
             except HostBlocked as e:
-                raise HarvestStopped(f"hal: search stopped: {e}") from e
+                raise HarvestStopped(f"search stopped: {e}") from e
             except StageError as e:
                 self.ctx.log.warning("hal: page at cursor %s, attempt %d/%d: %s",
                                      cursor, attempt + 1, attempts, e)
                 if attempt + 1 == attempts:
-                    raise HarvestStopped(f"hal: search stopped after {attempts} attempts at "
+                    raise HarvestStopped(f"search stopped after {attempts} attempts at "
                                          f"cursor {cursor}: {e}; rerun to continue") from e
                 time.sleep(min(self.settings.backoff_factor * 2 ** attempt, 60.0))
         raise AssertionError("unreachable")
 
     def log_size(self, page: SearchPage) -> None:
+        """numFound and what it means in time: one PDF per request interval dominates."""
         if page.num_found is None:
             return
-        hours = page.num_found / max(self.client.settings.requests_per_second, 1e-9) / 3600
-        self.ctx.log.info("hal: %d records match; about %.1f h at one PDF per request interval",
-                          page.num_found, hours)
+        rate = max(self.client.settings.requests_per_second, 1e-9)
+        pages = -(-page.num_found // max(self.settings.rows, 1))
+        self.ctx.log.info("hal: %d records match (%d search pages); at %g PDF/s the downloads "
+                          "take at least %.1f h", page.num_found, pages, rate,
+                          page.num_found / rate / 3600)
 
     # --- records ----------------------------------------------------------------
     def process(self, doc: dict[str, Any]) -> Candidate | Rejection | _Deferred | None:
@@ -235,7 +241,7 @@ class HalHarvest:
                                      "stays there so a rerun retries them", page.cursor)
             self.checkpoint_frozen = True
             if not reached:
-                raise HarvestStopped(f"hal: harvest stopped: every PDF host of the page at "
+                raise HarvestStopped(f"harvest stopped: every PDF host of the page at "
                                      f"cursor {page.cursor} refused us (403); rerun later")
         if page.next_cursor is not None:
             self.save_cursor(page.next_cursor)
