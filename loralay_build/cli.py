@@ -98,7 +98,9 @@ def fetch(source: str, out: Path, config: Path | None, manifest: Path | None,
     """Only harvest candidates and PDFs (resumable); `build` does the rest."""
     from .run.pipeline import run_fetch
 
-    run_fetch(source, _load(source, config, manifest), out, limit, _fail)
+    stopped = run_fetch(source, _load(source, config, manifest), out, limit, _fail)
+    if stopped:
+        _fail(stopped)
 
 
 @main.command()

@@ -34,22 +34,28 @@ class BuildRequest:
 
 
 def run_fetch(source: str, cfg: dict[str, Any], out: Path, limit: int | None,
-              fail: Fail) -> dict[str, int]:
+              fail: Fail) -> str | None:
+    """Fetch; a harvest that had to stop is reported, and what it fetched is kept.
+
+    Returns the one-line reason when the harvest stopped early (a rerun resumes it)."""
     try:
         counts = fetch_phase(source, cfg, RunLayout(out), limit)
     except SourceNotBuilt as e:
         fail(str(e))
     except (ValueError, OSError) as e:
-        fail(f"fetch {source}: {e}")
+        message = f"fetch {source} stopped early: {e} (rerun the same command to resume)"
+        log.error(message)
+        return message
     log.info("fetched %d, rejected %d", counts["ok"], counts["failed"])
-    return counts
+    return None
 
 
 def run_build(req: BuildRequest, fail: Fail) -> None:
     layout = RunLayout(req.out)
+    stopped = None
     if not req.finish_only:
         if not req.sharded or req.source == "local":
-            run_fetch(req.source, req.cfg, req.out, req.limit, fail)
+            stopped = run_fetch(req.source, req.cfg, req.out, req.limit, fail)
         elif not layout.fetch_db.exists():
             fail(f"{req.out}: nothing fetched yet; run `loralay fetch --source {req.source} "
                  f"--out {req.out}` before the shards")
@@ -65,3 +71,5 @@ def run_build(req: BuildRequest, fail: Fail) -> None:
         finish_run(req.source, req.cfg, layout)
     except IncompleteRun as e:
         fail(str(e))
+    if stopped:
+        fail(f"{stopped}; the dataset holds what was fetched so far")
