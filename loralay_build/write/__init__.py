@@ -1,0 +1,38 @@
+"""The last stage: Parquet shards + dataset card (`write_dataset`) and the run report."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from ..records import ProcessedDoc
+from .card import CardFacts, card_text, write_card
+from .parquet import (
+    COLUMNS,
+    DEFAULT_ROW_GROUP_BYTES,
+    DEFAULT_ROWS_PER_SHARD,
+    FEATURES,
+    SCHEMA,
+    SPLITS,
+    WriteResult,
+    doc_to_batch,
+    write_shards,
+)
+from .report import DocFacts, Outcome, RunFacts, build_report, write_report
+
+
+def write_dataset(out_dir: str | Path, splits: Mapping[str, Iterable[ProcessedDoc]],
+                  facts: CardFacts, *, rows_per_shard: int = DEFAULT_ROWS_PER_SHARD,
+                  row_group_bytes: int = DEFAULT_ROW_GROUP_BYTES) -> WriteResult:
+    """Shards first, card second: the card only ever describes data that is fully in place."""
+    result = write_shards(out_dir, splits, rows_per_shard=rows_per_shard,
+                          row_group_bytes=row_group_bytes)
+    write_card(out_dir, facts, result.counts)
+    return result
+
+
+__all__ = [
+    "COLUMNS", "DEFAULT_ROWS_PER_SHARD", "DEFAULT_ROW_GROUP_BYTES", "FEATURES", "SCHEMA",
+    "SPLITS", "CardFacts", "DocFacts", "Outcome", "RunFacts", "WriteResult", "build_report",
+    "card_text", "doc_to_batch", "write_card", "write_dataset", "write_report", "write_shards",
+]

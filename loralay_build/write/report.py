@@ -1,0 +1,313 @@
+"""The run report: `report.json` (the numbers, source of truth), `report.md` (rendered from
+it, verdict first) and optional PNG plots in `report/`.
+
+Why small typed inputs: the driver builds `DocFacts` from its state (a few numbers per
+kept document), never whole documents, so a report over 350 K papers stays cheap, and
+the report can be regenerated from the state without re-extracting anything.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..records import ProcessedDoc
+from .parquet import SPLITS
+
+REPORT_DIR = "report"
+MAX_EXAMPLES = 5
+MAX_LISTED_LEAKS = 100
+LEAK_BINS = 20
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What happened to one input id, as `report.json["documents"]` shows it."""
+
+    status: str  # "kept" | "dropped"
+    split: str | None = None
+    cls: str | None = None  # a FailureClass value when dropped
+    stage: str | None = None
+    message: str | None = None
+
+    @classmethod
+    def kept(cls, split: str) -> Outcome:
+        return cls("kept", split=split)
+
+    @classmethod
+    def dropped(cls, failure_class: str, stage: str, message: str) -> Outcome:
+        return cls("dropped", cls=str(failure_class), stage=stage, message=message)
+
+    def to_json(self) -> dict[str, Any]:
+        if self.status == "kept":
+            return {"status": "kept", "split": self.split}
+        return {"status": self.status, "class": self.cls, "stage": self.stage,
+                "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
+class DocFacts:
+    """The per-kept-document numbers the tables and plots need."""
+
+    id: str
+    split: str
+    article_words: int
+    summary_words: int
+    pages: int
+    language_share: float | None = None
+    leak: Mapping[str, float] = field(default_factory=dict)  # abstract language -> share
+
+    @classmethod
+    def from_processed(cls, p: ProcessedDoc, split: str) -> DocFacts:
+        return cls(p.candidate.id, split, len(p.document), p.summary_words, p.num_pages,
+                   p.language_share, dict(p.leakage))
+
+
+@dataclass(frozen=True, slots=True)
+class RunFacts:
+    """The run as a whole: funnel in stage order, thresholds, one outcome per input id."""
+
+    name: str
+    source: str
+    funnel: Sequence[tuple[str, int]]
+    thresholds: Mapping[str, Any]
+    outcomes: Mapping[str, Outcome]
+    leak_threshold: float
+    leak_ngram: int
+    language: str | None = None
+    split_rule: str = ""
+    extra: Mapping[str, Any] = field(default_factory=dict)  # version, git sha, elapsed ...
+
+
+def describe(values: Sequence[float]) -> dict[str, float] | None:
+    """Mean / median / p90 (numpy's linear interpolation), the paper's Tables 1-2."""
+    if len(values) == 0:
+        return None
+    a = np.asarray(values, dtype=float)
+    return {"mean": float(np.mean(a)), "median": float(np.median(a)),
+            "p90": float(np.percentile(a, 90)), "min": float(a.min()), "max": float(a.max())}
+
+
+def _split_order(docs: Sequence[DocFacts], outcomes: Mapping[str, Outcome]) -> list[str]:
+    seen = list(SPLITS)
+    for s in [d.split for d in docs] + [o.split for o in outcomes.values() if o.split]:
+        if s not in seen:
+            seen.append(s)
+    return seen
+
+
+def split_stats(docs: Sequence[DocFacts], order: Sequence[str]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for split in order:
+        ds = [d for d in docs if d.split == split]
+        shares = [d.language_share for d in ds if d.language_share is not None]
+        out[split] = {
+            "count": len(ds),
+            "article_words": describe([d.article_words for d in ds]),
+            "summary_words": describe([d.summary_words for d in ds]),
+            "pages": describe([d.pages for d in ds]),
+            "language_share_mean": float(np.mean(shares)) if shares else None,
+            "language_share_n": len(shares),
+        }
+    return out
+
+
+def drop_table(outcomes: Mapping[str, Outcome]) -> list[dict[str, Any]]:
+    """Drops grouped by failure class, biggest first, with the first few examples."""
+    groups: dict[str, list[tuple[str, Outcome]]] = {}
+    for doc_id, o in outcomes.items():
+        if o.status != "kept":
+            groups.setdefault(o.cls or "unknown", []).append((doc_id, o))
+    total = len(outcomes) or 1
+    rows = []
+    for cls, items in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        rows.append({
+            "class": cls, "count": len(items), "share": len(items) / total,
+            "stages": sorted({o.stage or "?" for _, o in items}),
+            "examples": [{"id": i, "stage": o.stage, "message": o.message}
+                         for i, o in items[:MAX_EXAMPLES]],
+        })
+    return rows
+
+
+def leakage(docs: Sequence[DocFacts], threshold: float, ngram: int) -> dict[str, Any]:
+    """Every (document, abstract language) share; a leak is a share strictly above threshold."""
+    pairs = [(d.id, lang, float(s)) for d in docs for lang, s in sorted(d.leak.items())]
+    shares = np.asarray([s for _, _, s in pairs], dtype=float)
+    leaks = sorted((p for p in pairs if p[2] > threshold), key=lambda p: (-p[2], p[0], p[1]))
+    counts, edges = np.histogram(np.clip(shares, 0, 1), bins=LEAK_BINS, range=(0.0, 1.0))
+    return {
+        "threshold": threshold, "ngram": ngram, "checked": len(pairs),
+        "above_threshold": len(leaks),
+        "by_language": {lang: sum(1 for _, lg, _ in leaks if lg == lang)
+                        for lang in sorted({lg for _, lg, _ in pairs})},
+        "distribution": describe(shares.tolist()),
+        "histogram": {"edges": [float(e) for e in edges], "counts": [int(c) for c in counts]},
+        "leaks": [{"id": i, "language": lg, "share": s} for i, lg, s in leaks[:MAX_LISTED_LEAKS]],
+    }
+
+
+def verdict(kept: int, total: int, leaks: int, drops: Sequence[Mapping[str, Any]]) -> str:
+    """One line that tells at a glance whether the run went well."""
+    dropped = sum(int(r["count"]) for r in drops)
+    classes = ", ".join(f"{r['class']} {r['count']}" for r in drops)
+    flag = "OK" if kept > 0 and leaks == 0 else "CHECK"
+    line = f"{flag}: {kept:,} kept of {total:,}; {leaks:,} leaks; {dropped:,} dropped"
+    return f"{line} ({classes})" if classes else line
+
+
+def build_report(run: RunFacts, docs: Iterable[DocFacts]) -> dict[str, Any]:
+    """All the figures, as JSON-ready data; the markdown is rendered from this alone."""
+    docs = list(docs)
+    order = _split_order(docs, run.outcomes)
+    drops = drop_table(run.outcomes)
+    leak = leakage(docs, run.leak_threshold, run.leak_ngram)
+    kept_ids = {i for i, o in run.outcomes.items() if o.status == "kept"}
+    total = len(run.outcomes) or (run.funnel[0][1] if run.funnel else len(docs))
+    warnings = []
+    if run.outcomes and kept_ids != {d.id for d in docs}:
+        warnings.append(f"{len(kept_ids):,} outcomes say kept but {len(docs):,} documents "
+                        "were described: the report's inputs disagree")
+    stats = split_stats(docs, order)
+    return {
+        "verdict": verdict(len(docs), total, leak["above_threshold"], drops),
+        "warnings": warnings,
+        "dataset": run.name, "source": run.source, "language": run.language,
+        "split_rule": run.split_rule,
+        "funnel": [{"stage": s, "count": int(n)} for s, n in run.funnel],
+        "drops": drops,
+        "thresholds": dict(run.thresholds),
+        "splits": {s: v for s, v in stats.items() if v["count"] or s in SPLITS},
+        "leakage": leak,
+        "run": dict(run.extra),
+        "documents": {i: o.to_json() for i, o in run.outcomes.items()},
+    }
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        return f"{v:,.1f}" if abs(v) >= 10 or v == int(v) else f"{v:.3f}"
+    return f"{v:,}" if isinstance(v, int) else str(v)
+
+
+def _table(head: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(_fmt(c) for c in r) + " |" for r in rows]
+    return lines + [""]
+
+
+def _image(data: Mapping[str, Any], key: str) -> list[str]:
+    path = data.get("plots", {}).get("files", {}).get(key)
+    return [f"![{key}]({path})", ""] if path else []
+
+
+def _md_funnel_drops(data: Mapping[str, Any]) -> list[str]:
+    first = data["funnel"][0]["count"] if data["funnel"] else 0
+    rows, prev = [], None
+    for f in data["funnel"]:
+        lost = None if prev is None else prev - f["count"]
+        rows.append((f["stage"], f["count"], lost, f"{f['count'] / first:.1%}" if first else None))
+        prev = f["count"]
+    lines = ["## Funnel", "", *_table(("stage", "documents", "lost", "of input"), rows)]
+    lines += _image(data, "funnel") + ["## Drops by class", ""]
+    if not data["drops"]:
+        return lines + ["No document was dropped.", ""]
+    lines += _table(("class", "stages", "count", "share"),
+                    [(r["class"], ", ".join(r["stages"]), r["count"], f"{r['share']:.1%}")
+                     for r in data["drops"]])
+    for r in data["drops"]:
+        lines.append(f"- **{r['class']}**: " + "; ".join(
+            f"`{e['id']}` ({e['stage']}: {e['message']})" for e in r["examples"]))
+    return lines + [""]
+
+
+def _md_splits(data: Mapping[str, Any]) -> list[str]:
+    rows = []
+    for split, s in data["splits"].items():
+        a, m, pg = s["article_words"] or {}, s["summary_words"] or {}, s["pages"] or {}
+        rows.append((split, s["count"], a.get("mean"), a.get("median"), a.get("p90"),
+                     m.get("mean"), m.get("median"), m.get("p90"), pg.get("mean"),
+                     s["language_share_mean"]))
+    head = ("split", "docs", "article mean", "article median", "article p90", "summary mean",
+            "summary median", "summary p90", "pages mean", "main-language share")
+    lines = ["## Splits", "", "Lengths are in words (whitespace tokens).", ""]
+    lines += _table(head, rows)
+    return lines + _image(data, "article_words") + _image(data, "summary_words") \
+        + _image(data, "language_share")
+
+
+def _md_leakage(data: Mapping[str, Any]) -> list[str]:
+    lk = data["leakage"]
+    lines = ["## Leakage audit", "",
+             f"Share of each abstract's {lk['ngram']}-grams still found in the body, per "
+             f"document and abstract language: {lk['checked']:,} checked, "
+             f"**{lk['above_threshold']:,} above {lk['threshold']}**.", ""]
+    dist = lk["distribution"]
+    if dist:
+        lines += [f"Mean {dist['mean']:.3f}, median {dist['median']:.3f}, "
+                  f"p90 {dist['p90']:.3f}, max {dist['max']:.3f}.", ""]
+    lines += _image(data, "leakage")
+    if lk["leaks"]:
+        lines += _table(("id", "language", "share"),
+                        [(x["id"], x["language"], x["share"]) for x in lk["leaks"][:20]])
+    return lines
+
+
+def render_markdown(data: Mapping[str, Any]) -> str:
+    """report.md from report.json's data alone, verdict first."""
+    lines = [f"# Build report: {data['dataset']}", "", f"**{data['verdict']}**", ""]
+    lines += [f"> warning: {w}" for w in data["warnings"]]
+    lines += [f"Source: {data['source']}" + (f"; language `{data['language']}`"
+                                             if data["language"] else ""), ""]
+    lines += _md_funnel_drops(data)
+    lines += ["## Thresholds", ""]
+    lines += _table(("threshold", "value"), data["thresholds"].items()) \
+        if data["thresholds"] else ["None applied.", ""]
+    if data.get("split_rule"):
+        lines += [f"Split rule: {data['split_rule']}", ""]
+    lines += _md_splits(data) + _md_leakage(data)
+    if data["run"]:
+        lines += ["## Run", "", *_table(("key", "value"), data["run"].items())]
+    err = data.get("plots", {}).get("error")
+    if err:
+        lines += [f"Plots were not drawn: {err}.", ""]
+    lines.append("Per-document outcomes are in `report.json` under `documents`.")
+    return "\n".join(lines) + "\n"
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def write_report(out_dir: str | Path, run: RunFacts, docs: Iterable[DocFacts], *,
+                 plots: bool = True) -> dict[str, Any]:
+    """Write report.json, report.md and report/*.png; returns the JSON data.
+
+    Plotting is best effort: if matplotlib is missing or fails, the report is written
+    without images and says why, because the numbers matter more than the pictures.
+    """
+    from .plots import make_plots
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    docs = list(docs)
+    data = build_report(run, docs)
+    images: dict[str, str] = {}
+    error = "plots disabled" if not plots else None
+    if plots:
+        images, error = make_plots(out / REPORT_DIR, data, docs)
+    data["plots"] = {"files": {k: f"{REPORT_DIR}/{v}" for k, v in images.items()},
+                     "error": error}
+    _write_atomic(out / "report.json", json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+    _write_atomic(out / "report.md", render_markdown(data))
+    return data

@@ -1,0 +1,149 @@
+"""The run report: numbers checked against numpy, outcomes for every input, valid PNGs."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from loralay_build.write import DocFacts, Outcome, RunFacts, build_report, write_report
+from loralay_build.write import plots as plots_mod
+
+from .test_write import make_doc
+
+ARTICLE = {"train": [1200, 3400, 560, 8000, 2500], "validation": [900, 4100], "test": [7000]}
+SUMMARY = {"train": [150, 210, 95, 300, 180], "validation": [120, 260], "test": [199]}
+SHARES = {"train": [0.9, 0.8, None, 0.95, 0.7], "validation": [0.99, 0.5], "test": [0.85]}
+
+
+def kept_docs() -> list[DocFacts]:
+    docs, k = [], 0
+    for split in ARTICLE:
+        for a, s, sh in zip(ARTICLE[split], SUMMARY[split], SHARES[split], strict=True):
+            leak = {"fr": 0.0, "en": 0.31 if k == 3 else 0.005 * k}
+            docs.append(DocFacts(f"doc-{k}", split, a, s, 3 + k, sh, leak))
+            k += 1
+    return docs
+
+
+def run_facts(docs: list[DocFacts]) -> RunFacts:
+    outcomes = {d.id: Outcome.kept(d.split) for d in docs}
+    for i in range(7):
+        outcomes[f"slow-{i}"] = Outcome.dropped("timeout", "extract", f"Poppler ran {60 + i}s")
+    outcomes["en-paper"] = Outcome.dropped("wrong_language", "language", "body is 80% en")
+    return RunFacts(
+        name="hal-fr-test", source="HAL", language="fr",
+        funnel=[("candidates", 16), ("fetched", 16), ("extracted", 9), ("language", 8),
+                ("written", 8)],
+        thresholds={"max_pages": 31.0, "min_summary_words": 52.5},
+        outcomes=outcomes, leak_threshold=0.05, leak_ngram=8,
+        split_rule="chronological 80/10/10", extra={"poppler": "24.02.0", "elapsed_s": 12.5},
+    )
+
+
+@pytest.fixture
+def report(tmp_path):
+    docs = kept_docs()
+    data = write_report(tmp_path, run_facts(docs), docs)
+    return tmp_path, data
+
+
+def test_json_figures_match_numpy(report):
+    out, _ = report
+    data = json.loads((out / "report.json").read_text())
+    for split, values in ARTICLE.items():
+        s = data["splits"][split]
+        assert s["count"] == len(values)
+        assert s["article_words"]["mean"] == pytest.approx(np.mean(values))
+        assert s["article_words"]["median"] == pytest.approx(np.median(values))
+        assert s["article_words"]["p90"] == pytest.approx(np.percentile(values, 90))
+        assert s["summary_words"]["p90"] == pytest.approx(np.percentile(SUMMARY[split], 90))
+        assert s["summary_words"]["median"] == pytest.approx(np.median(SUMMARY[split]))
+        shares = [x for x in SHARES[split] if x is not None]
+        assert s["language_share_mean"] == pytest.approx(np.mean(shares))
+    # by hand: sorted 560, 1200, 2500, 3400, 8000 -> 3400 + 0.6 * (8000 - 3400)
+    assert data["splits"]["train"]["article_words"]["p90"] == pytest.approx(6160.0)
+
+
+def test_json_outcomes_drops_and_leakage(report):
+    out, _ = report
+    data = json.loads((out / "report.json").read_text())
+    assert data["verdict"] == ("CHECK: 8 kept of 16; 1 leaks; 8 dropped "
+                               "(timeout 7, wrong_language 1)")
+    docs = data["documents"]
+    assert len(docs) == 16
+    assert docs["doc-6"] == {"status": "kept", "split": "validation"}
+    assert docs["en-paper"] == {"status": "dropped", "class": "wrong_language",
+                                "stage": "language", "message": "body is 80% en"}
+    timeout = data["drops"][0]
+    assert (timeout["class"], timeout["count"], timeout["stages"]) == ("timeout", 7, ["extract"])
+    assert [e["id"] for e in timeout["examples"]] == [f"slow-{i}" for i in range(5)]
+    assert timeout["share"] == pytest.approx(7 / 16)
+    lk = data["leakage"]
+    assert (lk["checked"], lk["above_threshold"], lk["ngram"]) == (16, 1, 8)
+    assert lk["leaks"] == [{"id": "doc-3", "language": "en", "share": 0.31}]
+    assert sum(lk["histogram"]["counts"]) == 16 and len(lk["histogram"]["edges"]) == 21
+    assert lk["by_language"] == {"en": 1, "fr": 0}
+    assert data["thresholds"] == {"max_pages": 31.0, "min_summary_words": 52.5}
+    assert [f["count"] for f in data["funnel"]] == [16, 16, 9, 8, 8]
+    assert data["warnings"] == []
+
+
+def test_markdown_verdict_first_and_tables(report):
+    out, _ = report
+    md = (out / "report.md").read_text()
+    body = [ln for ln in md.splitlines() if ln and not ln.startswith("#")]
+    assert body[0] == "**CHECK: 8 kept of 16; 1 leaks; 8 dropped (timeout 7, wrong_language 1)**"
+    assert "| extracted | 9 | 7 | 56.2% |" in md
+    assert "| timeout | extract | 7 | 43.8% |" in md
+    assert "`slow-4` (extract: Poppler ran 64s)" in md and "slow-5" not in md
+    assert "| max_pages | 31.0 |" in md
+    assert "| train | 5 | 3,132.0 | 2,500.0 | 6,160.0 |" in md
+    assert "| doc-3 | en | 0.310 |" in md
+    assert "**1 above 0.05**" in md
+    for key in ("funnel", "article_words", "summary_words", "language_share", "leakage"):
+        assert f"![{key}](report/{key}.png)" in md
+
+
+def test_pngs_exist_and_are_valid(report):
+    out, data = report
+    assert data["plots"]["error"] is None
+    assert len(data["plots"]["files"]) == 5
+    for rel in data["plots"]["files"].values():
+        with Image.open(out / rel) as im:
+            im.verify()
+        with Image.open(out / rel) as im:
+            assert im.format == "PNG" and im.size[0] > 100 and im.size[1] > 100
+
+
+def test_clean_run_says_ok_and_plot_failure_is_reported_not_raised(tmp_path, monkeypatch):
+    docs = [DocFacts("a", "train", 100, 10, 2, 0.9, {"fr": 0.0})]
+    run = RunFacts("x", "HAL", [("candidates", 1), ("written", 1)], {},
+                   {"a": Outcome.kept("train")}, 0.05, 8)
+
+    def broken(data, docs):
+        raise RuntimeError("no fonts")
+
+    monkeypatch.setitem(plots_mod.PLOTS, "leakage", broken)
+    data = write_report(tmp_path, run, docs)
+    assert data["verdict"] == "OK: 1 kept of 1; 0 leaks; 0 dropped"
+    assert "leakage: RuntimeError: no fonts" in data["plots"]["error"]
+    assert "leakage" not in data["plots"]["files"] and "funnel" in data["plots"]["files"]
+    md = (tmp_path / "report.md").read_text()
+    assert "Plots were not drawn: leakage: RuntimeError: no fonts" in md
+    assert "No document was dropped." in md
+    assert data["splits"]["validation"]["count"] == 0
+    assert data["splits"]["validation"]["article_words"] is None
+
+
+def test_inconsistent_inputs_are_flagged_and_docfacts_from_processed():
+    p = make_doc(7, n_words=120, n_pages=2)
+    d = DocFacts.from_processed(p, "test")
+    assert (d.id, d.article_words, d.summary_words, d.pages) == ("hal-00007", 120, 6, 2)
+    assert d.leak == {"fr": 0.0, "en": 0.01} and d.language_share == 0.9
+    run = RunFacts("x", "HAL", [("candidates", 2)], {},
+                   {"hal-00007": Outcome.kept("test"), "other": Outcome.kept("train")}, 0.05, 8)
+    data = build_report(run, [d])
+    assert data["warnings"] and "disagree" in data["warnings"][0]

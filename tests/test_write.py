@@ -1,0 +1,242 @@
+"""The Parquet dataset: what `datasets.load_dataset(DIR)` gives back is what we wrote."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import yaml
+from datasets import List, Value, load_dataset
+
+from loralay_build.records import Candidate, Document, Page, ProcessedDoc, normalized_box
+from loralay_build.write import COLUMNS, CardFacts, doc_to_batch, write_dataset, write_shards
+from loralay_build.write.card import card_text
+
+EXPECTED_COLUMNS = [
+    "article_id", "article_words", "article_bboxes", "article_norm_bboxes", "article_pages",
+    "article_line_ids", "article_block_ids", "page_sizes", "abstract", "other_abstracts",
+    "article_pdf_url", "language", "publication_date", "source",
+]
+FACTS = CardFacts(name="hal-fr-test", source="HAL", language="fr",
+                  split_rule="chronological 80/10/10 by publication date",
+                  filters=("pages <= p95", "summary words >= p5"),
+                  thresholds={"max_pages": 31.0, "min_summary_words": 52.5})
+
+
+def make_doc(i: int, n_words: int = 300, n_pages: int = 3, seed: int = 0) -> ProcessedDoc:
+    """A real-shaped document: words on several pages of different sizes, lines, blocks."""
+    rng = random.Random(seed * 1000 + i)
+    pages = [Page(k + 1, 595.276 if k % 2 == 0 else 612.0, 841.89 if k % 2 == 0 else 792.0)
+             for k in range(n_pages)]
+    words, boxes, word_pages, lines, blocks = [], [], [], [], []
+    for w in range(n_words):
+        page = 1 + w * n_pages // n_words
+        pw, ph = pages[page - 1].width, pages[page - 1].height
+        x0, y0 = rng.uniform(0, pw - 40), rng.uniform(0, ph - 12)
+        # a few boxes spill past the page edge, as Poppler's sometimes do
+        x1 = x0 + rng.uniform(5, 60) if w % 50 else pw + 3.7
+        words.append(rng.choice(["la", "méthode", "données", "ß", "λ-calcul", "x²"]) + str(w))
+        boxes.append((x0, y0, x1, y0 + rng.uniform(8, 12)))
+        word_pages.append(page)
+        lines.append(w // 9)
+        blocks.append(w // 40)
+    cand = Candidate(
+        id=f"hal-{i:05d}", source="hal", language="fr",
+        abstracts={"fr": f"Résumé du document {i} en français.", "en": f"Abstract {i}.",
+                   "de": f"Zusammenfassung {i}."},
+        pdf_url=None if i % 4 == 3 else f"https://hal.science/hal-{i:05d}/document",
+        publication_date=None if i % 5 == 4 else f"20{10 + i % 10:02d}-01-0{1 + i % 9}",
+    )
+    doc = Document(id=cand.id, pages=pages, words=words, boxes=boxes, word_pages=word_pages,
+                   line_ids=lines, block_ids=blocks)
+    return ProcessedDoc(cand, doc, [], 0.9, "fr", {"fr": 0.0, "en": 0.01})
+
+
+def splits_of(n_train: int, n_val: int, n_test: int) -> dict[str, list[ProcessedDoc]]:
+    ids = iter(range(10_000))
+    return {s: [make_doc(next(ids)) for _ in range(n)]
+            for s, n in (("train", n_train), ("validation", n_val), ("test", n_test))}
+
+
+def load(out: Path, tmp_path: Path):
+    return load_dataset(str(out), cache_dir=str(tmp_path / "hf-cache"))
+
+
+def add_run_clutter(out: Path) -> None:
+    """Everything a build leaves beside the data, which must never load as a split."""
+    (out / "state").mkdir(parents=True, exist_ok=True)
+    (out / "state" / "run.sqlite").write_bytes(b"SQLite format 3\x00" + b"\x00" * 100)
+    (out / "report").mkdir(exist_ok=True)
+    (out / "report" / "funnel.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    (out / "report.json").write_text('{"verdict": "x", "documents": {}}')
+    (out / "report.md").write_text("# report\n")
+    (out / "pdfs").mkdir(exist_ok=True)
+    (out / "pdfs" / "a.pdf").write_bytes(b"%PDF-1.4\n%%EOF\n")
+    (out / "manifest.jsonl").write_text('{"id": "x"}\n')
+
+
+def assert_row_matches(row: dict, p: ProcessedDoc) -> None:
+    d, c = p.document, p.candidate
+    assert row["article_id"] == c.id
+    assert row["article_words"] == d.words
+    assert row["article_bboxes"] == [list(np.float32(b)) for b in d.boxes]
+    assert row["article_norm_bboxes"] == [list(normalized_box(b, *d.page_size(pg)))
+                                          for b, pg in zip(d.boxes, d.word_pages, strict=True)]
+    assert row["article_pages"] == d.word_pages
+    assert row["article_line_ids"] == d.line_ids
+    assert row["article_block_ids"] == d.block_ids
+    assert row["page_sizes"] == [[np.float32(pg.width), np.float32(pg.height)] for pg in d.pages]
+    assert row["abstract"] == c.abstracts["fr"]
+    assert row["other_abstracts"] == [{"language": "de", "text": c.abstracts["de"]},
+                                      {"language": "en", "text": c.abstracts["en"]}]
+    assert row["article_pdf_url"] == c.pdf_url
+    assert row["language"] == "fr"
+    assert row["publication_date"] == c.publication_date
+    assert row["source"] == "hal"
+
+
+def test_load_dataset_round_trip_with_run_clutter(tmp_path):
+    out = tmp_path / "ds"
+    docs = splits_of(7, 3, 4)
+    add_run_clutter(out)
+    result = write_dataset(out, {s: iter(v) for s, v in docs.items()}, FACTS, rows_per_shard=3)
+    assert result.counts == {"train": 7, "validation": 3, "test": 4}
+    ds = load(out, tmp_path)
+    assert sorted(ds) == ["test", "train", "validation"]
+    for split, expected in docs.items():
+        got = ds[split]
+        assert got.column_names == EXPECTED_COLUMNS
+        assert got.num_rows == len(expected)
+        for row, p in zip(got, expected, strict=True):
+            assert_row_matches(row, p)
+    f = ds["train"].features
+    assert f["article_bboxes"] == List(List(Value("float32"), length=4))
+    assert f["article_norm_bboxes"] == List(List(Value("int16"), length=4))
+    assert f["article_pages"] == List(Value("int16"))
+    assert f["article_line_ids"] == List(Value("int32"))
+    assert f["article_block_ids"] == List(Value("int32"))
+    assert f["page_sizes"] == List(List(Value("float32"), length=2))
+
+
+def test_parquet_schema_page_index_and_shard_rotation(tmp_path):
+    out = tmp_path / "ds"
+    result = write_shards(out, {s: v for s, v in splits_of(7, 3, 0).items()}, rows_per_shard=3)
+    names = sorted(p.name for p in (out / "data").iterdir())
+    assert names == ["train-00000-of-00003.parquet", "train-00001-of-00003.parquet",
+                     "train-00002-of-00003.parquet", "validation-00000-of-00001.parquet"]
+    assert result.shards["test"] == [] and result.counts["test"] == 0
+    rows = [pq.ParquetFile(out / "data" / n).metadata.num_rows for n in names]
+    assert rows == [3, 3, 1, 3]
+    pf = pq.ParquetFile(out / "data" / names[0])
+    schema = pf.schema_arrow
+    assert schema.names == list(COLUMNS) == EXPECTED_COLUMNS
+    assert b"huggingface" in schema.metadata
+    assert schema.field("article_bboxes").type == pa.list_(pa.list_(pa.float32(), 4))
+    assert schema.field("article_norm_bboxes").type == pa.list_(pa.list_(pa.int16(), 4))
+    assert pf.metadata.row_group(0).column(0).has_offset_index  # the page index
+    assert not list(out.glob(".data-*")), "temporary folders must be gone"
+
+
+def test_row_groups_are_bounded_by_bytes(tmp_path):
+    out = tmp_path / "ds"
+    docs = splits_of(6, 0, 0)
+    one_doc_bytes = doc_to_batch(docs["train"][0]).nbytes
+    write_shards(out, docs, rows_per_shard=100, row_group_bytes=int(one_doc_bytes * 2.5))
+    meta = pq.ParquetFile(out / "data" / "train-00000-of-00001.parquet").metadata
+    assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [3, 3]
+
+
+def test_previous_data_replaced_only_when_new_data_complete(tmp_path):
+    out = tmp_path / "ds"
+    write_dataset(out, splits_of(4, 1, 1), FACTS, rows_per_shard=2)
+    before = sorted(p.name for p in (out / "data").iterdir())
+    card_before = (out / "README.md").read_text()
+
+    def failing():
+        yield make_doc(900)
+        raise RuntimeError("extractor died")
+
+    with pytest.raises(RuntimeError, match="extractor died"):
+        write_dataset(out, {"train": failing()}, FACTS)
+    assert sorted(p.name for p in (out / "data").iterdir()) == before
+    assert (out / "README.md").read_text() == card_before
+    assert not list(out.glob(".data-*"))
+
+    write_dataset(out, {"train": [make_doc(500)], "validation": [make_doc(501)],
+                        "test": [make_doc(502)]}, FACTS, rows_per_shard=2)
+    assert sorted(p.name for p in (out / "data").iterdir()) == [
+        "test-00000-of-00001.parquet", "train-00000-of-00001.parquet",
+        "validation-00000-of-00001.parquet"]
+    ds = load(out, tmp_path)
+    assert ds["train"]["article_id"] == ["hal-00500"]
+
+
+def test_empty_split_is_left_out_and_the_rest_loads(tmp_path):
+    out = tmp_path / "ds"
+    add_run_clutter(out)
+    write_dataset(out, splits_of(3, 0, 2), FACTS)
+    ds = load(out, tmp_path)
+    assert sorted(ds) == ["test", "train"]
+    assert (ds["train"].num_rows, ds["test"].num_rows) == (3, 2)
+    assert ds["test"].column_names == EXPECTED_COLUMNS
+    assert "validation | 0 |" in (out / "README.md").read_text()
+
+
+def test_card_yaml_and_prose(tmp_path):
+    text = card_text(FACTS, {"train": 7, "validation": 3, "test": 0})
+    assert text.startswith("---\n")
+    front = yaml.safe_load(text.split("---\n")[1])
+    assert "&id" not in text and "*id" not in text
+    (config,) = front["configs"]
+    assert config["config_name"] == "default" and config["default"] is True
+    assert config["data_files"] == [{"split": "train", "path": "data/train-*.parquet"},
+                                    {"split": "validation", "path": "data/validation-*.parquet"}]
+    names = [f["name"] for f in front["dataset_info"]["features"]]
+    assert names == EXPECTED_COLUMNS
+    assert {"name": "article_norm_bboxes", "list": {"list": "int16", "length": 4}} in \
+        front["dataset_info"]["features"]
+    assert front["dataset_info"]["splits"] == [{"name": "train", "num_examples": 7},
+                                               {"name": "validation", "num_examples": 3}]
+    for needle in ("Poppler", "max_pages", "31.0", "chronological 80/10/10", "0-1000",
+                   "VILA", 'load_dataset("path/to/hal-fr-test")', "not the PDFs", "| train | 7 |",
+                   "pages <= p95"):
+        assert needle in text, needle
+
+
+def test_out_of_range_page_is_refused(tmp_path):
+    p = make_doc(1)
+    p.document.word_pages[5] = 9
+    with pytest.raises(ValueError, match="page outside"):
+        write_shards(tmp_path / "ds", {"train": [p]})
+    assert not (tmp_path / "ds" / "data").exists()
+
+
+def test_all_splits_empty_fails_clearly_without_picking_up_run_files(tmp_path):
+    from datasets.exceptions import DataFilesNotFoundError
+
+    out = tmp_path / "ds"
+    add_run_clutter(out)
+    result = write_dataset(out, {"train": [], "validation": [], "test": []}, FACTS)
+    assert result.counts == {"train": 0, "validation": 0, "test": 0}
+    assert list((out / "data").iterdir()) == []
+    with pytest.raises(DataFilesNotFoundError):
+        load(out, tmp_path)
+
+
+def test_writer_streams_shards_while_the_iterator_is_still_running(tmp_path):
+    out = tmp_path / "ds"
+    seen_partials: list[int] = []
+
+    def docs():
+        for i in range(7):
+            seen_partials.append(len(list(out.glob(".data-tmp-*/train-*.partial"))))
+            yield make_doc(i, n_words=50)
+
+    write_shards(out, {"train": docs()}, rows_per_shard=2)
+    # a new shard file is opened at docs 0, 2, 4, 6: earlier ones exist before the end
+    assert seen_partials == [0, 1, 1, 2, 2, 3, 3]
+    assert len(list((out / "data").glob("train-*-of-00004.parquet"))) == 4
