@@ -166,6 +166,15 @@ def test_previous_data_replaced_only_when_new_data_complete(tmp_path):
     assert (out / "README.md").read_text() == card_before
     assert not list(out.glob(".data-*"))
 
+    # a run killed between the two renames: data/ moved aside, plus a half-written temp
+    (out / "data").rename(out / ".data-old-dead")
+    (out / ".data-tmp-dead").mkdir()
+    (out / ".data-tmp-dead" / "train-00000.partial").write_bytes(b"PAR1")
+    with pytest.raises(RuntimeError, match="extractor died"):
+        write_dataset(out, {"train": failing()}, FACTS)
+    assert sorted(p.name for p in (out / "data").iterdir()) == before  # put back
+    assert not list(out.glob(".data-*"))
+
     write_dataset(out, {"train": [make_doc(500)], "validation": [make_doc(501)],
                         "test": [make_doc(502)]}, FACTS, rows_per_shard=2)
     assert sorted(p.name for p in (out / "data").iterdir()) == [
@@ -178,8 +187,9 @@ def test_previous_data_replaced_only_when_new_data_complete(tmp_path):
 def test_empty_split_is_left_out_and_the_rest_loads(tmp_path):
     out = tmp_path / "ds"
     add_run_clutter(out)
-    write_dataset(out, splits_of(3, 0, 2), FACTS)
-    ds = load(out, tmp_path)
+    named = CardFacts(name="hal-fr", source="HAL", language="fr", config_name="hal_fr")
+    write_dataset(out, splits_of(3, 0, 2), named)
+    ds = load(out, tmp_path)  # the only config is the default one, whatever its name
     assert sorted(ds) == ["test", "train"]
     assert (ds["train"].num_rows, ds["test"].num_rows) == (3, 2)
     assert ds["test"].column_names == EXPECTED_COLUMNS

@@ -187,6 +187,21 @@ class _SplitWriter:
         self._writer, self._buffer = None, []
 
 
+def _clean_stale(out_dir: Path) -> None:
+    """Undo what a killed run left: its temp folder, or an old folder moved aside for good.
+
+    Only the instant between the two renames of `_swap_in` can leave no `data/`; then the
+    previous data is still whole in `.data-old-*` and is put back.
+    """
+    for tmp in out_dir.glob(f".{DATA_DIR}-tmp-*"):
+        shutil.rmtree(tmp, ignore_errors=True)
+    olds = sorted(out_dir.glob(f".{DATA_DIR}-old-*"))
+    if not (out_dir / DATA_DIR).exists() and len(olds) == 1:
+        os.replace(olds.pop(), out_dir / DATA_DIR)
+    for old in olds:
+        shutil.rmtree(old, ignore_errors=True)
+
+
 def _swap_in(out_dir: Path, tmp: Path) -> None:
     """Replace DIR/data by the complete temporary folder (renames within one filesystem)."""
     data = out_dir / DATA_DIR
@@ -221,6 +236,7 @@ def write_shards(out_dir: str | Path, splits: Mapping[str, Iterable[ProcessedDoc
         raise ValueError("rows_per_shard and row_group_bytes must be positive")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    _clean_stale(out)
     tmp = out / f".{DATA_DIR}-tmp-{uuid.uuid4().hex[:8]}"
     tmp.mkdir()
     result = WriteResult(counts={})
