@@ -207,6 +207,10 @@ def test_card_yaml_and_prose(tmp_path):
                                     {"split": "validation", "path": "data/validation-*.parquet"}]
     names = [f["name"] for f in front["dataset_info"]["features"]]
     assert names == EXPECTED_COLUMNS
+    assert front["language"] == ["fr"]
+    mixed = CardFacts(name="m", source="HAL", language="multilingual")
+    mixed_front = yaml.safe_load(card_text(mixed, {"train": 1}).split("---\n")[1])
+    assert "language" not in mixed_front and mixed_front["multilinguality"] == ["multilingual"]
     assert {"name": "article_norm_bboxes", "list": {"list": "int16", "length": 4}} in \
         front["dataset_info"]["features"]
     assert front["dataset_info"]["splits"] == [{"name": "train", "num_examples": 7},

@@ -54,9 +54,12 @@ class _PlainDumper(yaml.SafeDumper):
 def card_yaml(facts: CardFacts, counts: Mapping[str, int]) -> dict[str, Any]:
     """The front matter; splits with no rows are left out because they cannot be loaded."""
     present = [s for s, n in counts.items() if n > 0]
+    # the Hub wants ISO codes under `language`; a mixed corpus says so under multilinguality
+    lang = ({"multilinguality": ["multilingual"]} if facts.language == "multilingual"
+            else {"language": [facts.language]})
     return {
         "pretty_name": facts.pretty_name or facts.name,
-        "language": [facts.language],
+        **lang,
         "license": facts.license,
         "task_categories": ["summarization"],
         "tags": ["layout", "pdf", "scientific-papers", "long-document", "loralay"],
