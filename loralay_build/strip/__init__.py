@@ -1,0 +1,88 @@
+"""Abstract removal: every listed abstract is found in the body and cut out, or the
+document is dropped (`irretrievable_abstract`); never kept with an abstract left in.
+
+    strip_abstracts(doc, candidate, cfg) -> (Document, [AbstractMatch]) | Failure
+    leakage(doc, abstracts, n) -> {language: share of the abstract's n-grams in the body}
+
+Matching happens on word keys (normalise.py), first exactly, then with edlib, then piece
+by piece (locate.py). Word indices in the returned matches refer to the input document.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..failures import Failure, FailureClass
+from ..records import AbstractMatch, Candidate, Document
+from .cover import cover_page
+from .leakage import leakage
+from .locate import Budget, Haystack, Span, locate, more_copies
+from .normalise import KeyedText, text_key, word_keys
+
+__all__ = ["leakage", "strip_abstracts"]
+
+
+def budget_from(cfg: dict[str, Any]) -> Budget:
+    return Budget(ratio=float(cfg.get("max_edit_ratio", 0.15)),
+                  max_edits=int(cfg.get("max_edits", 60)),
+                  min_chars=int(cfg.get("min_abstract_chars", 40)))
+
+
+def strip_abstracts(doc: Document, candidate: Candidate, cfg: dict[str, Any]
+                    ) -> tuple[Document, list[AbstractMatch]] | Failure:
+    """The body without its cover page and without any of its abstracts, and where they were.
+
+    A cover page's words get empty keys instead of being cut first, so that every index
+    (and every match) stays an index into `doc`.
+    """
+    keys = word_keys(doc.words)
+    pages = np.asarray(doc.word_pages, dtype=np.int64)
+    removed = np.zeros(len(doc), dtype=bool)
+    if cfg.get("drop_hal_cover_page", True) and cover_page(doc, keys):
+        removed |= pages == 1
+        keys = ["" if r else k for k, r in zip(keys, removed, strict=True)]
+    text = KeyedText(keys)
+    hay = Haystack(text.text)
+    budget = budget_from(cfg)
+    matches: list[AbstractMatch] = []
+    for lang, abstract in candidate.abstracts.items():
+        if not text_key(abstract):
+            continue  # nothing printable to look for (an empty metadata field)
+        spans = locate(hay, abstract, budget)
+        if spans is None:
+            return Failure(FailureClass.IRRETRIEVABLE_ABSTRACT,
+                           f"the {lang} abstract ({len(abstract)} chars) is not in the body "
+                           f"within {budget.ratio:.0%} / {budget.max_edits} edits")
+        hay.mask(spans)
+        copies = [spans] + [[s] for s in more_copies(hay, abstract, budget)]
+        for group in copies:
+            match = _remove(text, group, lang, pages, removed)
+            if match is not None:
+                matches.append(match)
+    return doc.keep((~removed).tolist()), matches
+
+
+def _remove(text: KeyedText, spans: list[Span], lang: str, pages: np.ndarray,
+            removed: np.ndarray) -> AbstractMatch | None:
+    """Mark the words of one located copy as removed; its summary as an AbstractMatch."""
+    idx: list[int] = []
+    for s in spans:
+        first, last = text.words_covered(s.start, s.end)
+        if last > first:
+            removed[first:last] = True
+            idx.extend((first, last))
+    if not idx:
+        return None
+    start, end = min(idx), max(idx)
+    methods = {s.method for s in spans}
+    method = "split" if "split" in methods else ("fuzzy" if "fuzzy" in methods else "exact")
+    touched = sorted({int(p) for s in spans for p in _pages_of(text, s, pages)})
+    return AbstractMatch(lang, start, end, sum(s.distance for s in spans), method,
+                         tuple(touched))
+
+
+def _pages_of(text: KeyedText, span: Span, pages: np.ndarray) -> set[int]:
+    first, last = text.words_covered(span.start, span.end)
+    return set(pages[first:last].tolist())

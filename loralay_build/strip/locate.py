@@ -1,0 +1,218 @@
+"""Locating an abstract in a document's key text: exact, then edlib, then piece by piece.
+
+Everything here works on key strings (see normalise.py): letters and digits only, so the
+edit budget is spent on real disagreements. edlib's infix ("HW") alignment is the fuzzy
+step (performance.md §4: linear in text x abstract / 64, insensitive to noise and to
+repetition, and with a distance bound it returns nothing for an absent abstract).
+
+Why pieces: a column or page change can put a footer, a page number, an affiliation
+block or another column's lines inside the abstract (two SciELO articles of the corpus
+do). The whole abstract then costs far more than any honest budget, but each part is
+intact. When the whole fails, it is cut in two (at a line break, else a sentence end,
+else a word) and each half is looked for near where the whole aligns best, recursively
+down to `min_chars`; every piece must be found or the abstract counts as not found.
+Since every piece must pass its own budget, an absent abstract is not "found" piecewise.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import edlib
+import numpy as np
+
+from .normalise import text_key
+
+_CIGAR = re.compile(r"(\d+)([=XID])")
+# A run of this many key characters inside an alignment is layout junk in the body
+# (kept in the body), or a part of the abstract printed elsewhere (looked for on its own).
+GAP = 12
+_SENTENCE_END = re.compile(r"[.!?。？！]\s+")
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """Edits allowed for a needle: relative to its length, capped, and a floor on length."""
+
+    ratio: float = 0.15
+    max_edits: int = 60
+    min_chars: int = 40
+
+    def edits(self, n: int) -> int:
+        return min(self.max_edits, int(self.ratio * n))
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """Character range [start, end) of the key text that belongs to the abstract."""
+
+    start: int
+    end: int
+    distance: int
+    method: str  # "exact" | "fuzzy"
+
+
+class Haystack:
+    """A key text with its code points ready for edlib (which wants <= 256 symbols).
+
+    Every body character that does not occur in the needle is mapped to one symbol that
+    is not in the needle either: it can never match, so distances are unchanged, and a
+    Korean or Chinese body with thousands of distinct characters still fits edlib's alphabet.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+        self.masked = np.zeros(len(text), dtype=bool)  # spans already given to an abstract
+
+    def mask(self, spans: list[Span]) -> None:
+        for s in spans:
+            self.masked[s.start:s.end] = True
+
+    def find_exact(self, needle: str, lo: int, hi: int) -> int:
+        """First exact occurrence in [lo, hi) that touches no masked character, or -1."""
+        pos = self.text.find(needle, lo, hi)
+        while pos >= 0 and self.masked[pos:pos + len(needle)].any():
+            pos = self.text.find(needle, pos + 1, hi)
+        return pos
+
+    def encode(self, needle: str, lo: int, hi: int) -> tuple[bytes, bytes] | None:
+        """Needle and target window as bytes for edlib; None if the needle has > 255 symbols."""
+        alphabet = sorted(set(needle))
+        if len(alphabet) > 255:
+            return None
+        cps = np.array([ord(c) for c in alphabet], dtype=np.uint32)
+        table = np.zeros(0x110000, dtype=np.uint8)
+        table[cps] = np.arange(1, len(alphabet) + 1, dtype=np.uint8)
+        query = table[np.frombuffer(needle.encode("utf-32-le"), dtype=np.uint32)]
+        target = table[self.codes[lo:hi]]
+        target[self.masked[lo:hi]] = 0
+        return query.tobytes(), target.tobytes()
+
+
+def _runs(cigar: str, lo: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """Body character ranges that the alignment uses, split at long junk runs ("D"), and
+    needle ranges that it leaves out in long runs ("I")."""
+    spans: list[tuple[int, int]] = []
+    missing: list[tuple[int, int]] = []
+    t, q, start = lo, 0, lo
+    for count, op in _CIGAR.findall(cigar):
+        n = int(count)
+        if op == "D" and n >= GAP:
+            if t > start:
+                spans.append((start, t))
+            start = t + n
+        elif op == "I" and n >= GAP:
+            missing.append((q, q + n))
+        t += n if op != "I" else 0
+        q += n if op != "D" else 0
+    if t > start:
+        spans.append((start, t))
+    return spans, missing
+
+
+def align(hay: Haystack, needle: str, lo: int, hi: int, k: int
+          ) -> tuple[list[Span], list[tuple[int, int]]] | None:
+    """Best placement of `needle` in [lo, hi) within k edits: spans, and needle parts left out."""
+    pos = hay.find_exact(needle, lo, hi)
+    if pos >= 0:
+        return [Span(pos, pos + len(needle), 0, "exact")], []
+    enc = hay.encode(needle, lo, hi)
+    if enc is None or k <= 0:
+        return None
+    r = edlib.align(enc[0], enc[1], mode="HW", task="path", k=k)
+    if r["editDistance"] < 0:
+        return None
+    start, _ = r["locations"][0]
+    ranges, missing = _runs(r["cigar"], lo + start)
+    dist = int(r["editDistance"])
+    return [Span(s, e, dist if i == 0 else 0, "fuzzy") for i, (s, e) in enumerate(ranges)], missing
+
+
+def locate(hay: Haystack, abstract: str, budget: Budget) -> list[Span] | None:
+    """Spans of the key text holding `abstract`, or None when it is not (all) there."""
+    key = text_key(abstract)
+    whole = _place(hay, key, 0, len(hay.text), budget)
+    if whole is not None:
+        return whole
+    lo, hi = _window(hay, key)
+    return _pieces(hay, abstract, lo, hi, budget)
+
+
+def more_copies(hay: Haystack, abstract: str, budget: Budget, limit: int = 3) -> list[Span]:
+    """Further whole copies of an abstract (a thesis may print it twice), masked spans excluded."""
+    key, found = text_key(abstract), []
+    for _ in range(limit):
+        spans = _place(hay, key, 0, len(hay.text), budget)
+        if not spans:
+            break
+        hay.mask(spans)
+        found.extend(spans)
+    return found
+
+
+def _place(hay: Haystack, key: str, lo: int, hi: int, budget: Budget) -> list[Span] | None:
+    """One needle within budget, plus the parts of it the alignment left out, if found nearby."""
+    if len(key) < budget.min_chars:
+        pos = hay.find_exact(key, lo, hi)  # too short to trust a fuzzy match
+        return [Span(pos, pos + len(key), 0, "exact")] if pos >= 0 else None
+    hit = align(hay, key, lo, hi, budget.edits(len(key)))
+    if hit is None:
+        return None
+    spans, missing = hit
+    hay.mask(spans)
+    pad = len(key) + 2000
+    near_lo, near_hi = max(0, spans[0].start - pad), min(len(hay.text), spans[-1].end + pad)
+    for a, b in missing:  # e.g. the end of a sentence on the next page
+        part = key[a:b]
+        extra = align(hay, part, near_lo, near_hi, budget.edits(len(part))
+                      if len(part) >= budget.min_chars else 0)
+        if extra is not None:
+            hay.mask(extra[0])
+            spans.extend(extra[0])
+    return sorted(spans, key=lambda s: s.start)
+
+
+def _window(hay: Haystack, key: str) -> tuple[int, int]:
+    """Where the whole abstract aligns best at any cost, widened: the pieces are looked for
+    there, so that a sentence the authors repeat elsewhere cannot draw a piece away."""
+    enc = hay.encode(key, 0, len(hay.text))
+    if enc is None:
+        return 0, len(hay.text)
+    r = edlib.align(enc[0], enc[1], mode="HW", task="locations")
+    if not r["locations"]:
+        return 0, len(hay.text)
+    start, end = r["locations"][0]
+    pad = len(key) + 2000
+    return max(0, start - pad), min(len(hay.text), end + 1 + pad)
+
+
+def _pieces(hay: Haystack, text: str, lo: int, hi: int, budget: Budget) -> list[Span] | None:
+    """Both halves of `text` found in [lo, hi), recursively; None as soon as one cannot be."""
+    halves = split_in_two(text)
+    if halves is None:
+        return None
+    found: list[Span] = []
+    for half in halves:
+        key = text_key(half)
+        spans = _place(hay, key, lo, hi, budget)
+        if spans is None and len(key) >= 2 * budget.min_chars:
+            spans = _pieces(hay, half, lo, hi, budget)
+        if spans is None:
+            return None
+        found.extend(spans)
+    return [Span(s.start, s.end, s.distance, "split") for s in found]
+
+
+def split_in_two(text: str) -> tuple[str, str] | None:
+    """Cut near the middle, at the strongest boundary available in the middle half:
+    a line break (a section of a structured abstract, a paragraph), a sentence end, a space."""
+    text = text.strip()
+    n = len(text)
+    for pattern in (r"\n+", _SENTENCE_END.pattern, r"\s+"):
+        cuts = [m.end() for m in re.finditer(pattern, text) if n / 4 <= m.end() <= 3 * n / 4]
+        if cuts:
+            cut = min(cuts, key=lambda c: abs(c - n / 2))
+            return text[:cut], text[cut:]
+    return None
