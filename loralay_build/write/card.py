@@ -70,8 +70,9 @@ def card_yaml(facts: CardFacts, counts: Mapping[str, int]) -> dict[str, Any]:
         }],
         "dataset_info": {
             "config_name": facts.config_name,
+            # no `splits` entry: datasets wants num_bytes (Arrow size) beside num_examples and
+            # warns about the card otherwise; the counts are in the prose table
             "features": copy.deepcopy(FEATURES._to_yaml_list()),
-            "splits": [{"name": s, "num_examples": counts[s]} for s in present],
         },
     }
 
