@@ -18,7 +18,8 @@ from ..failures import Failure, FailureClass
 from ..records import AbstractMatch, Candidate, Document
 from .cover import cover_page
 from .leakage import leakage
-from .locate import Budget, Haystack, Span, locate, more_copies
+from .locate import Budget, Haystack, Span, more_copies
+from .locate import locate as locate_abstract
 from .normalise import KeyedText, text_key, word_keys
 
 __all__ = ["leakage", "strip_abstracts"]
@@ -43,14 +44,14 @@ def strip_abstracts(doc: Document, candidate: Candidate, cfg: dict[str, Any]
     if cfg.get("drop_hal_cover_page", True) and cover_page(doc, keys):
         removed |= pages == 1
         keys = ["" if r else k for k, r in zip(keys, removed, strict=True)]
-    text = KeyedText(keys)
+    text = KeyedText(keys, doc.words)
     hay = Haystack(text.text)
     budget = budget_from(cfg)
     matches: list[AbstractMatch] = []
     for lang, abstract in candidate.abstracts.items():
         if not text_key(abstract):
             continue  # nothing printable to look for (an empty metadata field)
-        spans = locate(hay, abstract, budget)
+        spans = locate_abstract(hay, abstract, budget)
         if spans is None:
             return Failure(FailureClass.IRRETRIEVABLE_ABSTRACT,
                            f"the {lang} abstract ({len(abstract)} chars) is not in the body "

@@ -28,6 +28,7 @@ _CIGAR = re.compile(r"(\d+)([=XID])")
 # A run of this many key characters inside an alignment is layout junk in the body
 # (kept in the body), or a part of the abstract printed elsewhere (looked for on its own).
 GAP = 12
+ANCHOR = 4  # unrelated texts agree on runs of 1-3 characters by chance, rarely on more
 _SENTENCE_END = re.compile(r"[.!?。？！]\s+")
 
 
@@ -91,24 +92,38 @@ class Haystack:
         return query.tobytes(), target.tobytes()
 
 
-def _runs(cigar: str, lo: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
-    """Body character ranges that the alignment uses, split at long junk runs ("D"), and
-    needle ranges that it leaves out in long runs ("I")."""
-    spans: list[tuple[int, int]] = []
-    missing: list[tuple[int, int]] = []
-    t, q, start = lo, 0, lo
+def _runs(cigar: str, lo: int, qlen: int
+          ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """Body character ranges the alignment really uses, and needle ranges it does not.
+
+    Anchors are runs of >= ANCHOR equal characters. Between two anchors, a stretch of
+    >= GAP body characters is junk (a footer, a caption: kept in the body) and a stretch
+    of >= GAP needle characters is missing here (looked for on its own), whether edlib
+    spent it as insertions, deletions or substitutions of one text for another.
+    """
+    anchors: list[tuple[int, int, int, int]] = []  # query start/end, target start/end
+    t, q = lo, 0
     for count, op in _CIGAR.findall(cigar):
         n = int(count)
-        if op == "D" and n >= GAP:
-            if t > start:
-                spans.append((start, t))
-            start = t + n
-        elif op == "I" and n >= GAP:
-            missing.append((q, q + n))
-        t += n if op != "I" else 0
-        q += n if op != "D" else 0
-    if t > start:
-        spans.append((start, t))
+        if op == "=" and n >= ANCHOR:
+            anchors.append((q, q + n, t, t + n))
+        t += 0 if op == "I" else n
+        q += 0 if op == "D" else n
+    if not anchors:
+        return [], [(0, qlen)]
+    missing = [(0, anchors[0][0])] if anchors[0][0] >= GAP else []
+    span_start = anchors[0][2] if missing else lo
+    spans: list[tuple[int, int]] = []
+    for prev, nxt in zip(anchors, anchors[1:], strict=False):
+        if nxt[0] - prev[1] >= GAP:
+            missing.append((prev[1], nxt[0]))
+        if nxt[0] - prev[1] >= GAP or nxt[2] - prev[3] >= GAP:
+            spans.append((span_start, prev[3]))
+            span_start = nxt[2]
+    tail = qlen - anchors[-1][1]
+    spans.append((span_start, anchors[-1][3] if tail >= GAP else t))
+    if tail >= GAP:
+        missing.append((anchors[-1][1], qlen))
     return spans, missing
 
 
@@ -125,8 +140,10 @@ def align(hay: Haystack, needle: str, lo: int, hi: int, k: int
     if r["editDistance"] < 0:
         return None
     start, _ = r["locations"][0]
-    ranges, missing = _runs(r["cigar"], lo + start)
+    ranges, missing = _runs(r["cigar"], lo + start, len(needle))
     dist = int(r["editDistance"])
+    if not ranges:
+        return None
     return [Span(s, e, dist if i == 0 else 0, "fuzzy") for i, (s, e) in enumerate(ranges)], missing
 
 

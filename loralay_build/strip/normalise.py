@@ -73,8 +73,9 @@ class KeyedText:
     decided on whole words by one documented rule (see `words_covered`).
     """
 
-    def __init__(self, keys: list[str]) -> None:
+    def __init__(self, keys: list[str], words: list[str] | None = None) -> None:
         self.keys = keys
+        self.words = words  # the raw words, to see where punctuation splits a glued word
         lengths = np.fromiter((len(k) for k in keys), dtype=np.int64, count=len(keys))
         self.text = "".join(keys)
         self.word_of_char = np.repeat(np.arange(len(keys), dtype=np.int64), lengths)
@@ -84,20 +85,31 @@ class KeyedText:
     def words_covered(self, start: int, end: int) -> tuple[int, int]:
         """Word range [first, last) removed for the character span [start, end).
 
-        A word is removed when the span covers at least half of its key characters, so a
-        match that starts or ends inside a word (a label glued to the first word, a
-        footnote mark glued to the last) takes the word only if most of it is abstract;
-        the cut never shifts by a whole word. Words with an empty key (a lone dash or
+        A word that the span only partly covers is removed when the span covers at least
+        half of its key characters, or when the span's edge falls where punctuation splits
+        the printed word ("Resumen—El", "Abstract:We": a label glued to the first word of
+        the abstract; the label goes with it). So a match that starts or ends inside a word
+        never shifts the cut by a whole word. Words with an empty key (a lone dash or
         bullet) between two removed words go with them. Returns (first, first) when no
         word qualifies.
         """
         if end <= start:
             return 0, 0
         first, last = int(self.word_of_char[start]), int(self.word_of_char[end - 1])
-        if 2 * (self.word_start[first + 1] - start) < self.lengths[first]:
+        head = int(start - self.word_start[first])  # key chars of `first` before the span
+        if head and 2 * head > self.lengths[first] and not self._splits_at(first, head):
             first += 1
-        if 2 * (end - self.word_start[last]) < self.lengths[last]:
+        tail = int(end - self.word_start[last])  # key chars of `last` inside the span
+        if tail < self.lengths[last] and 2 * tail < self.lengths[last] \
+                and not self._splits_at(last, tail):
             last -= 1
         if last < first:
             return first, first
         return first, last + 1
+
+    def _splits_at(self, word: int, offset: int) -> bool:
+        """Whether the printed word has a punctuation break after `offset` key characters."""
+        if self.words is None:
+            return False
+        ends = np.cumsum([len(t) for t in tokens(self.words[word])])
+        return offset in ends[:-1]

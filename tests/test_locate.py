@@ -1,0 +1,108 @@
+"""Matcher units: key normalisation, the boundary-word rule, junk inside a match, pieces."""
+
+from __future__ import annotations
+
+from loralay_build.failures import Failure
+from loralay_build.records import Candidate, Document, Page
+from loralay_build.strip import strip_abstracts
+from loralay_build.strip.locate import Budget, Haystack, locate, split_in_two
+from loralay_build.strip.normalise import KeyedText, text_key, word_keys
+
+CFG = {"max_edit_ratio": 0.15, "max_edits": 60, "min_abstract_chars": 40,
+       "drop_hal_cover_page": True}
+# The real S2ORC abstract (en_acl_s2orc in the corpus), as metadata gives it.
+ABSTRACT = ("We introduce S2ORC, a large corpus of 81.1M English-language academic papers "
+            "spanning many academic disciplines. The corpus consists of rich metadata, paper "
+            "abstracts, resolved bibliographic references, as well as structured full text for "
+            "8.1M open access papers. Full text is annotated with automatically-detected inline "
+            "mentions of citations, figures, and tables, each linked to their corresponding "
+            "paper objects.")
+BEFORE = ["Kyle", "Lo", "Lucy", "Lu", "Wang", "Allen", "Institute", "for", "Artificial",
+          "Intelligence"]
+AFTER = ["1", "Introduction", "Academic", "papers", "are", "an", "increasingly", "important",
+         "textual", "domain"]
+
+
+def _doc(words: list[str]) -> Document:
+    n = len(words)
+    return Document("t", [Page(1, 600, 800)], list(words), [(0.0, 0.0, 1.0, 1.0)] * n,
+                    [1] * n, [i // 8 for i in range(n)], [0] * n)
+
+
+def _strip(words: list[str], abstract: str = ABSTRACT) -> tuple[Document, list]:
+    r = strip_abstracts(_doc(words), Candidate("t", "x", "en", {"en": abstract}), CFG)
+    assert not isinstance(r, Failure), r
+    return r
+
+
+def test_keys_ignore_forms_case_punctuation_and_hyphenation():
+    assert text_key("“Pro-\nducing” ﬁsh—ÉTÉ, n° 2") == text_key('"producing" fish - ete, n 2')
+    assert text_key("ı́ndice") == text_key("índice") == "indice"
+    assert word_keys(["시스", "템은", "—", "Œuvre"]) == ["시스", "템은", "", "oeuvre"]
+
+
+def test_boundary_words_follow_the_half_rule_or_a_punctuation_break():
+    words = ["ABSTRACTWe", "study", "1Large", "Résumé—El", "fin.Keywords:", "tail"]
+    kt = KeyedText(word_keys(words), words)
+    t = kt.text
+    # 2 of "abstractwe"'s 10 characters covered, no punctuation break: the word stays
+    assert kt.words_covered(t.index("we"), t.index("1large")) == (1, 2)
+    # 5 of 6 covered: the word goes, and the cut does not move on to the next word
+    assert kt.words_covered(t.index("large"), t.index("resume")) == (2, 3)
+    # a label glued to the first word by a dash, a keyword label glued to the last by a
+    # period: the edge falls on the break, so both glued words go
+    assert kt.words_covered(t.index("el"), t.index("keywords")) == (3, 5)
+    assert kt.words_covered(t.index("el"), t.index("tail")) == (3, 5)
+
+
+def test_mid_word_start_does_not_shift_the_cut():
+    body, _ = _strip(BEFORE + ["AbstractWe"] + ABSTRACT.split()[1:] + AFTER)
+    assert body.words == BEFORE + ["AbstractWe"] + AFTER  # "We" is 2 of 10 characters
+    body, _ = _strip(BEFORE + ["Abstract—We"] + ABSTRACT.split()[1:] + AFTER)
+    assert body.words == BEFORE + AFTER  # the label is glued by a dash: it goes too
+    body, _ = _strip(BEFORE + ["*We"] + ABSTRACT.split()[1:] + AFTER)
+    assert body.words == BEFORE + AFTER
+
+
+def test_page_furniture_inside_the_abstract_stays_in_the_body():
+    words = ABSTRACT.split()
+    furniture = ["Electronic", "copy", "available", "at:", "https://ssrn.com/abstract=3404698"]
+    body, matches = _strip(BEFORE + words[:30] + furniture + words[30:] + AFTER)
+    assert body.words == BEFORE + furniture + AFTER  # 52 junk characters: over budget, pieces
+    assert matches[0].method == "split"
+    # within budget: one alignment, cut around the header
+    header = ["Lo", "et", "al.", "ACL", "2020", "page", "2"]
+    body, matches = _strip(BEFORE + words[:30] + header + words[30:] + AFTER)
+    assert body.words == BEFORE + header + AFTER
+    assert matches[0].method == "fuzzy"
+
+
+def test_abstract_split_far_apart_is_found_piecewise_and_must_be_whole():
+    words = ABSTRACT.split()
+    column = ("Most text-mining research relies on corpora whose documents were chosen "
+              "for their licences rather than their content. ") * 12
+    body, matches = _strip(BEFORE + words[:25] + column.split() + words[25:] + AFTER)
+    assert body.words == BEFORE + column.split() + AFTER
+    assert {m.method for m in matches} == {"split"}
+    # the second half absent: the first half alone is not enough
+    r = strip_abstracts(_doc(BEFORE + words[:25] + column.split() + AFTER),
+                        Candidate("t", "x", "en", {"en": ABSTRACT}), CFG)
+    assert isinstance(r, Failure) and r.cls.value == "irretrievable_abstract"
+
+
+def test_every_copy_is_removed():
+    body, matches = _strip(BEFORE + ABSTRACT.split() + AFTER + ABSTRACT.split())
+    assert body.words == BEFORE + AFTER and len(matches) == 2
+
+
+def test_short_abstracts_are_only_matched_exactly():
+    hay = Haystack(text_key(" ".join(BEFORE + AFTER)))
+    assert locate(hay, "Allen Institute", Budget()) is not None
+    assert locate(hay, "Allen Instituut", Budget()) is None
+
+
+def test_split_prefers_line_breaks_then_sentence_ends():
+    structured = "BACKGROUND: one two three.\nMETHODS: four five. Six seven eight nine."
+    assert split_in_two(structured)[1].startswith("METHODS")
+    assert split_in_two("One two three four. Five six seven eight.")[1] == "Five six seven eight."
+    assert split_in_two("word") is None
