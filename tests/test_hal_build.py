@@ -1,0 +1,124 @@
+"""`loralay build --source hal --config test.yaml --out DIR` end to end against a local server.
+
+The search responses are SYNTHETIC records in the shape of the recordings (see
+test_hal.py), carrying the true abstracts of real French PDFs from ../shared/corpus,
+which the server returns as the downloads; two records are bad on purpose.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from .conftest import REPO
+from .fakeserver import Reply
+from .test_hal import PDF_TYPE, PagedSearch, corpus_entry, corpus_pdf, synthetic_doc
+
+pytestmark = pytest.mark.integration
+DOCS = ["fr_ahrf_censure", "fr_these_mucoviscidose", "fr_these_malware_long"]
+
+
+def records(base: str) -> list[dict]:
+    docs = [synthetic_doc(i, base, corpus_id=c) for i, c in enumerate(DOCS)]
+    english = synthetic_doc(3, base, corpus_id="en_hal_reaim")  # its "French" abstract is English
+    english["fr_abstract_s"] = english.pop("en_abstract_s")
+    html = synthetic_doc(4, base)  # the PDF host answers with an HTML page
+    return docs + [english, html]
+
+
+def serve(srv) -> None:
+    bodies = {f"/hal-0900{i:04d}/document": corpus_pdf(c) for i, c in enumerate(DOCS)}
+    bodies["/hal-09000003/document"] = corpus_pdf("en_hal_reaim")
+
+    def pdf(req):
+        if req.path in bodies:
+            return Reply(200, bodies[req.path], PDF_TYPE)
+        return Reply(200, "<!DOCTYPE html><html><body>Embargo</body></html>", PDF_TYPE)
+
+    srv.add_handler("/hal-*", pdf)
+
+
+def write_config(tmp_path: Path, api_url: str, **over) -> Path:
+    cfg = {"api_url": api_url, "rows": 2, "requests_per_second": 1000, "timeout_s": 2,
+           "backoff_factor": 0.01, "retry_after_max_s": 1, "max_pages_percentile": None,
+           "min_summary_percentile": None, "split_proportions": [0.34, 0.33, 0.33], **over}
+    path = tmp_path / "test.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+def loralay(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "loralay_build.cli", *args], cwd=REPO,
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_hal_build_produces_a_dataset(fake_server, tmp_path):
+    from datasets import load_dataset
+
+    fake_server.add_handler("/search/", PagedSearch(records(fake_server.url("")), rows=2))
+    serve(fake_server)
+    out = tmp_path / "hal"
+    cfg = write_config(tmp_path, fake_server.url("/search/"))
+    proc = loralay("build", "--source", "hal", "--config", str(cfg), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    docs = json.loads((out / "report.json").read_text())["documents"]
+    assert docs["hal-09000003"]["class"] == "wrong_language"
+    assert docs["hal-09000004"] == {**docs["hal-09000004"], "status": "dropped",
+                                    "class": "unavailable", "stage": "fetch"}
+    kept = sorted(i for i, o in docs.items() if o["status"] == "kept")
+    assert kept == ["hal-09000000", "hal-09000001", "hal-09000002"]
+    ds = load_dataset(str(out), cache_dir=str(tmp_path / "cache"))
+    rows = {r["article_id"]: r for s in ds for r in ds[s]}
+    censure = rows["hal-09000000"]
+    assert censure["source"] == "hal" and censure["language"] == "fr"
+    assert censure["abstract"] == corpus_entry("fr_ahrf_censure")["abstracts"]["fr"]
+    assert [a["language"] for a in censure["other_abstracts"]] == ["en"]
+    assert 1 not in censure["article_pages"]  # HAL's cover page is gone
+    assert censure["article_pdf_url"].endswith("/hal-09000000/document")
+
+
+def _fetched(db: Path) -> int:
+    try:
+        with sqlite3.connect(db, timeout=1) as con:
+            return con.execute("SELECT COUNT(*) FROM results WHERE stage='fetch'").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+
+
+def test_harvest_killed_part_way_resumes_from_its_checkpoint(fake_server, tmp_path):
+    search = PagedSearch(records(fake_server.url("")), rows=2)
+    fake_server.add_handler("/search/", search)
+    serve(fake_server)
+    out = tmp_path / "hal"
+    cfg = write_config(tmp_path, fake_server.url("/search/"), requests_per_second=4)
+    cmd = [sys.executable, "-m", "loralay_build.cli", "fetch", "--source", "hal", "--config",
+           str(cfg), "--out", str(out)]
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    db = out / "state" / "fetch.sqlite"
+    deadline = time.monotonic() + 60
+    while _fetched(db) < 3 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = _fetched(db)
+    assert 3 <= before < 5
+    first_run_requests = len(search.requests)
+    resumed = loralay("fetch", "--source", "hal", "--config", str(cfg), "--out", str(out))
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    with sqlite3.connect(db) as con:
+        ids = [r[0] for r in con.execute("SELECT doc_id FROM results WHERE stage='fetch'")]
+        cursor = json.loads(con.execute("SELECT value FROM checkpoints WHERE name='hal.cursor'")
+                            .fetchone()[0])
+    assert sorted(ids) == [f"hal-0900{i:04d}" for i in range(5)]
+    assert search.cursors[first_run_requests] != "*"  # the rerun started from the checkpoint
+    assert cursor["cursor"] == "c3"
