@@ -172,19 +172,31 @@ def test_cover_pages(readable, stripped):
 
 
 def test_abstract_of_another_document_is_not_found(readable):
-    """Every abstract of the corpus against every other document of the same language."""
+    """Each document with, added or in place of its own, the main abstract of every other
+    document of a language it has an abstract in: never found, always dropped."""
     checked = 0
     for did, (m, doc) in readable.items():
         for other, (m2, _) in readable.items():
-            for lang, abstract in m2["abstracts"].items():
-                if other == did or lang not in m["abstracts"]:
-                    continue
-                abstracts = {**m["abstracts"], lang: abstract}
+            lang = m2["language"]
+            if other == did or lang not in m["abstracts"]:
+                continue
+            for abstracts in ({**m["abstracts"], lang: m2["abstracts"][lang]},
+                              {**m["abstracts"], "xx": m2["abstracts"][lang]}):
                 r = strip_abstracts(doc, _candidate(m, abstracts), CFG)
                 assert isinstance(r, Failure), (did, other, lang)
                 assert r.cls is FailureClass.IRRETRIEVABLE_ABSTRACT
                 checked += 1
     assert checked > 100
+
+
+def test_an_abstract_given_twice_or_inside_another_is_still_found(readable):
+    m, doc = readable["es_scielo_malaga"]
+    both = m["abstracts"]["es"] + "\n" + m["abstracts"]["en"]
+    for abstracts in ({"es": m["abstracts"]["es"], "en": m["abstracts"]["es"]},
+                      {"es": both, "en": m["abstracts"]["en"]}):
+        r = strip_abstracts(doc, _candidate(m, abstracts), CFG)
+        assert not isinstance(r, Failure), r
+        assert leakage(r[0], m["abstracts"], 8)["es"] < 0.5
 
 
 def _perturb(text: str, rng: random.Random) -> str:

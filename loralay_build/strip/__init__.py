@@ -51,6 +51,9 @@ def strip_abstracts(doc: Document, candidate: Candidate, cfg: dict[str, Any]
     for lang, abstract in candidate.abstracts.items():
         if not text_key(abstract):
             continue  # nothing printable to look for (an empty metadata field)
+        # each abstract is looked for in the whole text, including what another abstract
+        # took: metadata may give the same text twice, or one field holding both languages
+        hay.masked[:] = False
         spans = locate_abstract(hay, abstract, budget)
         if spans is None:
             return Failure(FailureClass.IRRETRIEVABLE_ABSTRACT,
