@@ -70,11 +70,14 @@ def test_page_furniture_inside_the_abstract_stays_in_the_body():
     body, matches = _strip(BEFORE + words[:30] + furniture + words[30:] + AFTER)
     assert body.words == BEFORE + furniture + AFTER  # 52 junk characters: over budget, pieces
     assert matches[0].method == "split"
-    # within budget: one alignment, cut around the header
-    header = ["Lo", "et", "al.", "ACL", "2020", "page", "2"]
+    # within budget: one alignment, cut around the running head (>= 24 key characters)
+    header = ["Lo", "et", "al.", "S2ORC:", "The", "Semantic", "Scholar", "Corpus", "2"]
     body, matches = _strip(BEFORE + words[:30] + header + words[30:] + AFTER)
     assert body.words == BEFORE + header + AFTER
     assert matches[0].method == "fuzzy"
+    # a page number (shorter than JUNK) is not worth a cut: it goes with the abstract
+    body, matches = _strip(BEFORE + words[:30] + ["2"] + words[30:] + AFTER)
+    assert body.words == BEFORE + AFTER
 
 
 def test_abstract_split_far_apart_is_found_piecewise_and_must_be_whole():

@@ -25,10 +25,17 @@ import numpy as np
 from .normalise import text_key
 
 _CIGAR = re.compile(r"(\d+)([=XID])")
-# A run of this many key characters inside an alignment is layout junk in the body
-# (kept in the body), or a part of the abstract printed elsewhere (looked for on its own).
+# A stretch of this many key characters of the body inside an alignment is layout junk (a
+# footer, a running head, a caption: kept in the body); shorter stretches (a page number,
+# a word the metadata lost) go with the abstract.
+JUNK = 24
+# A stretch of this many key characters of the abstract that the alignment leaves out is
+# looked for on its own (printed elsewhere, e.g. before a page break).
 GAP = 12
-ANCHOR = 4  # unrelated texts agree on runs of 1-3 characters by chance, rarely on more
+# A leftover piece is looked for between its found neighbours with no edit bound, so its
+# anchors must be longer, and must cover at least half of it.
+STRICT_ANCHOR = 8
+SLACK = 3000  # how far from a found neighbour a leftover piece may be
 _SENTENCE_END = re.compile(r"[.!?。？！]\s+")
 
 
@@ -92,39 +99,41 @@ class Haystack:
         return query.tobytes(), target.tobytes()
 
 
-def _runs(cigar: str, lo: int, qlen: int
-          ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+def _runs(cigar: str, lo: int, qlen: int, anchor: int = 4, gap: int = GAP
+          ) -> tuple[list[tuple[int, int]], list[tuple[int, int]], int]:
     """Body character ranges the alignment really uses, and needle ranges it does not.
 
-    Anchors are runs of >= ANCHOR equal characters. Between two anchors, a stretch of
-    >= GAP body characters is junk (a footer, a caption: kept in the body) and a stretch
-    of >= GAP needle characters is missing here (looked for on its own), whether edlib
-    spent it as insertions, deletions or substitutions of one text for another.
+    Anchors are runs of >= `anchor` equal characters (unrelated texts agree on runs of
+    1-3 characters by chance, rarely on more). Between two anchors, a stretch of >= JUNK
+    body characters is junk (kept in the body) and a stretch of >= `gap` needle characters
+    is missing here (looked for on its own), whether edlib spent it as insertions,
+    deletions or substitutions of one text for another. Also returns how many needle
+    characters the anchors cover.
     """
     anchors: list[tuple[int, int, int, int]] = []  # query start/end, target start/end
     t, q = lo, 0
     for count, op in _CIGAR.findall(cigar):
         n = int(count)
-        if op == "=" and n >= ANCHOR:
+        if op == "=" and n >= anchor:
             anchors.append((q, q + n, t, t + n))
         t += 0 if op == "I" else n
         q += 0 if op == "D" else n
     if not anchors:
-        return [], [(0, qlen)]
-    missing = [(0, anchors[0][0])] if anchors[0][0] >= GAP else []
+        return [], [(0, qlen)], 0
+    missing = [(0, anchors[0][0])] if anchors[0][0] >= gap else []
     span_start = anchors[0][2] if missing else lo
     spans: list[tuple[int, int]] = []
     for prev, nxt in zip(anchors, anchors[1:], strict=False):
-        if nxt[0] - prev[1] >= GAP:
+        if nxt[0] - prev[1] >= gap:
             missing.append((prev[1], nxt[0]))
-        if nxt[0] - prev[1] >= GAP or nxt[2] - prev[3] >= GAP:
+        if nxt[2] - prev[3] >= JUNK:
             spans.append((span_start, prev[3]))
             span_start = nxt[2]
     tail = qlen - anchors[-1][1]
-    spans.append((span_start, anchors[-1][3] if tail >= GAP else t))
-    if tail >= GAP:
+    spans.append((span_start, anchors[-1][3] if tail >= gap else t))
+    if tail >= gap:
         missing.append((anchors[-1][1], qlen))
-    return spans, missing
+    return spans, missing, sum(a[1] - a[0] for a in anchors)
 
 
 def align(hay: Haystack, needle: str, lo: int, hi: int, k: int
@@ -140,7 +149,7 @@ def align(hay: Haystack, needle: str, lo: int, hi: int, k: int
     if r["editDistance"] < 0:
         return None
     start, _ = r["locations"][0]
-    ranges, missing = _runs(r["cigar"], lo + start, len(needle))
+    ranges, missing, _ = _runs(r["cigar"], lo + start, len(needle))
     dist = int(r["editDistance"])
     if not ranges:
         return None
@@ -154,7 +163,13 @@ def locate(hay: Haystack, abstract: str, budget: Budget) -> list[Span] | None:
     if whole is not None:
         return whole
     lo, hi = _window(hay, key)
-    return _pieces(hay, abstract, lo, hi, budget)
+    items: list[list[Span] | str] = []
+    try:
+        if not _pieces(hay, abstract, lo, hi, budget, items, [len(key) // 4]):
+            return None
+    except _GiveUp:
+        return None
+    return _settle(hay, items)
 
 
 def more_copies(hay: Haystack, abstract: str, budget: Budget, limit: int = 3) -> list[Span]:
@@ -205,21 +220,72 @@ def _window(hay: Haystack, key: str) -> tuple[int, int]:
     return max(0, start - pad), min(len(hay.text), end + 1 + pad)
 
 
-def _pieces(hay: Haystack, text: str, lo: int, hi: int, budget: Budget) -> list[Span] | None:
-    """Both halves of `text` found in [lo, hi), recursively; None as soon as one cannot be."""
+class _GiveUp(Exception):
+    """More of the abstract is unplaced than a quarter: it is not there."""
+
+
+def _pieces(hay: Haystack, text: str, lo: int, hi: int, budget: Budget,
+            out: list[list[Span] | str], left: list[int]) -> bool:
+    """Both halves of `text` looked for in [lo, hi), recursively, in order, into `out`.
+
+    A half too short to cut again that cannot be placed within its budget is left as its
+    key (a leftover, settled later between its neighbours), as long as leftovers stay
+    under a quarter of the abstract (`left`). False when `text` has no place to cut.
+    """
     halves = split_in_two(text)
     if halves is None:
-        return None
-    found: list[Span] = []
+        return False
     for half in halves:
         key = text_key(half)
         spans = _place(hay, key, lo, hi, budget)
-        if spans is None and len(key) >= 2 * budget.min_chars:
-            spans = _pieces(hay, half, lo, hi, budget)
-        if spans is None:
-            return None
-        found.extend(spans)
+        if spans is not None:
+            out.append(spans)
+        elif len(key) < 2 * budget.min_chars or not _pieces(hay, half, lo, hi, budget, out, left):
+            left[0] -= len(key)
+            if left[0] < 0:
+                raise _GiveUp
+            out.append(key)
+    return True
+
+
+def _settle(hay: Haystack, items: list[list[Span] | str]) -> list[Span] | None:
+    """All pieces as spans: each leftover found between the pieces found around it."""
+    found: list[Span] = []
+    for i, item in enumerate(items):
+        if isinstance(item, str):
+            before = [s.end for x in items[:i] if isinstance(x, list) for s in x]
+            after = [s.start for x in items[i + 1:] if isinstance(x, list) for s in x]
+            if not before and not after:
+                return None
+            lo = max(before) if before else max(0, min(after) - len(item) - SLACK)
+            hi = min(after) if after else min(len(hay.text), lo + len(item) + SLACK)
+            item = _squeeze(hay, item, lo, min(hi, lo + len(item) + SLACK))
+            if item is None:
+                return None
+        found.extend(item)
     return [Span(s.start, s.end, s.distance, "split") for s in found]
+
+
+def _squeeze(hay: Haystack, key: str, lo: int, hi: int) -> list[Span] | None:
+    """A leftover piece in a tight window: long anchors covering half of it, and the short
+    parts it leaves out (a word before a page break) found exactly in the same window."""
+    enc = hay.encode(key, lo, hi) if hi - lo >= STRICT_ANCHOR else None
+    if enc is None:
+        return None
+    r = edlib.align(enc[0], enc[1], mode="HW", task="path")
+    start, _ = r["locations"][0]
+    ranges, missing, anchored = _runs(r["cigar"], lo + start, len(key), STRICT_ANCHOR,
+                                      STRICT_ANCHOR)
+    if 2 * anchored < len(key):
+        return None
+    spans = [Span(s, e, len(key) - anchored, "fuzzy") for s, e in ranges]
+    hay.mask(spans)
+    for a, b in missing:
+        pos = hay.find_exact(key[a:b], lo, hi)
+        if pos >= 0:
+            spans.append(Span(pos, pos + b - a, 0, "exact"))
+            hay.mask(spans[-1:])
+    return spans
 
 
 def split_in_two(text: str) -> tuple[str, str] | None:
