@@ -5,7 +5,13 @@ document is dropped (`irretrievable_abstract`); never kept with an abstract left
     leakage(doc, abstracts, n) -> {language: share of the abstract's n-grams in the body}
 
 Matching happens on word keys (normalise.py), first exactly, then with edlib, then piece
-by piece (locate.py). Word indices in the returned matches refer to the input document.
+by piece (locate.py). One AbstractMatch per located copy of an abstract (a second whole
+copy, e.g. a thesis printing it twice, gives a second match of the same language):
+`start`/`end` are the first and last removed word + 1, as indices into the *input*
+document (cover page included); the words between them that are layout furniture stay.
+`method` is "exact", "fuzzy" (one edlib alignment) or "split" (found piece by piece);
+`distance` is the sum of the edit distances of its parts; `pages` the physical pages of
+the removed words.
 """
 
 from __future__ import annotations

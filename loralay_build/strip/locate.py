@@ -5,13 +5,20 @@ edit budget is spent on real disagreements. edlib's infix ("HW") alignment is th
 step (performance.md §4: linear in text x abstract / 64, insensitive to noise and to
 repetition, and with a distance bound it returns nothing for an absent abstract).
 
-Why pieces: a column or page change can put a footer, a page number, an affiliation
-block or another column's lines inside the abstract (two SciELO articles of the corpus
-do). The whole abstract then costs far more than any honest budget, but each part is
-intact. When the whole fails, it is cut in two (at a line break, else a sentence end,
-else a word) and each half is looked for near where the whole aligns best, recursively
-down to `min_chars`; every piece must be found or the abstract counts as not found.
-Since every piece must pass its own budget, an absent abstract is not "found" piecewise.
+Inside one alignment, body text that the abstract skips (>= JUNK characters: a footer,
+a running head) stays in the body, and abstract text that the body lacks there (>= GAP
+characters) is looked for nearby on its own (the end of a sentence before a page break).
+
+Why pieces: a column or page change can put a footer, an affiliation block or another
+column's lines inside the abstract (two SciELO articles of the corpus do). The whole
+abstract then costs far more than any honest budget, but each part is intact. When the
+whole fails, it is cut in two (at a line break, else a sentence end, else a word) and
+each half is looked for near where the whole aligns best, recursively down to pieces of
+`min_chars`..2*`min_chars` characters, each within its own budget. A piece that still
+fails (it straddles the break and lost a word) is a leftover: it must lie between its
+found neighbours, with anchors of >= STRICT_ANCHOR characters covering half of it, and
+leftovers may add up to a quarter of the abstract at most. So an absent abstract is
+never "found" piecewise: most of its pieces would have to pass their budgets.
 """
 
 from __future__ import annotations
