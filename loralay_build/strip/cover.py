@@ -10,6 +10,8 @@ document that has more than one page; the page keeps its physical number in `pag
 
 from __future__ import annotations
 
+import bisect
+
 from ..records import Document
 from .normalise import text_key
 
@@ -30,7 +32,7 @@ def cover_page(doc: Document, keys: list[str] | None = None) -> bool:
     """
     if len(doc.pages) < 2:
         return False
-    if keys is None:
-        keys = [text_key(w) for w in doc.words]
-    first = "".join(k for k, p in zip(keys, doc.word_pages, strict=True) if p == 1)
+    end = bisect.bisect_right(doc.word_pages, 1)  # words come in page order
+    page1 = [text_key(w) for w in doc.words[:end]] if keys is None else keys[:end]
+    first = "".join(page1)
     return any(s in first for s in COVER_SENTENCES)

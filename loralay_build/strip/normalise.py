@@ -49,9 +49,9 @@ def word_keys(words: list[str]) -> list[str]:
     """The alphanumeric key of each word ("" for pure punctuation), in one pass."""
     if not words:
         return []
-    joined = _NON_KEY.sub("", fold(_SEP.join(w.replace(_SEP, "") for w in words)))
+    joined = _NON_KEY.sub("", fold(_SEP.join(words)))
     keys = joined.split(_SEP)
-    if len(keys) != len(words):  # a word whose folding created or ate a separator
+    if len(keys) != len(words):  # a word holding the separator, or whose folding made one
         return [_NON_KEY.sub("", fold(w)) for w in words]
     return keys
 
@@ -76,7 +76,7 @@ class KeyedText:
     def __init__(self, keys: list[str], words: list[str] | None = None) -> None:
         self.keys = keys
         self.words = words  # the raw words, to see where punctuation splits a glued word
-        lengths = np.fromiter((len(k) for k in keys), dtype=np.int64, count=len(keys))
+        lengths = np.array(list(map(len, keys)), dtype=np.int64)
         self.text = "".join(keys)
         self.word_of_char = np.repeat(np.arange(len(keys), dtype=np.int64), lengths)
         self.word_start = np.concatenate(([0], np.cumsum(lengths)))  # char offset of word i
