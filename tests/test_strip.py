@@ -172,21 +172,25 @@ def test_cover_pages(readable, stripped):
 
 
 def test_abstract_of_another_document_is_not_found(readable):
-    """Each document with, added or in place of its own, the main abstract of every other
-    document of a language it has an abstract in: never found, always dropped."""
+    """Each document with, added to or in place of its own, the main abstract of the next
+    four documents (in corpus order, cyclically) of a language it has an abstract in:
+    never found, always dropped."""
+    ids = list(readable)
     checked = 0
-    for did, (m, doc) in readable.items():
-        for other, (m2, _) in readable.items():
+    for pos, did in enumerate(ids):
+        m, doc = readable[did]
+        others = [o for o in ids[pos + 1:] + ids[:pos]
+                  if readable[o][0]["language"] in m["abstracts"]][:4]
+        for other in others:
+            m2 = readable[other][0]
             lang = m2["language"]
-            if other == did or lang not in m["abstracts"]:
-                continue
             for abstracts in ({**m["abstracts"], lang: m2["abstracts"][lang]},
                               {**m["abstracts"], "xx": m2["abstracts"][lang]}):
                 r = strip_abstracts(doc, _candidate(m, abstracts), CFG)
                 assert isinstance(r, Failure), (did, other, lang)
                 assert r.cls is FailureClass.IRRETRIEVABLE_ABSTRACT
                 checked += 1
-    assert checked > 100
+    assert checked >= 100
 
 
 def test_an_abstract_given_twice_or_inside_another_is_still_found(readable):
