@@ -65,6 +65,7 @@ def summarize(p: ProcessedDoc) -> dict[str, Any]:
         "language_share": p.language_share,
         "detected_language": p.detected_language,
         "leakage": p.leakage,
-        "matches": {m.language: {"distance": m.distance, "method": m.method,
-                                 "pages": list(m.pages)} for m in p.matches},
+        # a list: an abstract printed twice is matched (and removed) twice
+        "matches": [{"language": m.language, "distance": m.distance, "method": m.method,
+                     "pages": list(m.pages)} for m in p.matches],
     }
