@@ -115,7 +115,7 @@ def main() -> None:
 def report(runs: list[dict[str, float]], pages: int, words: int, n: int, pin: int | None) -> None:
     med = {k: statistics.median(r[k] for r in runs) for k in METHODS}
     print(f"{n} PDFs, {pages} pages, {words} words; {len(runs)} runs, "
-          f"{'pinned to CPU %d' % pin if pin is not None else 'not pinned'}")
+          f"{f'pinned to CPU {pin}' if pin is not None else 'not pinned'}")
     for k, t in med.items():
         print(f"  {k:12s} {t:7.2f} s  {pages / t:7.0f} pages/s  {words / t:9.0f} words/s")
     ac = statistics.median(r["a_ours"] / r["c_original"] for r in runs)

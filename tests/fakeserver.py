@@ -45,8 +45,8 @@ class FakeServer:
         self.requests: list[Request] = []
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._make_handler())
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02},
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever,
+                                        kwargs={"poll_interval": 0.02}, daemon=True)
 
     # --- set-up -----------------------------------------------------------------
     def add(self, path: str, *replies: Reply) -> None:

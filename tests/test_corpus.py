@@ -66,7 +66,8 @@ def test_given_split_keeps_names_and_rejects_unknown():
            "et propose une méthode de classement fondée sur les citations."),
     ("pt", "Este estudo analisa a produção científica das universidades brasileiras e propõe "
            "um método de classificação baseado nas citações recebidas."),
-    ("ko", "본 연구는 한국 대학의 과학 연구 성과를 분석하고 인용 기반의 새로운 평가 방법을 제안한다."),
+    ("ko", "본 연구는 한국 대학의 과학 연구 성과를 분석하고 "
+           "인용 기반의 새로운 평가 방법을 제안한다."),
 ])
 def test_language_share(lang, text):
     g = detect(text * 3)

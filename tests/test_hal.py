@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import threading
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -122,24 +121,10 @@ def serve_pdfs(srv: FakeServer, body: bytes) -> None:
     srv.add_handler("/hal-*", lambda req: Reply(200, body, PDF_TYPE))
 
 
-def quick_server() -> FakeServer:
-    """conftest's FakeServer, polled every 20 ms so that its shutdown takes no 0.5 s."""
-    srv = FakeServer()
-    srv._thread = threading.Thread(target=srv._httpd.serve_forever,
-                                   kwargs={"poll_interval": 0.02}, daemon=True)
-    return srv
-
-
-@pytest.fixture
-def fake_server():
-    with quick_server() as srv:
-        yield srv
-
-
 @pytest.fixture
 def pdf_host():
     """A second host for the PDFs, so a 403 there leaves the search API usable."""
-    with quick_server() as srv:
+    with FakeServer() as srv:
         yield srv
 
 

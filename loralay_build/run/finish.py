@@ -111,7 +111,7 @@ def _assign_splits(d: Decisions, kept: list[tuple[int, dict[str, Any]]],
         assignment = given(dated)
     else:
         assignment = chronological(dated, cfg["split_proportions"], cfg.get("undated", "train"))
-    for (i, s), dd in sorted(zip(kept, dated), key=lambda x: chronological_key(x[1])):
+    for (i, s), _ in sorted(zip(kept, dated), key=lambda x: chronological_key(x[1])):
         split = assignment[s["id"]]
         if split is None:
             d.outcomes[s["id"]] = {"status": "dropped", "stage": "split", "class": "undated",

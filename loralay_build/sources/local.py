@@ -69,9 +69,7 @@ def fetch(ctx: FetchContext) -> Iterator[Candidate | Rejection]:
     path = Path(manifest)
     if not path.is_file():
         raise ManifestError(f"{path}: manifest not found")
-    count = 0
-    for item in read_manifest(path):
+    for count, item in enumerate(read_manifest(path)):
         if ctx.limit is not None and count >= ctx.limit:
             return
-        count += 1
         yield item
