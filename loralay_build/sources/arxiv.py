@@ -1,0 +1,258 @@
+"""arXiv-Lay: Cohan et al. ids, abstracts from the arXiv metadata snapshot, PDFs from the bucket.
+
+The snapshot (`arxiv-metadata-oai-snapshot.json`, millions of JSON lines, several GB) is
+streamed once and joined on the id without its slash (`hep-th/9608091` is Cohan's
+`hep-th9608091`) through a dict: linear time, where the original scanned a list of ids
+for every line. Only lines whose id is wanted are fully parsed.
+
+PDFs: the highest version listed under the id's prefix in the public `arxiv-dataset`
+bucket, through the storage JSON API (`bucket_api_url`, `?prefix=`), downloaded from
+`bucket_download_url/<object name>`. Ids are skipped once recorded, so a rerun after a
+kill fetches only the rest; no paging checkpoint is needed for an id list.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import gzip
+import json
+import re
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import IO, Any
+from urllib.parse import quote
+
+from pylatexenc.latex2text import LatexNodes2Text
+
+from ..failures import FailureClass, StageError
+from ..http import HostBlocked, HttpSettings, PoliteClient
+from ..records import Candidate, Rejection
+from . import FetchContext
+from .cohan import HarvestStopped, download, read_ids
+
+SOURCE = "arxiv"
+NEW_ID = re.compile(r"^(\d{4})\.(\d{4,5})$")  # 0704.0001, 1501.00001
+OLD_ID = re.compile(r"^([a-z]+(?:-[a-z]+)*)(\d{7})$")  # hep-th9608091 (slash removed)
+_SNAPSHOT_ID = re.compile(rb'^\s*\{\s*"id"\s*:\s*"([^"\\]+)"')
+_UNESCAPED_PERCENT = re.compile(r"(?<!\\)%")
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_LATEX = LatexNodes2Text()
+
+
+@dataclass(frozen=True, slots=True)
+class ArxivSettings:
+    ids_dir: str = ""
+    metadata_path: str = ""
+    bucket_api_url: str = "https://storage.googleapis.com/storage/v1/b/arxiv-dataset/o"
+    bucket_download_url: str = "https://storage.googleapis.com/arxiv-dataset"
+    pdf_attempts: int = 3
+    listing_pages: int = 5  # pages of one id's listing followed (one is the norm)
+
+    @classmethod
+    def from_config(cls, cfg: dict[str, Any]) -> ArxivSettings:
+        values = {k: cfg[k] for k in cls.__dataclass_fields__ if cfg.get(k) is not None}
+        settings = cls(**values)
+        if not settings.ids_dir or not settings.metadata_path:
+            raise ValueError("arxiv: set ids_dir (the Cohan et al. files) and metadata_path "
+                             "(arxiv-metadata-oai-snapshot.json) with --config FILE")
+        return settings
+
+
+# --- ids and bucket paths ------------------------------------------------------------
+def bucket_prefix(article_id: str) -> str | None:
+    """The object-name prefix of an id's PDFs (`...<id>v`), None for an unknown id form."""
+    key = article_id.replace("/", "")
+    new = NEW_ID.match(key)
+    if new:
+        return f"arxiv/arxiv/pdf/{new.group(1)}/{key}v"
+    old = OLD_ID.match(key)
+    if old:
+        archive, number = old.groups()
+        return f"arxiv/{archive}/pdf/{number[:4]}/{number}v"
+    return None
+
+
+def canonical_id(article_id: str) -> str:
+    """`hep-th9608091` -> `hep-th/9608091` (arXiv's own form); new-style ids unchanged."""
+    old = OLD_ID.match(article_id.replace("/", ""))
+    return f"{old.group(1)}/{old.group(2)}" if old else article_id
+
+
+def latest_version(names: list[str], prefix: str) -> tuple[int, str] | None:
+    """The highest `vN` among listed object names; other objects under the prefix ignored."""
+    pattern = re.compile(re.escape(prefix) + r"(\d+)\.pdf$")
+    found = [(int(m.group(1)), n) for n in names if (m := pattern.match(n))]
+    return max(found) if found else None
+
+
+# --- metadata ------------------------------------------------------------------------
+def abstract_text(raw: str) -> tuple[str, bool]:
+    """The abstract as text, and whether the LaTeX conversion was used.
+
+    pylatexenc reads a bare `%` as a comment and drops the rest of the abstract, so every
+    unescaped `%` is escaped first (`\\%` comes out as `%`). A conversion that fails or
+    loses over half the text falls back to the joined raw text."""
+    joined = " ".join(raw.split())
+    try:
+        text = " ".join(_LATEX.latex_to_text(_UNESCAPED_PERCENT.sub(r"\\%", joined)).split())
+    except Exception:  # noqa: BLE001 - any parser failure means: keep the raw text
+        return joined, False
+    if len(text) < len(joined) / 2:
+        return joined, False
+    return text, True
+
+
+def publication_date(meta: dict[str, Any]) -> str | None:
+    """v1's submission date (the paper's first appearance), else `update_date`."""
+    versions = meta.get("versions")
+    if isinstance(versions, list) and versions:
+        first = next((v for v in versions if isinstance(v, dict) and v.get("version") == "v1"),
+                     versions[0])
+        created = first.get("created") if isinstance(first, dict) else None
+        if isinstance(created, str):
+            try:
+                return email.utils.parsedate_to_datetime(created).date().isoformat()
+            except (TypeError, ValueError):
+                pass
+    update = meta.get("update_date")
+    return update if isinstance(update, str) and _DATE.match(update) else None
+
+
+def to_candidate(article_id: str, split: str, meta: dict[str, Any]) -> Candidate | Rejection:
+    raw = meta.get("abstract")
+    if not isinstance(raw, str) or not raw.strip():
+        return Rejection(article_id, SOURCE, FailureClass.NO_ABSTRACT.value,
+                         "the metadata snapshot has no abstract for this id")
+    text, converted = abstract_text(raw)
+    title = meta.get("title")
+    extra = {"arxiv_id": canonical_id(article_id), "latex_converted": converted}
+    for key in ("categories", "license", "doi", "update_date"):
+        if meta.get(key) is not None:
+            extra[key] = meta[key]
+    return Candidate(id=article_id, source=SOURCE, language="en", abstracts={"en": text},
+                     publication_date=publication_date(meta), split=split,
+                     title=" ".join(title.split()) if isinstance(title, str) else None,
+                     extra=extra)
+
+
+def _open_binary(path: Path) -> IO[bytes]:
+    return gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb")
+
+
+def stream_snapshot(path: str | Path, wanted: dict[str, str]
+                    ) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(Cohan id, metadata) for each snapshot line whose slash-less id is in `wanted`.
+
+    The id is read from the start of the line without parsing the rest; a line of
+    another shape is parsed in full. A line that is not JSON is skipped."""
+    with _open_binary(Path(path)) as fh:
+        for line in fh:
+            m = _SNAPSHOT_ID.match(line)
+            if m is not None:
+                key = m.group(1).decode("utf-8", "replace").replace("/", "")
+                if key not in wanted:
+                    continue
+            try:
+                meta = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(meta, dict) or not isinstance(meta.get("id"), str):
+                continue
+            key = meta["id"].replace("/", "")
+            if key in wanted:
+                yield key, meta
+
+
+# --- the harvest -----------------------------------------------------------------------
+class ArxivHarvest:
+    def __init__(self, ctx: FetchContext, settings: ArxivSettings, client: PoliteClient):
+        self.ctx = ctx
+        self.settings = settings
+        self.client = client
+        self.yielded = 0
+
+    def limit_reached(self) -> bool:
+        return self.ctx.limit is not None and self.yielded >= self.ctx.limit
+
+    def pending(self) -> tuple[dict[str, str], list[Rejection]]:
+        """Ids still to fetch (id -> split) and rejections for ids of no known form."""
+        wanted: dict[str, str] = {}
+        bad: list[Rejection] = []
+        for cid in read_ids(self.settings.ids_dir):
+            if self.ctx.already_fetched(cid.article_id):
+                continue
+            if bucket_prefix(cid.article_id) is None:
+                bad.append(Rejection(cid.article_id, SOURCE, FailureClass.BAD_METADATA.value,
+                                     "not an arXiv id (neither 0704.0001 nor archive/YYMMNNN)"))
+                continue
+            wanted[cid.article_id.replace("/", "")] = cid.split
+        return wanted, bad
+
+    def run(self) -> Iterator[Candidate | Rejection]:
+        started = time.monotonic()
+        wanted, bad = self.pending()
+        self.ctx.log.info("arxiv: %d ids to fetch, %d ids of an unknown form", len(wanted),
+                          len(bad))
+        for item in bad:
+            if self.limit_reached():
+                return
+            self.yielded += 1
+            yield item
+        for key, meta in stream_snapshot(self.settings.metadata_path, wanted):
+            if self.limit_reached():
+                return
+            split = wanted.pop(key)
+            self.yielded += 1
+            yield self.process(key, split, meta)
+        self.ctx.log.info("arxiv: snapshot streamed in %.0f s", time.monotonic() - started)
+        for key in sorted(wanted):
+            if self.limit_reached():
+                return
+            self.yielded += 1
+            yield Rejection(key, SOURCE, FailureClass.NO_ABSTRACT.value,
+                            "id not in the metadata snapshot")
+
+    def process(self, key: str, split: str, meta: dict[str, Any]) -> Candidate | Rejection:
+        item = to_candidate(key, split, meta)
+        if isinstance(item, Rejection):
+            return item
+        prefix = bucket_prefix(key)
+        assert prefix is not None  # pending() kept only known forms
+        try:
+            found = latest_version(self.list_names(prefix), prefix)
+        except HostBlocked as e:
+            raise HarvestStopped(f"arxiv: {e}; rerun later to continue") from e
+        except StageError as e:
+            return Rejection(key, SOURCE, e.failure.cls.value, e.failure.message, item)
+        if found is None:
+            return Rejection(key, SOURCE, FailureClass.UNAVAILABLE.value,
+                             f"no PDF in the bucket under {prefix}*", item)
+        version, name = found
+        url = f"{self.settings.bucket_download_url.rstrip('/')}/{quote(name)}"
+        item = replace(item, pdf_url=url, extra={**item.extra, "version": version})
+        return download(self.client, item, self.ctx.pdf_dir, SOURCE, self.settings.pdf_attempts)
+
+    def list_names(self, prefix: str) -> list[str]:
+        """Object names under `prefix`, following `nextPageToken` a bounded number of times."""
+        names: list[str] = []
+        params: dict[str, str] = {"prefix": prefix, "fields": "items(name),nextPageToken"}
+        for _ in range(max(1, self.settings.listing_pages)):
+            data = self.client.get_json(self.settings.bucket_api_url, params)
+            items = data.get("items", []) if isinstance(data, dict) else None
+            if not isinstance(items, list):
+                raise StageError(FailureClass.UNAVAILABLE, f"bucket listing for {prefix}: "
+                                 "not an object listing")
+            names.extend(str(i["name"]) for i in items if isinstance(i, dict) and "name" in i)
+            token = data.get("nextPageToken")
+            if not token:
+                break
+            params = {**params, "pageToken": str(token)}
+        return names
+
+
+def fetch(ctx: FetchContext) -> Iterator[Candidate | Rejection]:
+    settings = ArxivSettings.from_config(ctx.config)
+    client = PoliteClient(HttpSettings.from_config(ctx.config))
+    yield from ArxivHarvest(ctx, settings, client).run()

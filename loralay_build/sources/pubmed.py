@@ -1,0 +1,244 @@
+"""PubMed-Lay: Cohan et al. PMC ids, abstracts from PMC's OAI-PMH service, PDFs from the PMC cloud.
+
+Abstracts: `GetRecord` (`metadataPrefix` pmc_fm by default) through sickle, whose
+protocol handling (OAI error codes as exceptions, record parsing) we keep, while the
+HTTP goes through our PoliteClient (rate limit, UA, retries, 403 stop) and the XML is
+parsed strictly (no entities, no network, no silent repair of a body cut short).
+
+PDFs: PMC retired the OA web service (`oa.fcgi`) and the FTP tree the original used in
+August 2026. The cloud dataset has, per article version, a metadata JSON
+(`metadata/PMC<id>.<ver>.json`) whose `pdf_url` names the PDF (`s3://...?md5=...`),
+fetched over HTTPS and checked against the md5. The version comes from the OAI
+record's `pmcid-ver` (version 1 when the record has none).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from functools import cached_property
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+from lxml import etree
+from sickle import Sickle, oaiexceptions
+from sickle.response import OAIResponse
+
+from ..failures import FailureClass, StageError
+from ..http import HostBlocked, HttpSettings, PoliteClient
+from ..records import Candidate, Rejection
+from . import FetchContext, jats
+from .cohan import HarvestStopped, download, read_ids
+
+SOURCE = "pubmed"
+PMC_ID = re.compile(r"^(?:PMC)?(\d+)$", re.IGNORECASE)
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class PubmedSettings:
+    ids_dir: str = ""
+    oai_url: str = "https://pmc.ncbi.nlm.nih.gov/api/oai/v1/mh/"
+    metadata_prefix: str = "pmc_fm"
+    pdf_metadata_url: str = "https://pmc-oa-opendata.s3.amazonaws.com/metadata/{pmcid_ver}.json"
+    s3_https_url: str = "https://{bucket}.s3.amazonaws.com"
+    tool: str = "loralay-build"
+    email: str = ""
+    send_tool_email: bool = True
+    attempts: int = 3  # per request whose body was cut short or unreadable
+    pdf_attempts: int = 3
+    backoff_factor: float = 1.0
+
+    @classmethod
+    def from_config(cls, cfg: dict[str, Any]) -> PubmedSettings:
+        values = {k: cfg[k] for k in cls.__dataclass_fields__ if cfg.get(k) is not None}
+        values.setdefault("email", cfg.get("contact") or "")
+        settings = cls(**values)
+        if not settings.ids_dir:
+            raise ValueError("pubmed: set ids_dir (the Cohan et al. PubMed files) with "
+                             "--config FILE")
+        return settings
+
+    def oai_extra(self) -> dict[str, str]:
+        """NCBI asks every client to name itself with `tool` and `email`."""
+        if not self.send_tool_email:
+            return {}
+        return {k: v for k, v in (("tool", self.tool), ("email", self.email)) if v}
+
+
+class _StrictResponse(OAIResponse):
+    """sickle's response with our strict parser, parsed once (sickle re-parses per access)."""
+
+    @cached_property
+    def xml(self) -> etree._Element:  # type: ignore[override]
+        try:
+            return jats.parse_xml(self.http_response.content)
+        except etree.XMLSyntaxError as e:
+            raise StageError(FailureClass.UNAVAILABLE, f"OAI response is not XML ({e})") from e
+
+
+class PoliteSickle(Sickle):
+    """sickle over a PoliteClient: one HTTP stack, one rate limit, one 403 rule."""
+
+    def __init__(self, endpoint: str, client: PoliteClient, extra: dict[str, str]) -> None:
+        super().__init__(endpoint, max_retries=0)
+        self.client = client
+        self.extra = extra
+
+    def harvest(self, **kwargs: Any) -> OAIResponse:
+        resp = self.client.get(self.endpoint, params={**kwargs, **self.extra})
+        return _StrictResponse(resp, params=kwargs)
+
+
+def pmc_digits(article_id: str) -> str | None:
+    m = PMC_ID.match(article_id.strip())
+    return m.group(1) if m else None
+
+
+def s3_to_https(url: str, template: str) -> tuple[str, str | None]:
+    """`s3://bucket/key?md5=...` -> (HTTPS URL, md5); an http(s) URL is kept as it is."""
+    parts = urlsplit(url)
+    md5 = next((v for k, _, v in (q.partition("=") for q in parts.query.split("&"))
+                if k == "md5" and v), None)
+    if parts.scheme == "s3":
+        base = template.format(bucket=parts.netloc).rstrip("/")
+        return f"{base}{parts.path}", md5
+    return url, md5
+
+
+def _md5(path: Path) -> str:
+    h = hashlib.md5(usedforsecurity=False)
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def record_to_candidate(article_id: str, split: str, root: etree._Element
+                        ) -> Candidate | Rejection:
+    """The candidate an OAI record describes (no PDF yet), or why it cannot be one."""
+    meta = jats.article_meta(root)
+    if meta is None:
+        return Rejection(article_id, SOURCE, FailureClass.BAD_METADATA.value,
+                         "OAI record without JATS article-meta")
+    found = jats.all_abstracts(root, meta, jats.article_language(root) or "en")
+    keyed = jats.keyed_abstracts(found, "en")
+    if keyed is None:
+        kinds = sorted({f"{a.language}/{a.kind or 'plain'}" for a in found})
+        return Rejection(article_id, SOURCE, FailureClass.NO_ABSTRACT.value,
+                         f"no plain English abstract (found: {', '.join(kinds) or 'none'})")
+    ids = jats.article_ids(meta)
+    flags = jats.custom_meta(meta)
+    extra: dict[str, Any] = {"pmcid_ver": ids.get("pmcid-ver"), "pmid": ids.get("pmid"),
+                             "doi": ids.get("doi"),
+                             "has_pdf": flags.get("pmc-prop-has-pdf"),
+                             "license": flags.get("pmc-license-ref"),
+                             "abstract_types": [a.kind or "plain" for a in found]}
+    return Candidate(id=article_id, source=SOURCE, language="en", abstracts=keyed,
+                     publication_date=jats.publication_date(meta), split=split,
+                     title=jats.title(meta),
+                     extra={k: v for k, v in extra.items() if v is not None})
+
+
+class PubmedHarvest:
+    def __init__(self, ctx: FetchContext, settings: PubmedSettings, client: PoliteClient):
+        self.ctx = ctx
+        self.settings = settings
+        self.client = client
+        self.oai = PoliteSickle(settings.oai_url, client, settings.oai_extra())
+        self.yielded = 0
+
+    def retrying(self, what: str, fn: Callable[[], T]) -> T:
+        """`fn` tried `attempts` times on a transient StageError; a 403 stops the harvest."""
+        attempts = max(1, self.settings.attempts)
+        for attempt in range(attempts):
+            try:
+                return fn()
+            except HostBlocked as e:
+                raise HarvestStopped(f"pubmed: {e}; rerun later to continue") from e
+            except StageError as e:
+                if attempt + 1 == attempts or e.failure.cls != FailureClass.UNAVAILABLE:
+                    raise
+                self.ctx.log.warning("pubmed: %s, attempt %d/%d: %s", what, attempt + 1,
+                                     attempts, e)
+                time.sleep(min(self.settings.backoff_factor * 2 ** attempt, 60.0))
+        raise AssertionError("unreachable")
+
+    def get_record(self, digits: str) -> etree._Element:
+        """The OAI `record` element; OAI error codes become classed StageErrors."""
+        try:
+            record = self.oai.GetRecord(identifier=f"oai:pubmedcentral.nih.gov:{digits}",
+                                        metadataPrefix=self.settings.metadata_prefix)
+        except oaiexceptions.IdDoesNotExist as e:
+            raise StageError(FailureClass.UNAVAILABLE, "OAI: idDoesNotExist") from e
+        except oaiexceptions.OAIError as e:
+            raise StageError(FailureClass.BAD_METADATA,
+                             f"OAI error {e.__class__.__name__}: {e}") from e
+        except StopIteration as e:
+            raise StageError(FailureClass.UNAVAILABLE, "OAI response without a record") from e
+        if record.deleted:
+            raise StageError(FailureClass.UNAVAILABLE, "OAI record is deleted")
+        return record.xml
+
+    def pdf_location(self, cand: Candidate) -> tuple[str, str | None]:
+        """(HTTPS URL, md5) of the PDF from the cloud metadata JSON."""
+        digits = pmc_digits(cand.id)
+        version = cand.extra.get("pmcid_ver") or f"PMC{digits}.1"
+        url = self.settings.pdf_metadata_url.format(pmcid_ver=version, pmcid=f"PMC{digits}")
+        data = self.client.get_json(url)
+        pdf_url = data.get("pdf_url") if isinstance(data, dict) else None
+        if not isinstance(pdf_url, str) or not pdf_url:
+            raise StageError(FailureClass.UNAVAILABLE, f"no pdf_url in the PMC cloud for "
+                             f"{version}")
+        return s3_to_https(pdf_url, self.settings.s3_https_url)
+
+    def process(self, article_id: str, split: str) -> Candidate | Rejection:
+        digits = pmc_digits(article_id)
+        if digits is None:
+            return Rejection(article_id, SOURCE, FailureClass.BAD_METADATA.value,
+                             "not a PMC id")
+        try:
+            root = self.retrying(f"{article_id} OAI", lambda: self.get_record(digits))
+        except StageError as e:
+            return Rejection(article_id, SOURCE, e.failure.cls.value, e.failure.message)
+        item = record_to_candidate(article_id, split, root)
+        if isinstance(item, Rejection):
+            return item
+        try:
+            url, md5 = self.retrying(f"{article_id} PDF metadata",
+                                     lambda: self.pdf_location(item))
+        except StageError as e:
+            return Rejection(article_id, SOURCE, e.failure.cls.value, e.failure.message, item)
+        item = replace(item, pdf_url=url, extra={**item.extra, "pdf_md5": md5})
+        return self.check_md5(download(self.client, item, self.ctx.pdf_dir, SOURCE,
+                                       self.settings.pdf_attempts))
+
+    def check_md5(self, item: Candidate | Rejection) -> Candidate | Rejection:
+        if isinstance(item, Rejection) or not item.extra.get("pdf_md5") or not item.pdf_path:
+            return item
+        got = _md5(Path(item.pdf_path))
+        if got == item.extra["pdf_md5"]:
+            return item
+        Path(item.pdf_path).unlink(missing_ok=True)
+        return Rejection(item.id, SOURCE, FailureClass.UNAVAILABLE.value,
+                         f"PDF md5 {got} is not the cloud's {item.extra['pdf_md5']}",
+                         replace(item, pdf_path=None))
+
+    def run(self) -> Iterator[Candidate | Rejection]:
+        for cid in read_ids(self.settings.ids_dir):
+            if self.ctx.limit is not None and self.yielded >= self.ctx.limit:
+                return
+            if self.ctx.already_fetched(cid.article_id):
+                continue
+            self.yielded += 1
+            yield self.process(cid.article_id, cid.split)
+
+
+def fetch(ctx: FetchContext) -> Iterator[Candidate | Rejection]:
+    settings = PubmedSettings.from_config(ctx.config)
+    client = PoliteClient(HttpSettings.from_config(ctx.config))
+    yield from PubmedHarvest(ctx, settings, client).run()
