@@ -1,0 +1,315 @@
+"""arXiv fetcher against a local bucket: real snapshot lines, real PDFs, injected faults.
+
+Real inputs (read in place): the eight Kaggle snapshot lines in
+../shared/fixtures/arxiv (PROVENANCE.md) and PDFs from ../shared/corpus. SYNTHETIC
+inputs, built here: the Cohan et al. id files (no verbatim line of them is public, see
+sources.md §2.4), one old-style snapshot line (`synthetic_old_style_line`), and the
+bucket's JSON listings (the storage API's documented shape, no recording available).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from pylatexenc.latex2text import LatexNodes2Text
+
+from loralay_build.config import load_config
+from loralay_build.records import Candidate, Rejection
+from loralay_build.sources import FetchContext, record_fetch_item
+from loralay_build.sources.arxiv import (
+    abstract_text,
+    bucket_prefix,
+    canonical_id,
+    fetch,
+    latest_version,
+    publication_date,
+)
+from loralay_build.sources.cohan import HarvestStopped, read_ids
+from loralay_build.state import RunState
+
+from .conftest import shared_path
+from .fakeserver import FakeServer, Reply, Request
+
+SNAPSHOT = ("fixtures", "arxiv", "kaggle_arxiv_metadata_snapshot_lines_001-008.jsonl")
+FAST = {"requests_per_second": 1000, "timeout_s": 1, "connect_timeout_s": 1,
+        "backoff_factor": 0.01, "retry_after_max_s": 1, "max_retries": 2, "pdf_attempts": 2}
+API = "/storage/v1/b/arxiv-dataset/o"
+PDF_TYPE = {"Content-Type": "application/pdf"}
+
+
+def snapshot_lines() -> dict[str, dict[str, Any]]:
+    text = shared_path(*SNAPSHOT).read_text(encoding="utf-8")
+    return {json.loads(x)["id"]: json.loads(x) for x in text.splitlines() if x.strip()}
+
+
+def corpus_pdf(name: str) -> bytes:
+    return shared_path("corpus", "pdf", f"{name}.pdf").read_bytes()
+
+
+def synthetic_old_style_line() -> dict[str, Any]:
+    return {"id": "hep-th/9608091", "title": "A synthetic\n  old-style record",
+            "abstract": "  We find a 5% shift and Schr\\\"odinger's $\\alpha$ at 25%\nof the "
+                        "scale.\n", "versions": [], "update_date": "1996-08-14"}
+
+
+def write_cohan(folder: Path, splits: dict[str, list[str]]) -> Path:
+    """Synthetic Cohan et al. files: the documented fields, texts shortened."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for stem, ids in splits.items():
+        lines = [json.dumps({"article_id": i, "abstract_text": ["<S> x </S>"],
+                             "article_text": ["body"], "section_names": ["intro"],
+                             "sections": [["body"]]}) for i in ids]
+        (folder / f"{stem}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder
+
+
+class Bucket:
+    """The storage JSON API's object listing (`?prefix=`) and the objects themselves."""
+
+    def __init__(self, server: FakeServer, objects: dict[str, bytes]) -> None:
+        self.objects = objects
+        self.listing_faults: dict[str, list[Reply]] = {}
+        server.add_handler(API, self.listing)
+        server.add_handler("/arxiv-dataset/*", self.object)
+        self.object_faults: dict[str, list[Reply]] = {}
+
+    def listing(self, req: Request) -> Reply:
+        prefix = req.query["prefix"][0]
+        faults = self.listing_faults.get(prefix)
+        if faults:
+            return faults.pop(0)
+        items = [{"name": n} for n in sorted(self.objects) if n.startswith(prefix)]
+        return Reply(200, json.dumps({"items": items} if items else {}),
+                     {"Content-Type": "application/json"})
+
+    def object(self, req: Request) -> Reply:
+        name = req.path[len("/arxiv-dataset/"):]
+        faults = self.object_faults.get(name)
+        if faults:
+            return faults.pop(0)
+        if name not in self.objects:
+            return Reply(404, b"<Error>NoSuchKey</Error>", {"Content-Type": "application/xml"})
+        return Reply(200, self.objects[name], PDF_TYPE)
+
+
+def make_config(tmp_path: Path, server: FakeServer, ids_dir: Path, metadata: Path,
+                **over: Any) -> dict[str, Any]:
+    path = tmp_path / "arxiv-test.yaml"
+    path.write_text(yaml.safe_dump({
+        "ids_dir": str(ids_dir), "metadata_path": str(metadata),
+        "bucket_api_url": server.url(API), "bucket_download_url": server.url("/arxiv-dataset"),
+        **FAST, **over}), encoding="utf-8")
+    return load_config("arxiv", path)
+
+
+def harvest(cfg: dict[str, Any], state: RunState, out: Path, limit: int | None = None,
+            abandon_after: int | None = None) -> list[Candidate | Rejection]:
+    """What the driver does; `abandon_after` drops the generator there, as a kill would."""
+    gen = fetch(FetchContext("arxiv", cfg, state, out, limit))
+    items: list[Candidate | Rejection] = []
+    for item in gen:
+        record_fetch_item(state, item)
+        items.append(item)
+        if abandon_after is not None and len(items) >= abandon_after:
+            gen.close()
+            break
+    return items
+
+
+@pytest.fixture
+def setup(tmp_path: Path, fake_server: FakeServer) -> dict[str, Any]:
+    """Five real snapshot ids and one old-style id, in three splits, plus two bad ids."""
+    metadata = tmp_path / "snapshot.jsonl"
+    lines = list(snapshot_lines().values()) + [synthetic_old_style_line()]
+    metadata.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    ids = write_cohan(tmp_path / "ids", {
+        "train": ["0704.0001", "0704.0002", "0704.0006"],
+        "val": ["0704.0004", "hep-th9608091", "0704.0002"],  # a repeat: the first split wins
+        "test": ["0704.0005", "math.GT0309136", "9999.99999"],
+    })
+    bucket = Bucket(fake_server, {
+        "arxiv/arxiv/pdf/0704/0704.0001v1.pdf": b"%PDF-1.4 old version\n",
+        "arxiv/arxiv/pdf/0704/0704.0001v2.pdf": corpus_pdf("en_arxiv_beyond_summ"),
+        "arxiv/arxiv/pdf/0704/0704.0001v2.pdf.txt": b"not a version",
+        "arxiv/arxiv/pdf/0704/0704.0002v1.pdf": corpus_pdf("en_acl_s2orc"),
+        "arxiv/arxiv/pdf/0704/0704.0004v1.pdf": corpus_pdf("en_ieee_reqprio"),
+        "arxiv/arxiv/pdf/0704/0704.0006v1.pdf": corpus_pdf("en_bmc_trauma"),
+        "arxiv/hep-th/pdf/9608/9608091v3.pdf": corpus_pdf("en_truncated_jcap"),
+        # 0704.0005 has no PDF in the bucket
+    })
+    return {"cfg": make_config(tmp_path, fake_server, ids, metadata), "bucket": bucket,
+            "server": fake_server, "out": tmp_path / "out", "tmp": tmp_path}
+
+
+# --- ids, versions, abstracts, dates ------------------------------------------------------
+def test_id_forms_map_to_bucket_prefixes() -> None:
+    assert bucket_prefix("0704.0001") == "arxiv/arxiv/pdf/0704/0704.0001v"
+    assert bucket_prefix("1501.00001") == "arxiv/arxiv/pdf/1501/1501.00001v"
+    assert bucket_prefix("hep-th9608091") == "arxiv/hep-th/pdf/9608/9608091v"
+    assert bucket_prefix("hep-th/9608091") == "arxiv/hep-th/pdf/9608/9608091v"
+    assert bucket_prefix("cond-mat0001001") == "arxiv/cond-mat/pdf/0001/0001001v"
+    for bad in ("math.GT0309136", "0704.001", "", "../../etc9608091", "hep-th960809"):
+        assert bucket_prefix(bad) is None, bad
+    assert canonical_id("solv-int9901001") == "solv-int/9901001"
+    assert canonical_id("0704.0001") == "0704.0001"
+
+
+def test_latest_version_is_numeric_not_lexical() -> None:
+    p = "arxiv/arxiv/pdf/0704/0704.0001v"
+    names = [f"{p}2.pdf", f"{p}10.pdf", f"{p}9.pdf", f"{p}11.pdf.bak", "other"]
+    assert latest_version(names, p) == (10, f"{p}10.pdf")
+    assert latest_version(["other"], p) is None
+
+
+def test_percent_survives_where_plain_pylatexenc_truncates() -> None:
+    raw = snapshot_lines()["0704.0006"]["abstract"]
+    assert "90%" in raw
+    text, converted = abstract_text(raw)
+    assert converted
+    assert "more than 90% of the atoms occupy the corresponding molecular condensates" in text
+    assert text.endswith(" ".join(raw.split()[-6:]))  # nothing lost after the `%`
+    # what the original did: everything after the % is gone
+    plain = LatexNodes2Text().latex_to_text(raw.replace("\n", " "))
+    assert "of the atoms occupy" not in plain
+
+
+def test_latex_becomes_text_and_plain_text_is_unchanged() -> None:
+    lines = snapshot_lines()
+    raw = lines["0704.0004"]["abstract"]  # no LaTeX: only the line breaks are joined
+    assert abstract_text(raw) == (" ".join(raw.split()), True)
+    text, _ = abstract_text(lines["0704.0002"]["abstract"])
+    assert "the (k,ℓ)-pebble game with colors" in text and "$" not in text
+    text, _ = abstract_text(synthetic_old_style_line()["abstract"])
+    assert text == "We find a 5% shift and Schrödinger's α at 25% of the scale."
+    assert abstract_text(r"costs of \$100 and \'etude")[0] == "costs of $100 and étude"
+
+
+def test_publication_date_is_v1_then_update_date() -> None:
+    lines = snapshot_lines()
+    assert publication_date(lines["0704.0001"]) == "2007-04-02"
+    assert publication_date(lines["0704.0008"]) == "2007-03-31"
+    assert publication_date(synthetic_old_style_line()) == "1996-08-14"
+    assert publication_date({"versions": [{"version": "v1", "created": "garbage"}]}) is None
+
+
+def test_cohan_ids_keep_split_and_first_occurrence(tmp_path: Path) -> None:
+    folder = write_cohan(tmp_path, {"train": ["a1", "b2"], "val": ["b2", "c3"]})
+    with (folder / "test.txt").open("w") as fh:
+        fh.write('{"article_id": "d4"}\nnot json\n{"no_id": 1}\n')
+    got = [(c.article_id, c.split) for c in read_ids(folder)]
+    assert got == [("a1", "train"), ("b2", "train"), ("c3", "validation"), ("d4", "test")]
+
+
+# --- the harvest -------------------------------------------------------------------------
+def test_fetch_joins_snapshot_lists_versions_and_downloads(setup: dict[str, Any]) -> None:
+    lines = snapshot_lines()
+    with RunState(setup["tmp"] / "state.sqlite") as state:
+        items = harvest(setup["cfg"], state, setup["out"])
+    by_id = {i.id: i for i in items}
+    assert len(items) == len(by_id) == 8
+    ok = {i.id: i for i in items if isinstance(i, Candidate)}
+    assert set(ok) == {"0704.0001", "0704.0002", "0704.0006", "0704.0004", "hep-th9608091"}
+    c = ok["0704.0001"]
+    assert (c.split, c.publication_date, c.extra["version"]) == ("train", "2007-04-02", 2)
+    assert c.abstracts == {"en": abstract_text(lines["0704.0001"]["abstract"])[0]}
+    assert Path(c.pdf_path).read_bytes() == corpus_pdf("en_arxiv_beyond_summ")
+    assert c.pdf_url.endswith("/arxiv-dataset/arxiv/arxiv/pdf/0704/0704.0001v2.pdf")
+    assert ok["0704.0002"].split == "train" and ok["0704.0004"].split == "validation"
+    old = ok["hep-th9608091"]
+    assert old.extra["arxiv_id"] == "hep-th/9608091" and old.extra["version"] == 3
+    assert old.abstracts["en"] == "We find a 5% shift and Schrödinger's α at 25% of the scale."
+    assert by_id["0704.0005"].cls == "unavailable"  # listed nothing
+    assert by_id["0704.0005"].candidate.split == "test"
+    assert by_id["math.GT0309136"].cls == "bad_metadata"
+    assert by_id["9999.99999"].cls == "no_abstract"
+
+
+def test_faults_end_in_retries_or_classed_failures(setup: dict[str, Any]) -> None:
+    b = setup["bucket"]
+    json_type = {"Content-Type": "application/json"}
+    b.listing_faults = {
+        "arxiv/arxiv/pdf/0704/0704.0001v": [Reply(429, b"slow down", {"Retry-After": "1"})],
+        "arxiv/arxiv/pdf/0704/0704.0002v": [Reply(500)] * 5,
+        "arxiv/arxiv/pdf/0704/0704.0004v": [Reply(200, b"<html>login</html>", json_type)],
+        "arxiv/arxiv/pdf/0704/0704.0006v": [Reply(200, b'{"error": {"code": 400}}', json_type)],
+        "arxiv/hep-th/pdf/9608/9608091v": [Reply(200, b'{"items": [', json_type)],
+    }
+    with RunState(setup["tmp"] / "state.sqlite") as state:
+        items = {i.id: i for i in harvest(setup["cfg"], state, setup["out"])}
+    assert isinstance(items["0704.0001"], Candidate)  # 429 + Retry-After, then served
+    for doc_id in ("0704.0002", "0704.0004", "0704.0006", "hep-th9608091"):
+        assert items[doc_id].cls == "unavailable", doc_id
+    assert "HTTP 500" in items["0704.0002"].message
+    assert "HTML" in items["0704.0004"].message
+    assert "service error" in items["0704.0006"].message
+    assert "malformed JSON" in items["hep-th9608091"].message
+
+
+def test_download_faults(setup: dict[str, Any]) -> None:
+    b = setup["bucket"]
+    v2 = "arxiv/arxiv/pdf/0704/0704.0001v2.pdf"
+    good = b.objects[v2]
+    b.object_faults = {
+        v2: [Reply(200, good, PDF_TYPE, truncate_to=1000)],  # cut short once, then whole
+        "arxiv/arxiv/pdf/0704/0704.0002v1.pdf": [Reply(200, b"<html>captcha</html>",
+                                                       PDF_TYPE)] * 3,
+        "arxiv/arxiv/pdf/0704/0704.0004v1.pdf": [Reply(200, b"%PDF-1.4", PDF_TYPE, delay=1.5)],
+        "arxiv/arxiv/pdf/0704/0704.0006v1.pdf": [Reply(200, b"%PDF", PDF_TYPE, delay=1.5)] * 5,
+    }
+    with RunState(setup["tmp"] / "state.sqlite") as state:
+        items = {i.id: i for i in harvest(setup["cfg"], state, setup["out"])}
+    assert Path(items["0704.0001"].pdf_path).read_bytes() == good
+    assert items["0704.0002"].cls == "unavailable" and "not a PDF" in items["0704.0002"].message
+    # one read timeout, then the object
+    assert Path(items["0704.0004"].pdf_path).read_bytes() == corpus_pdf("en_ieee_reqprio")
+    assert items["0704.0006"].cls == "unavailable"  # timeouts past the retries
+    assert not list(setup["out"].glob("pdfs/.part-*"))
+
+
+def test_403_stops_and_a_rerun_continues(setup: dict[str, Any]) -> None:
+    b, state_path = setup["bucket"], setup["tmp"] / "state.sqlite"
+    b.object_faults = {"arxiv/arxiv/pdf/0704/0704.0002v1.pdf": [Reply(403, b"Access denied")]}
+    with RunState(state_path) as state:
+        with pytest.raises(HarvestStopped):
+            harvest(setup["cfg"], state, setup["out"])
+        assert state.status("0704.0002", "fetch") is None  # not recorded: retried later
+        first = {r.doc_id for r in state.results("fetch")}
+        items = harvest(setup["cfg"], state, setup["out"])  # a new run, a new client
+        assert "0704.0002" in {i.id for i in items}
+        assert not first & {i.id for i in items}
+        assert len(list(state.results("fetch"))) == 8
+
+
+def test_resume_after_abandon_has_no_duplicates_and_loses_nothing(setup: dict[str, Any]
+                                                                  ) -> None:
+    state_path, srv = setup["tmp"] / "state.sqlite", setup["server"]
+    with RunState(state_path) as state:
+        first = harvest(setup["cfg"], state, setup["out"], abandon_after=4)
+    downloads = sum(1 for r in srv.requests if r.path.endswith(".pdf"))
+    with RunState(state_path) as state:
+        second = harvest(setup["cfg"], state, setup["out"])
+        ids = [i.id for i in first + second]
+        assert len(ids) == len(set(ids)) == 8
+        assert {r.doc_id for r in state.results("fetch")} == set(ids)
+        assert state.count_candidates() == 6  # two rejections carry no candidate
+    fetched_first = {i.pdf_url.split("/arxiv-dataset")[1] for i in first
+                     if isinstance(i, Candidate)}
+    second_paths = [r.path for r in srv.requests if r.path.endswith(".pdf")][downloads:]
+    assert fetched_first and not fetched_first & {p.split("/arxiv-dataset")[1]
+                                                  for p in second_paths}
+
+
+def test_limit_counts_items(setup: dict[str, Any]) -> None:
+    with RunState(setup["tmp"] / "state.sqlite") as state:
+        assert len(harvest(setup["cfg"], state, setup["out"], limit=3)) == 3
+        assert len(list(state.results("fetch"))) == 3
+
+
+def test_missing_inputs_are_a_clear_error(tmp_path: Path, fake_server: FakeServer) -> None:
+    cfg = load_config("arxiv")
+    with RunState(tmp_path / "s.sqlite") as state, pytest.raises(ValueError, match="ids_dir"):
+        list(fetch(FetchContext("arxiv", cfg, state, tmp_path)))
