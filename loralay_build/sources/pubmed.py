@@ -37,6 +37,9 @@ from .cohan import HarvestStopped, download, read_ids
 SOURCE = "pubmed"
 PMC_ID = re.compile(r"^(?:PMC)?(\d+)$", re.IGNORECASE)
 T = TypeVar("T")
+# sickle's OAI error classes share no base class
+OAI_ERRORS = tuple(c for c in vars(oaiexceptions).values()
+                   if isinstance(c, type) and issubclass(c, Exception))
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,9 +79,13 @@ class _StrictResponse(OAIResponse):
     @cached_property
     def xml(self) -> etree._Element:  # type: ignore[override]
         try:
-            return jats.parse_xml(self.http_response.content)
+            root = jats.parse_xml(self.http_response.content)
         except etree.XMLSyntaxError as e:
             raise StageError(FailureClass.UNAVAILABLE, f"OAI response is not XML ({e})") from e
+        if etree.QName(root).localname != "OAI-PMH":
+            raise StageError(FailureClass.UNAVAILABLE, "not an OAI-PMH response (root "
+                             f"<{etree.QName(root).localname}>)")
+        return root
 
 
 class PoliteSickle(Sickle):
@@ -175,7 +182,7 @@ class PubmedHarvest:
                                         metadataPrefix=self.settings.metadata_prefix)
         except oaiexceptions.IdDoesNotExist as e:
             raise StageError(FailureClass.UNAVAILABLE, "OAI: idDoesNotExist") from e
-        except oaiexceptions.OAIError as e:
+        except OAI_ERRORS as e:
             raise StageError(FailureClass.BAD_METADATA,
                              f"OAI error {e.__class__.__name__}: {e}") from e
         except StopIteration as e:
