@@ -313,3 +313,54 @@ def test_missing_inputs_are_a_clear_error(tmp_path: Path, fake_server: FakeServe
     cfg = load_config("arxiv")
     with RunState(tmp_path / "s.sqlite") as state, pytest.raises(ValueError, match="ids_dir"):
         list(fetch(FetchContext("arxiv", cfg, state, tmp_path)))
+
+
+# --- end to end through the CLI -----------------------------------------------------------
+def manifest_entry(doc_id: str) -> dict[str, Any]:
+    for line in shared_path("corpus", "manifest.jsonl").read_text().splitlines():
+        if line.strip() and json.loads(line)["id"] == doc_id:
+            return json.loads(line)
+    raise KeyError(doc_id)
+
+
+def test_build_keeps_the_given_split(tmp_path: Path, fake_server: FakeServer) -> None:
+    """`loralay build --source arxiv`: a real arXiv PDF whose abstract is found and cut.
+
+    The snapshot line for 2304.02623 is SYNTHETIC around the paper's real abstract (the
+    corpus manifest's); 0807.3577's PDF is the corpus's truncated file."""
+    import subprocess
+    import sys
+
+    from datasets import load_dataset
+
+    from .conftest import REPO
+
+    beyond = manifest_entry("en_arxiv_beyond_summ")
+    lines = [{"id": "2304.02623", "abstract": beyond["abstracts"]["en"], "title": "t",
+              "versions": [{"version": "v1", "created": "Wed, 5 Apr 2023 17:47:46 GMT"}]},
+             {"id": "0807.3577", "abstract": manifest_entry("en_truncated_jcap")["abstracts"]
+              ["en"], "versions": [], "update_date": "2008-10-03"}]
+    metadata = tmp_path / "snapshot.jsonl"
+    metadata.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    ids = write_cohan(tmp_path / "ids", {"val": ["2304.02623"], "test": ["0807.3577"]})
+    Bucket(fake_server, {"arxiv/arxiv/pdf/2304/2304.02623v1.pdf": corpus_pdf(
+        "en_arxiv_beyond_summ"), "arxiv/arxiv/pdf/0807/0807.3577v1.pdf": corpus_pdf(
+        "en_truncated_jcap")})
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text(yaml.safe_dump({
+        "ids_dir": str(ids), "metadata_path": str(metadata),
+        "bucket_api_url": fake_server.url(API), "bucket_download_url":
+        fake_server.url("/arxiv-dataset"), **FAST, "max_pages_percentile": None,
+        "min_summary_percentile": None}))
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "loralay_build.cli", "build", "--source",
+                           "arxiv", "--config", str(cfg), "--out", str(out)], cwd=REPO,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    docs = json.loads((out / "report.json").read_text())["documents"]
+    assert docs["0807.3577"]["status"] == "dropped" and docs["0807.3577"]["class"] == "corrupted"
+    ds = load_dataset(str(out), cache_dir=str(tmp_path / "cache"))
+    assert list(ds) == ["validation"]
+    row = ds["validation"][0]
+    assert row["article_id"] == "2304.02623"
+    assert row["abstract"] == " ".join(beyond["abstracts"]["en"].split())

@@ -312,3 +312,37 @@ def test_resume_after_abandon_has_no_duplicates_and_loses_nothing(setup: dict[st
 
 def test_limit(setup: dict[str, Any]) -> None:
     assert len(harvest(setup["cfg"], setup["state"], setup["out"], limit=2)) == 2
+
+
+def test_build_cuts_the_oai_abstract_from_the_cloud_pdf(tmp_path: Path,
+                                                        fake_server: FakeServer) -> None:
+    """`loralay build --source pubmed`: a BMC article (a PMC journal) with its real JATS
+    metadata in a SYNTHETIC OAI envelope, and its real PDF from the corpus."""
+    import subprocess
+    import sys
+
+    from datasets import load_dataset
+
+    from .conftest import REPO
+
+    pmc = Pmc(fake_server)
+    xml = shared_path("corpus", "meta", "en_bmc_trauma.xml").read_bytes()
+    pmc.article("2817654", oai_envelope(xml, "2817654"), corpus_pdf("en_bmc_trauma"), "1")
+    ids = write_cohan(tmp_path / "ids", {"test": ["PMC2817654"]})
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text(yaml.safe_dump({
+        "ids_dir": str(ids), "oai_url": fake_server.url("/oai"),
+        "pdf_metadata_url": fake_server.url("/cloud/metadata/{pmcid_ver}.json"),
+        "s3_https_url": fake_server.url("/s3/{bucket}"), **FAST,
+        "max_pages_percentile": None, "min_summary_percentile": None}))
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "loralay_build.cli", "build", "--source",
+                           "pubmed", "--config", str(cfg), "--out", str(out)], cwd=REPO,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    ds = load_dataset(str(out), cache_dir=str(tmp_path / "cache"))
+    row = ds["test"][0]
+    truth = json.loads(next(x for x in shared_path("corpus", "manifest.jsonl").read_text()
+                            .splitlines() if '"en_bmc_trauma"' in x))["abstracts"]["en"]
+    assert (row["article_id"], row["abstract"]) == ("PMC2817654", truth)
+    assert "thromboprophylaxis, the rate of venous" not in " ".join(row["article_words"])
