@@ -11,6 +11,7 @@ abstract types; no recording has them).
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import re
@@ -23,9 +24,9 @@ from lxml import etree
 
 from loralay_build.config import load_config
 from loralay_build.records import Candidate, Rejection
-from loralay_build.sources import FetchContext, jats, record_fetch_item
+from loralay_build.sources import FetchContext, jats, pubmed, record_fetch_item
 from loralay_build.sources.cohan import HarvestStopped
-from loralay_build.sources.pubmed import fetch, record_to_candidate, s3_to_https
+from loralay_build.sources.pubmed import fetch, in_ncbi_peak, record_to_candidate, s3_to_https
 
 from .conftest import shared_path
 from .fakeserver import FakeServer, Reply, Request
@@ -35,7 +36,7 @@ GETRECORD = ("fixtures", "pmc", "pmc_oai_v1_GetRecord_pmc_PMC10858524_2026-09-14
 NXML = ("fixtures", "pmc", "jats_PMC3460867_pone.0046493.nxml")
 FAST = {"requests_per_second": 1000, "timeout_s": 1, "connect_timeout_s": 1,
         "backoff_factor": 0.01, "retry_after_max_s": 1, "max_retries": 2, "pdf_attempts": 2,
-        "attempts": 2}
+        "attempts": 2, "cloud_requests_per_second": 1000, "peak_oai_requests": None}
 XML_TYPE = {"Content-Type": "text/xml"}
 OAI_NS = "http://www.openarchives.org/OAI/2.0/"
 JATS14 = "https://jats.nlm.nih.gov/ns/archiving/1.4/"
@@ -346,3 +347,34 @@ def test_build_cuts_the_oai_abstract_from_the_cloud_pdf(tmp_path: Path,
                             .splitlines() if '"en_bmc_trauma"' in x))["abstracts"]["en"]
     assert (row["article_id"], row["abstract"]) == ("PMC2817654", truth)
     assert "thromboprophylaxis, the rate of venous" not in " ".join(row["article_words"])
+
+
+def test_ncbi_peak_hours() -> None:
+    utc = dt.timezone.utc
+    assert in_ncbi_peak(dt.datetime(2026, 11, 18, 17, 0, tzinfo=utc))  # Wed 12:00 EST
+    assert not in_ncbi_peak(dt.datetime(2026, 11, 18, 9, 59, tzinfo=utc))  # Wed 04:59 EST
+    assert in_ncbi_peak(dt.datetime(2026, 11, 18, 10, 0, tzinfo=utc))  # Wed 05:00 EST
+    assert not in_ncbi_peak(dt.datetime(2026, 11, 19, 2, 0, tzinfo=utc))  # Wed 21:00 EST
+    assert in_ncbi_peak(dt.datetime(2026, 7, 15, 9, 0, tzinfo=utc))  # Wed 05:00 EDT
+    assert not in_ncbi_peak(dt.datetime(2026, 11, 21, 17, 0, tzinfo=utc))  # Saturday
+
+
+@pytest.mark.parametrize("moment,expected", [
+    (dt.datetime(2026, 11, 18, 17, 0, tzinfo=dt.timezone.utc), 2),  # peak: stop after 2
+    (dt.datetime(2026, 11, 21, 17, 0, tzinfo=dt.timezone.utc), 5),  # Saturday: all
+])
+def test_large_runs_stop_in_peak_hours(setup: dict[str, Any], monkeypatch: pytest.MonkeyPatch,
+                                       moment: dt.datetime, expected: int) -> None:
+    monkeypatch.setattr(pubmed, "now_utc", lambda: moment)
+    cfg = {**setup["cfg"], "peak_oai_requests": 2}
+    items: list[Candidate | Rejection] = []
+    try:
+        items = harvest(cfg, setup["state"], setup["out"])
+    except HarvestStopped as e:
+        assert "off-peak" in str(e)
+    from loralay_build.state import RunState
+
+    with RunState(setup["state"]) as state:
+        assert len(list(state.results("fetch"))) == expected
+    if expected == 5:
+        assert len(items) == 5

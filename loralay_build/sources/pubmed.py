@@ -14,6 +14,7 @@ record's `pmcid-ver` (version 1 when the record has none).
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import re
 import time
@@ -53,12 +54,16 @@ class PubmedSettings:
     email: str = ""
     send_tool_email: bool = True
     attempts: int = 3  # per request whose body was cut short or unreadable
+    cloud_requests_per_second: float = 1.0  # the AWS bucket is not NCBI's OAI service
+    peak_oai_requests: int | None = 100  # OAI requests allowed per run in NCBI's peak hours
     pdf_attempts: int = 3
     backoff_factor: float = 1.0
 
     @classmethod
     def from_config(cls, cfg: dict[str, Any]) -> PubmedSettings:
         values = {k: cfg[k] for k in cls.__dataclass_fields__ if cfg.get(k) is not None}
+        if "peak_oai_requests" in cfg:  # null switches the peak-hours stop off
+            values["peak_oai_requests"] = cfg["peak_oai_requests"]
         values.setdefault("email", cfg.get("contact") or "")
         settings = cls(**values)
         if not settings.ids_dir:
@@ -71,6 +76,25 @@ class PubmedSettings:
         if not self.send_tool_email:
             return {}
         return {k: v for k, v in (("tool", self.tool), ("email", self.email)) if v}
+
+
+def _eastern() -> dt.tzinfo:
+    try:
+        from zoneinfo import ZoneInfo
+
+        return ZoneInfo("America/New_York")
+    except Exception:  # noqa: BLE001 - no tz database: standard time is close enough
+        return dt.timezone(dt.timedelta(hours=-5))
+
+
+def now_utc() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+def in_ncbi_peak(moment: dt.datetime) -> bool:
+    """NCBI's peak: Monday to Friday, 05:00 to 21:00 US Eastern."""
+    local = moment.astimezone(_eastern())
+    return local.weekday() < 5 and 5 <= local.hour < 21
 
 
 class _StrictResponse(OAIResponse):
@@ -152,12 +176,23 @@ def record_to_candidate(article_id: str, split: str, root: etree._Element
 
 
 class PubmedHarvest:
-    def __init__(self, ctx: FetchContext, settings: PubmedSettings, client: PoliteClient):
+    def __init__(self, ctx: FetchContext, settings: PubmedSettings, oai_client: PoliteClient,
+                 cloud_client: PoliteClient) -> None:
         self.ctx = ctx
         self.settings = settings
-        self.client = client
-        self.oai = PoliteSickle(settings.oai_url, client, settings.oai_extra())
+        self.client = cloud_client
+        self.oai = PoliteSickle(settings.oai_url, oai_client, settings.oai_extra())
         self.yielded = 0
+        self.oai_requests = 0
+
+    def check_peak(self) -> None:
+        """Stop a large run in NCBI's peak hours; a rerun off-peak continues."""
+        limit = self.settings.peak_oai_requests
+        if limit is not None and self.oai_requests >= limit and in_ncbi_peak(now_utc()):
+            raise HarvestStopped(f"pubmed: NCBI asks that runs of over {limit} requests go "
+                                 "outside Mon-Fri 05:00-21:00 US Eastern; rerun off-peak to "
+                                 "continue (or set peak_oai_requests: null)")
+        self.oai_requests += 1
 
     def retrying(self, what: str, fn: Callable[[], T]) -> T:
         """`fn` tried `attempts` times on a transient StageError; a 403 stops the harvest."""
@@ -177,6 +212,7 @@ class PubmedHarvest:
 
     def get_record(self, digits: str) -> etree._Element:
         """The OAI `record` element; OAI error codes become classed StageErrors."""
+        self.check_peak()
         try:
             record = self.oai.GetRecord(identifier=f"oai:pubmedcentral.nih.gov:{digits}",
                                         metadataPrefix=self.settings.metadata_prefix)
@@ -247,5 +283,7 @@ class PubmedHarvest:
 
 def fetch(ctx: FetchContext) -> Iterator[Candidate | Rejection]:
     settings = PubmedSettings.from_config(ctx.config)
-    client = PoliteClient(HttpSettings.from_config(ctx.config))
-    yield from PubmedHarvest(ctx, settings, client).run()
+    oai_client = PoliteClient(HttpSettings.from_config(ctx.config))
+    cloud_client = PoliteClient(HttpSettings.from_config(
+        {**ctx.config, "requests_per_second": settings.cloud_requests_per_second}))
+    yield from PubmedHarvest(ctx, settings, oai_client, cloud_client).run()
