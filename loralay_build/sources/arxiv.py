@@ -181,13 +181,14 @@ class ArxivHarvest:
         wanted: dict[str, str] = {}
         bad: list[Rejection] = []
         for cid in read_ids(self.settings.ids_dir):
-            if self.ctx.already_fetched(cid.article_id):
+            key = cid.article_id.replace("/", "")  # the record's id: Cohan's slash-less form
+            if self.ctx.already_fetched(key) or key in wanted:
                 continue
-            if bucket_prefix(cid.article_id) is None:
-                bad.append(Rejection(cid.article_id, SOURCE, FailureClass.BAD_METADATA.value,
+            if bucket_prefix(key) is None:
+                bad.append(Rejection(key, SOURCE, FailureClass.BAD_METADATA.value,
                                      "not an arXiv id (neither 0704.0001 nor archive/YYMMNNN)"))
                 continue
-            wanted[cid.article_id.replace("/", "")] = cid.split
+            wanted[key] = cid.split
         return wanted, bad
 
     def run(self) -> Iterator[Candidate | Rejection]:
