@@ -1,0 +1,148 @@
+"""Scrapy crawls (SciELO, KoreaScience) run in a child process.
+
+Twisted's reactor cannot be restarted inside one process, so `run_crawl` starts
+`python -m loralay_build.sources.crawl JOB.json`, and the parent reads the child's
+item feed (one JSON object per line, fsynced per item) while it runs. Resume rests
+on two things: Scrapy's JOBDIR after a clean stop, and, after a kill, the feed itself:
+every id already in it (or already recorded by the driver) is passed to the next
+child as a skip list, so nothing is fetched or yielded twice.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ...failures import FailureClass
+from ...records import Candidate, Rejection
+from .. import FetchContext
+
+CLEAN_MARK = "clean-stop"
+
+
+def crawl_dir(ctx: FetchContext) -> Path:
+    return ctx.out_dir / "crawl" / ctx.source
+
+
+def item_from_json(d: dict[str, Any]) -> Candidate | Rejection:
+    cand = Candidate.from_json(d["candidate"]) if d.get("candidate") else None
+    if d["kind"] == "candidate":
+        assert cand is not None
+        return cand
+    return Rejection(d["id"], d["source"], d.get("cls") or FailureClass.UNAVAILABLE.value,
+                     d.get("message") or "", cand)
+
+
+def _read_feed(feed: Path, pos: int) -> tuple[list[dict[str, Any]], int]:
+    """Whole lines from byte `pos` on; a half-written last line (a kill) waits or is dropped."""
+    if not feed.exists():
+        return [], pos
+    with feed.open("rb") as fh:
+        fh.seek(pos)
+        data = fh.read()
+    out: list[dict[str, Any]] = []
+    consumed = 0
+    for line in data.splitlines(keepends=True):
+        if not line.endswith(b"\n"):
+            break
+        consumed += len(line)
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            continue
+    return out, pos + consumed
+
+
+def _prepare(ctx: FetchContext, spider: str) -> tuple[Path, Path, set[str]]:
+    """The job folder, its feed and the ids not to fetch again; a killed JOBDIR is dropped."""
+    work = crawl_dir(ctx)
+    work.mkdir(parents=True, exist_ok=True)
+    jobdir = work / "jobdir"
+    if jobdir.exists() and not (work / CLEAN_MARK).exists():
+        # Scrapy saves its queue state only on a clean close; after a kill it is stale
+        shutil.rmtree(jobdir)
+    (work / CLEAN_MARK).unlink(missing_ok=True)
+    feed = work / "items.jsonl"
+    done = set(ctx.state.ids_with("fetch"))
+    items, _ = _read_feed(feed, 0)
+    done.update(d["id"] for d in items)
+    return work, feed, done
+
+
+def run_crawl(ctx: FetchContext, spider: str, spider_args: dict[str, Any],
+              settings: dict[str, Any]) -> Iterator[Candidate | Rejection]:
+    """Yield the feed's items not yet recorded, then everything a new child crawls."""
+    work, feed, _ = _prepare(ctx, spider)
+    yielded = 0
+    # items a killed run wrote but the driver never recorded come first
+    old, pos = _read_feed(feed, 0)
+    for d in old:
+        if ctx.limit is not None and yielded >= ctx.limit:
+            return
+        if not ctx.already_fetched(d["id"]):
+            yield item_from_json(d)
+            yielded += 1
+    skip = set(ctx.state.ids_with("fetch")) | {d["id"] for d in old}
+    (work / "skip.json").write_text(json.dumps(sorted(skip)))
+    job = {"spider": spider, "args": spider_args, "settings": settings,
+           "feed": str(feed), "skip": str(work / "skip.json"),
+           "jobdir": str(work / "jobdir"), "clean_mark": str(work / CLEAN_MARK),
+           "log": str(work / "crawl.log")}
+    (work / "job.json").write_text(json.dumps(job))
+    proc = subprocess.Popen([sys.executable, "-m", "loralay_build.sources.crawl",
+                             str(work / "job.json")], env=_child_env())
+    (work / "child.pid").write_text(str(proc.pid))
+    try:
+        yield from _follow(ctx, proc, feed, pos, yielded)
+    finally:
+        _stop(proc)
+
+
+def _follow(ctx: FetchContext, proc: subprocess.Popen[bytes], feed: Path, pos: int,
+            yielded: int) -> Iterator[Candidate | Rejection]:
+    while True:
+        alive = proc.poll() is None
+        items, pos = _read_feed(feed, pos)
+        for d in items:
+            if ctx.limit is not None and yielded >= ctx.limit:
+                return
+            if ctx.already_fetched(d["id"]):
+                continue
+            yield item_from_json(d)
+            yielded += 1
+        if ctx.limit is not None and yielded >= ctx.limit:
+            return
+        if not alive:
+            if proc.returncode not in (0, None):
+                ctx.log.warning("crawl child ended with code %s; see %s", proc.returncode,
+                                feed.parent / "crawl.log")
+            return
+        time.sleep(0.1)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """A SIGINT lets Scrapy close cleanly (JOBDIR saved); a second wait ends it for good."""
+    if proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def _child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parents[3])
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env.pop("SCRAPY_SETTINGS_MODULE", None)
+    return env

@@ -1,0 +1,170 @@
+"""SciELO fetch through the Scrapy child against a local ArticleMeta + PDF host.
+
+The article JSON is the real recorded ArticleMeta record (shared fixtures), with its
+URLs pointed at the local server; PDFs are real SciELO PDFs from the shared corpus.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from loralay_build.config import load_config
+from loralay_build.sources import FetchContext, get_fetcher, record_fetch_item
+from loralay_build.state import RunState
+
+from .conftest import shared_path
+from .fakeserver import Reply
+
+PID = "S0034-89102010000400007"
+
+
+def _record() -> dict:
+    path = shared_path("fixtures", "scielo", f"articlemeta_article_scl_{PID}.json")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _pdf(name: str) -> bytes:
+    return shared_path("corpus", "pdf", f"{name}.pdf").read_bytes()
+
+
+def _variant(base: dict, pid: str, lang: str, pdf_url: str | None) -> dict:
+    """The real record re-labelled: another PID, original language and PDF link."""
+    rec = copy.deepcopy(base)
+    rec["code"] = pid
+    rec["article"]["v40"] = [{"_": lang}]
+    rec["fulltexts"]["pdf"] = {lang: pdf_url} if pdf_url else {}
+    return rec
+
+
+def _serve(srv, records: dict[str, dict], page_size: int = 2) -> None:
+    pids = list(records)
+
+    def identifiers(req):
+        off = int(req.query["offset"][0])
+        objs = [{"code": p, "collection": "scl"} for p in pids[off: off + page_size]]
+        return Reply(200, json.dumps({"meta": {}, "objects": objs}),
+                     {"Content-Type": "application/json"})
+
+    def article(req):
+        return Reply(200, json.dumps(records[req.query["code"][0]]),
+                     {"Content-Type": "application/json"})
+
+    srv.add_handler("/api/v1/article/identifiers/", identifiers)
+    srv.add_handler("/api/v1/article/", article)
+
+
+def _ctx(tmp_path: Path, srv, source: str = "scielo-pt", limit=None, **over) -> FetchContext:
+    cfg = load_config(source)
+    cfg.update({"articlemeta_url": srv.url("/api/v1/"), "collections": ["scl"],
+                "download_delay_s": 0.0, "max_retries": 2, "retry_after_max_s": 1,
+                "page_size": 2, "timeout_s": 5, **over})
+    state = RunState(tmp_path / "state.sqlite")
+    return FetchContext(source, cfg, state, tmp_path, limit=limit)
+
+
+def _run(ctx: FetchContext) -> list:
+    items = []
+    for item in get_fetcher(ctx.source)(ctx):
+        record_fetch_item(ctx.state, item)
+        items.append(item)
+    return items
+
+
+def test_pt_and_es_candidates_with_abstracts_and_pdfs(tmp_path, fake_server):
+    base = _record()
+    recs = {
+        PID: _variant(base, PID, "pt", fake_server.url("/pdf/a.pdf")),
+        "S1": _variant(base, "S1", "en", fake_server.url("/pdf/en.pdf")),  # not Portuguese
+        "S2": _variant(base, "S2", "pt", None),  # no Portuguese PDF
+        "S3": _variant(base, "S3", "es", fake_server.url("/pdf/es.pdf")),
+    }
+    _serve(fake_server, recs)
+    fake_server.add("/pdf/a.pdf", Reply(200, _pdf("pt_scielo_rsp_hindex"),
+                                        {"Content-Type": "application/pdf"}))
+    fake_server.add("/pdf/es.pdf", Reply(200, _pdf("es_scielo_malaga"),
+                                         {"Content-Type": "application/pdf"}))
+    items = _run(_ctx(tmp_path / "pt", fake_server))
+    by_id = {i.id: i for i in items}
+    assert set(by_id) == {f"scl-{PID}", "scl-S2"}
+    c = by_id[f"scl-{PID}"]
+    assert list(c.abstracts) == ["pt", "en", "es"]
+    assert c.abstracts["pt"].startswith("OBJETIVO: Descrever o perfil epidemiológico")
+    assert c.publication_date == "2010-08" and c.language == "pt"
+    assert Path(c.pdf_path).read_bytes() == _pdf("pt_scielo_rsp_hindex")
+    assert by_id["scl-S2"].cls == "unavailable"
+    assert fake_server.hits("/pdf/en.pdf") == 0
+
+    es = _run(_ctx(tmp_path / "es", fake_server, source="scielo-es"))
+    assert [i.id for i in es] == ["scl-S3"]
+    assert list(es[0].abstracts)[0] == "es"
+    assert Path(es[0].pdf_path).read_bytes()[:5] == b"%PDF-"
+
+
+def test_faults_retry_or_class(tmp_path, fake_server):
+    base = _record()
+    names = ["P429", "P500", "PHTML", "PTRUNC", "P404"]
+    recs = {p: _variant(base, p, "pt", fake_server.url(f"/pdf/{p}.pdf")) for p in names}
+    _serve(fake_server, recs)
+    body = _pdf("pt_scielo_tinf_brasil_china")
+    ok = Reply(200, body, {"Content-Type": "application/pdf"})
+    fake_server.add("/pdf/P429.pdf", Reply(429, "slow down", {"Retry-After": "1"}), ok)
+    fake_server.add("/pdf/P500.pdf", Reply(500, "oops"), ok)
+    fake_server.add("/pdf/PHTML.pdf", Reply(200, "<html>login</html>",
+                                            {"Content-Type": "application/pdf"}))
+    fake_server.add("/pdf/PTRUNC.pdf", Reply(200, body, truncate_to=1000))
+    fake_server.add("/pdf/P404.pdf", Reply(404, "gone"))
+    t0 = time.monotonic()
+    by_id = {i.id: i for i in _run(_ctx(tmp_path, fake_server))}
+    assert hasattr(by_id["scl-P429"], "pdf_path") and by_id["scl-P429"].pdf_path
+    assert by_id["scl-P500"].pdf_path
+    assert fake_server.hits("/pdf/P429.pdf") == 2 and fake_server.hits("/pdf/P500.pdf") == 2
+    for bad in ("scl-PHTML", "scl-PTRUNC", "scl-P404"):
+        assert by_id[bad].cls == "unavailable", by_id[bad]
+    assert "not a PDF" in by_id["scl-PHTML"].message
+    assert fake_server.hits("/pdf/PTRUNC.pdf") == 3  # first try + max_retries
+    assert time.monotonic() - t0 > 1.0  # the Retry-After pause was taken
+
+
+def test_robots_disallow_is_honoured(tmp_path, fake_server):
+    base = _record()
+    _serve(fake_server, {PID: _variant(base, PID, "pt", fake_server.url("/pdf/a.pdf"))})
+    fake_server.add("/robots.txt", Reply(200, "User-agent: *\nDisallow: /pdf/\n",
+                                         {"Content-Type": "text/plain"}))
+    fake_server.add("/pdf/a.pdf", Reply(200, _pdf("pt_scielo_rsp_hindex")))
+    items = _run(_ctx(tmp_path, fake_server))
+    assert [(i.id, i.cls) for i in items] == [(f"scl-{PID}", "unavailable")]
+    assert "robots" in items[0].message
+    assert fake_server.hits("/pdf/a.pdf") == 0
+
+
+def test_sigkill_part_way_then_resume(tmp_path, fake_server):
+    base = _record()
+    pids = [f"S{i:02d}" for i in range(8)]
+    recs = {p: _variant(base, p, "pt", fake_server.url(f"/pdf/{p}.pdf")) for p in pids}
+    _serve(fake_server, recs)
+    body = _pdf("pt_scielo_rsp_hindex")
+    fake_server.add_handler("/pdf/*", lambda req: Reply(200, body, delay=0.3))
+    ctx = _ctx(tmp_path, fake_server)
+    gen = get_fetcher("scielo-pt")(ctx)
+    first = [next(gen) for _ in range(3)]
+    for item in first[:2]:  # the third is yielded but never recorded: a kill mid-record
+        record_fetch_item(ctx.state, item)
+    pid = int((tmp_path / "crawl" / "scielo-pt" / "child.pid").read_text())
+    os.kill(pid, signal.SIGKILL)
+    with pytest.raises((StopIteration, RuntimeError)):
+        while True:
+            next(gen)
+    gen.close()
+    ctx.state.close()
+    ctx2 = _ctx(tmp_path, fake_server)
+    rest = _run(ctx2)
+    ids = [i.id for i in first[:2]] + [i.id for i in rest]
+    assert sorted(ids) == sorted(f"scl-{p}" for p in pids)  # all, none twice
+    assert len(ids) == len(set(ids))
