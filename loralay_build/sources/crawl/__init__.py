@@ -66,10 +66,13 @@ def _prepare(ctx: FetchContext, spider: str) -> tuple[Path, Path, set[str]]:
     work = crawl_dir(ctx)
     work.mkdir(parents=True, exist_ok=True)
     jobdir = work / "jobdir"
-    if jobdir.exists() and not (work / CLEAN_MARK).exists():
-        # Scrapy saves its queue state only on a clean close; after a kill it is stale
+    mark = work / CLEAN_MARK
+    reason = mark.read_text().strip() if mark.exists() else ""
+    if jobdir.exists() and reason != "shutdown":
+        # Scrapy saves its queue only on a clean close: after a kill it is stale, and after
+        # a finished crawl its seen-requests file would swallow a new discovery pass
         shutil.rmtree(jobdir)
-    (work / CLEAN_MARK).unlink(missing_ok=True)
+    mark.unlink(missing_ok=True)
     feed = work / "items.jsonl"
     done = set(ctx.state.ids_with("fetch"))
     items, _ = _read_feed(feed, 0)

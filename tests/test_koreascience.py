@@ -1,0 +1,97 @@
+"""KoreaScience fetch through the Scrapy child against a local server.
+
+The HTML is synthetic (tests/fixtures/koreascience/README.md); abstracts and PDFs are
+the real ones of Korean corpus papers, read in place from the shared corpus.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from loralay_build.config import load_config
+from loralay_build.sources import FetchContext, get_fetcher, record_fetch_item
+from loralay_build.sources.crawl.spiders.koreascience import split_abstracts
+from loralay_build.state import RunState
+
+from .conftest import shared_path
+from .fakeserver import Reply
+
+FIX = Path(__file__).parent / "fixtures" / "koreascience"
+HTML = {"Content-Type": "text/html; charset=utf-8"}
+
+
+def _paper(name: str) -> tuple[dict, bytes]:
+    man = shared_path("corpus", "manifest.jsonl").read_text(encoding="utf-8")
+    rec = next(json.loads(x) for x in man.splitlines() if x.strip() and f'"{name}"' in x)
+    return rec, shared_path("corpus", rec["file"]).read_bytes()
+
+
+def _page(template: str, doc_id: str, rec: dict, pdf: str) -> str:
+    text = (FIX / template).read_text(encoding="utf-8")
+    for key, value in (("{id}", doc_id), ("{ko}", rec["abstracts"]["ko"]),
+                       ("{en}", rec["abstracts"]["en"]), ("{pdf}", pdf)):
+        text = text.replace(key, value)
+    return text
+
+
+def _ctx(tmp_path: Path, srv) -> FetchContext:
+    cfg = load_config("koreascience")
+    cfg.update({"search_url": srv.url("/search/advanced.page"), "years": [2015],
+                "download_delay_s": 0.0, "max_retries": 1, "timeout_s": 5})
+    return FetchContext("koreascience", cfg, RunState(tmp_path / "state.sqlite"), tmp_path)
+
+
+def test_search_pages_to_candidates(tmp_path, fake_server):
+    tsp, tsp_pdf = _paper("ko_hufs_tsp")
+    vote, _ = _paper("ko_kiit_voting")
+    pat, _ = _paper("ko_ssrn_kopdp")
+
+    def search(req):
+        assert req.query["pubs"] == ["korean"] and req.query["pubYr"] == ["2015"]
+        page = req.query["pageNo"][0]
+        return Reply(200, (FIX / f"search_page{page}.html").read_bytes(), HTML)
+
+    fake_server.add_handler("/search/advanced.page", search)
+    fake_server.add("/article/JAKO201510000000001.page",
+                    Reply(200, _page("article.html", "JAKO201510000000001", tsp,
+                                     "/article/JAKO201510000000001.pdf"), HTML))
+    fake_server.add("/article/JAKO201510000000002.page",
+                    Reply(200, _page("article_no_pdf.html", "JAKO201510000000002", vote, ""),
+                          HTML))
+    fake_server.add("/article/JAKO201510000000003.page",
+                    Reply(200, _page("article.html", "JAKO201510000000003", pat,
+                                     "/article/JAKO201510000000003.pdf"), HTML))
+    fake_server.add("/article/JAKO201510000000001.pdf",
+                    Reply(200, tsp_pdf, {"Content-Type": "application/pdf"}))
+    fake_server.add("/article/JAKO201510000000003.pdf",
+                    Reply(200, "<html>error</html>", HTML))
+    ctx = _ctx(tmp_path, fake_server)
+    items = []
+    for item in get_fetcher("koreascience")(ctx):
+        record_fetch_item(ctx.state, item)
+        items.append(item)
+    by_id = {i.id: i for i in items}
+    assert set(by_id) == {"JAKO201510000000001", "JAKO201510000000002",
+                          "JAKO201510000000003"}
+    c = by_id["JAKO201510000000001"]
+    assert c.language == "ko" and list(c.abstracts) == ["ko", "en"]
+    assert c.abstracts["ko"] == tsp["abstracts"]["ko"]
+    assert c.abstracts["en"] == tsp["abstracts"]["en"]
+    assert c.publication_date == "2015-06-30"
+    assert Path(c.pdf_path).read_bytes() == tsp_pdf
+    assert by_id["JAKO201510000000002"].cls == "unavailable"
+    assert by_id["JAKO201510000000003"].cls == "unavailable"
+    assert fake_server.hits("/article/JAKO201510000000001.page") == 1  # linked twice
+    assert fake_server.hits("/search/advanced.page") == 2  # no page 3: pager absent
+
+    # a rerun yields nothing again
+    again = list(get_fetcher("koreascience")(ctx))
+    assert again == []
+
+
+def test_paragraph_languages_on_real_abstracts():
+    for name in ("ko_hufs_tsp", "ko_kiit_voting", "ko_ssrn_kopdp"):
+        rec, _ = _paper(name)
+        found = split_abstracts([rec["abstracts"]["ko"], rec["abstracts"]["en"]])
+        assert found == {"ko": rec["abstracts"]["ko"], "en": rec["abstracts"]["en"]}
