@@ -168,3 +168,20 @@ def test_sigkill_part_way_then_resume(tmp_path, fake_server):
     ids = [i.id for i in first[:2]] + [i.id for i in rest]
     assert sorted(ids) == sorted(f"scl-{p}" for p in pids)  # all, none twice
     assert len(ids) == len(set(ids))
+
+
+def test_limit_stops_cleanly_and_next_run_continues(tmp_path, fake_server):
+    base = _record()
+    pids = [f"L{i:02d}" for i in range(6)]
+    _serve(fake_server, {p: _variant(base, p, "pt", fake_server.url(f"/pdf/{p}.pdf"))
+                         for p in pids})
+    body = _pdf("pt_scielo_rsp_hindex")
+    fake_server.add_handler("/pdf/*", lambda req: Reply(200, body, delay=0.2))
+    first = _run(_ctx(tmp_path, fake_server, limit=2))
+    assert len(first) == 2
+    work = tmp_path / "crawl" / "scielo-pt"
+    assert (work / "clean-stop").read_text() == "shutdown"  # SIGINT: a JOBDIR to resume
+    rest = _run(_ctx(tmp_path, fake_server))
+    ids = [i.id for i in first + rest]
+    assert sorted(ids) == sorted(f"scl-{p}" for p in pids) and len(ids) == len(set(ids))
+    assert all(fake_server.hits(f"/pdf/{p}.pdf") == 1 for p in pids)
