@@ -95,3 +95,22 @@ def test_paragraph_languages_on_real_abstracts():
         rec, _ = _paper(name)
         found = split_abstracts([rec["abstracts"]["ko"], rec["abstracts"]["en"]])
         assert found == {"ko": rec["abstracts"]["ko"], "en": rec["abstracts"]["en"]}
+
+
+def test_scrapy_check_contracts_offline(tmp_path, fake_server):
+    """`scrapy check` runs both spiders' contracts against the local server."""
+    import os
+    import subprocess
+    import sys
+
+    fake_server.add_handler("/search/advanced.page", lambda req: Reply(
+        200, (FIX / "search_page1.html").read_bytes(), HTML))
+    fake_server.add("/api/v1/article/identifiers/", Reply(200, json.dumps(
+        {"objects": [{"code": "S0034-89102010000400007", "collection": "scl"}]})))
+    env = dict(os.environ, LORALAY_CHECK_BASE=fake_server.url("/"),
+               SCRAPY_SETTINGS_MODULE="loralay_build.sources.crawl.check_settings",
+               PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+    out = subprocess.run([sys.executable, "-m", "scrapy", "check"], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "Ran 2 contracts" in out.stderr and "OK" in out.stderr

@@ -72,9 +72,10 @@ class KoreaScienceSpider(PdfSpider):
     def parse(self, response: Any, year: int = 2012, page: int = 1) -> Iterator[Any]:
         """A result page: every unseen article, then the next page while the pager says so.
 
-        @url http://127.0.0.1:1/search/advanced.page?pubs=korean&pubYr=2015&pageNo=1
-        @returns requests 0
+        @local_url /search/advanced.page?pubs=korean&pubYr=2015&pageNo=1
+        @returns requests 3 3
         """
+        self.search_url = self.search_url or response.url.split("?")[0]  # for `scrapy check`
         for href in response.css("article.srched-box a::attr(href)").getall():
             m = _JAKO.search(href)
             if not m or m.group(1) in self.skip_ids:

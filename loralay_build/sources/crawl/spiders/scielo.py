@@ -82,9 +82,11 @@ class ScieloSpider(PdfSpider):
               offset: int = 0) -> Iterator[Any]:
         """An identifiers page: each unseen PID's record, then the next page.
 
-        @url http://127.0.0.1:1/api/v1/article/identifiers/?collection=scl&offset=0
-        @returns requests 0
+        @local_url /api/v1/article/identifiers/?collection=scl&offset=0
+        @returns requests 2 2
         """
+        if not self.api.startswith("http"):  # `scrapy check` builds the spider without args
+            self.api = response.url.split("article/identifiers/")[0]
         objects = json.loads(response.text).get("objects") or []
         for obj in objects:
             col, pid = obj.get("collection") or collection, obj.get("code")
