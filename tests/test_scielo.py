@@ -185,3 +185,31 @@ def test_limit_stops_cleanly_and_next_run_continues(tmp_path, fake_server):
     ids = [i.id for i in first + rest]
     assert sorted(ids) == sorted(f"scl-{p}" for p in pids) and len(ids) == len(set(ids))
     assert all(fake_server.hits(f"/pdf/{p}.pdf") == 1 for p in pids)
+
+
+def test_cli_build_end_to_end(tmp_path, fake_server, shared_corpus):
+    """`loralay build --source scielo-pt` on real PDFs and their true abstracts."""
+    import subprocess
+    import sys
+
+    import pyarrow.parquet as pq
+
+    base = _record()
+    papers = [r for r in shared_corpus if r["id"].startswith("pt_scielo_")]
+    recs = {}
+    for i, paper in enumerate(papers):
+        rec = _variant(base, f"S{i}", "pt", fake_server.url(f"/pdf/{paper['id']}.pdf"))
+        rec["article"]["v83"] = [{"l": k, "a": v} for k, v in paper["abstracts"].items()]
+        recs[f"S{i}"] = rec
+        fake_server.add(f"/pdf/{paper['id']}.pdf", Reply(200, _pdf(paper["id"])))
+    _serve(fake_server, recs, page_size=1000)
+    conf = tmp_path / "local.yaml"
+    conf.write_text(f"articlemeta_url: {fake_server.url('/api/v1/')}\ncollections: [scl]\n"
+                    "download_delay_s: 0\n")
+    out = subprocess.run([sys.executable, "-m", "loralay_build.cli", "build", "--source",
+                          "scielo-pt", "--out", str(tmp_path / "out"), "--config", str(conf)],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    rows = sum(pq.read_metadata(p).num_rows for p in (tmp_path / "out").rglob("*.parquet"))
+    assert len(list((tmp_path / "out" / "pdfs").glob("*.pdf"))) == len(papers) == 3
+    assert rows >= 1  # corpus-wide percentile filters may drop some of only three papers

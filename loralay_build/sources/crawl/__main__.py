@@ -17,7 +17,7 @@ def main(job_path: str) -> int:
     skip = set(json.loads(Path(job["skip"]).read_text()))
     settings = scrapy_settings(job["settings"], jobdir=job["jobdir"], feed=job["feed"],
                                clean_mark=job["clean_mark"], log_file=job["log"])
-    process = CrawlerProcess(settings, install_root_handler=True)
+    process = CrawlerProcess(settings)
     process.crawl(SPIDERS[job["spider"]], skip_ids=skip, **job["args"])
     process.start()
     return 0
