@@ -11,11 +11,17 @@ SHARED ?= ../shared
 
 .PHONY: install demo test bench lint arxiv pubmed hal scielo-es scielo-pt koreascience
 
+# System packages: Poppler runs the pipeline; qpdf and the Noto CJK font are what
+# scripts/make_sample.py needs, and a test re-makes the sample corpus with them.
+APT_NEEDS = $(if $(shell command -v pdftotext),,poppler-utils) \
+            $(if $(shell command -v qpdf),,qpdf) \
+            $(if $(wildcard /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc),,fonts-noto-cjk)
+
 install:
-	@command -v pdftotext >/dev/null 2>&1 || { \
-	  echo "Installing Poppler (poppler-utils) with apt-get"; \
+	@if [ -n "$(strip $(APT_NEEDS))" ]; then \
+	  echo "Installing with apt-get: $(strip $(APT_NEEDS))"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq poppler-utils; }
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $(strip $(APT_NEEDS)); fi
 	$(PIP) install -q -e '.[dev]'
 
 demo: install

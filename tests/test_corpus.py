@@ -45,6 +45,15 @@ def test_chronological_split_oldest_train_newest_test_ties_by_id():
     assert newest_train <= oldest_test
 
 
+def test_small_runs_still_get_every_evaluation_split():
+    docs = [Dated(f"d{i}", f"2020-01-0{i + 1}") for i in range(6)]
+    a = chronological(docs, [0.9, 0.05, 0.05])
+    assert [a[f"d{i}"] for i in range(6)] == ["train"] * 4 + ["validation", "test"]
+    two = chronological(docs[:2], [0.9, 0.05, 0.05])
+    assert set(two.values()) == {"train"}  # too few to hold out anything
+    assert set(chronological(docs, [1.0, 0.0, 0.0]).values()) == {"train"}
+
+
 def test_year_only_dates_sort_before_dates_in_that_year_and_undated_rule():
     docs = [Dated("x", "2014-03-02"), Dated("y", "2014"), Dated("z", None)]
     a = chronological(docs, [0.34, 0.33, 0.33])

@@ -9,7 +9,7 @@ from loralay_build.strip.locate import Budget, Haystack, locate, split_in_two
 from loralay_build.strip.normalise import KeyedText, text_key, word_keys
 
 CFG = {"max_edit_ratio": 0.15, "max_edits": 60, "min_abstract_chars": 40,
-       "drop_hal_cover_page": True}
+       "drop_cover_page": True}
 # The real S2ORC abstract (en_acl_s2orc in the corpus), as metadata gives it.
 ABSTRACT = ("We introduce S2ORC, a large corpus of 81.1M English-language academic papers "
             "spanning many academic disciplines. The corpus consists of rich metadata, paper "

@@ -167,7 +167,7 @@ def test_cover_pages(readable, stripped):
         m, doc = readable[did]
         body, _ = stripped[did]
         assert 1 not in body.word_pages and body.pages == doc.pages  # physical numbering
-        kept = strip_abstracts(doc, _candidate(m), {**CFG, "drop_hal_cover_page": False})
+        kept = strip_abstracts(doc, _candidate(m), {**CFG, "drop_cover_page": False})
         assert not isinstance(kept, Failure) and 1 in kept[0].word_pages
 
 

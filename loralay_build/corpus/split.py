@@ -7,6 +7,11 @@ number of workers. A date of lower precision sorts as the start of its period
 ("2014" before "2014-03-02"). Documents without a date go to train (`undated: train`,
 never into evaluation, where their position in time is unknown) or are dropped
 (`undated: drop`). Given splits (arXiv, PubMed: Cohan et al.'s) are kept as they are.
+
+Small runs: rounding 5 % of a handful of documents gives 0, which would leave a user's
+first build (the demo, a pilot on a few PDFs) with empty evaluation splits. So every
+split whose proportion is non-zero gets at least one document once there are at least
+as many dated documents as such splits; the extra ones come from train.
 """
 
 from __future__ import annotations
@@ -45,13 +50,26 @@ def chronological(docs: Sequence[Dated], proportions: Sequence[float],
     dated = sorted((d for d in docs if d.date), key=chronological_key)
     out: dict[str, str | None] = {d.id: (None if undated == "drop" else "train")
                                   for d in docs if not d.date}
-    n = len(dated)
-    n_test = round(n * proportions[2])
-    n_val = round(n * proportions[1])
-    n_train = max(n - n_val - n_test, 0)
+    n_train, n_val, _ = split_sizes(len(dated), proportions)
     for i, d in enumerate(dated):
         out[d.id] = "train" if i < n_train else "validation" if i < n_train + n_val else "test"
     return out
+
+
+def split_sizes(n: int, proportions: Sequence[float]) -> tuple[int, int, int]:
+    """Document counts per split: rounded shares, at least one per non-empty share
+    when n allows it (see the module docstring)."""
+    sizes = [0, round(n * proportions[1]), round(n * proportions[2])]
+    wanted = [p > 0 for p in proportions]
+    if n >= sum(wanted):
+        for i in (1, 2):
+            if wanted[i] and sizes[i] == 0:
+                sizes[i] = 1
+    while sizes[1] + sizes[2] > n or (wanted[0] and n >= sum(wanted)
+                                      and sizes[1] + sizes[2] == n):
+        sizes[1 if sizes[1] >= sizes[2] else 2] -= 1
+    sizes[0] = n - sizes[1] - sizes[2]
+    return sizes[0], sizes[1], sizes[2]
 
 
 def given(docs: Sequence[Dated]) -> dict[str, str | None]:

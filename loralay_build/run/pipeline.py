@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..sources import SourceNotBuilt
+from ..sources import BadRunInput, SourceNotBuilt
 from .driver import fetch_phase, process_phase
 from .finish import IncompleteRun
 from .layout import RunLayout
@@ -40,7 +40,7 @@ def run_fetch(source: str, cfg: dict[str, Any], out: Path, limit: int | None,
     Returns the one-line reason when the harvest stopped early (a rerun resumes it)."""
     try:
         counts = fetch_phase(source, cfg, RunLayout(out), limit)
-    except SourceNotBuilt as e:
+    except (SourceNotBuilt, BadRunInput) as e:
         fail(str(e))
     except (ValueError, OSError) as e:
         message = f"fetch {source} stopped early: {e} (rerun the same command to resume)"
@@ -68,8 +68,11 @@ def run_build(req: BuildRequest, fail: Fail) -> None:
     try:
         from .finish import finish_run
 
-        finish_run(req.source, req.cfg, layout)
+        decisions = finish_run(req.source, req.cfg, layout)
     except IncompleteRun as e:
         fail(str(e))
     if stopped:
         fail(f"{stopped}; the dataset holds what was fetched so far")
+    if not any(decisions.kept.values()):
+        fail(f"{req.out}: no document kept of {len(decisions.outcomes)}; "
+             f"{req.out / 'report.md'} says why each was dropped")

@@ -43,6 +43,11 @@ class SourceNotBuilt(RuntimeError):
     pass
 
 
+class BadRunInput(ValueError):
+    """The run cannot start (a missing manifest, a missing argument): unlike a harvest
+    stopped by a service, a rerun of the same command would not help."""
+
+
 @dataclass
 class FetchContext:
     source: str

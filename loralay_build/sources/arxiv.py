@@ -29,7 +29,7 @@ from pylatexenc.latex2text import LatexNodes2Text
 from ..failures import FailureClass, StageError
 from ..http import HostBlocked, HttpSettings, PoliteClient
 from ..records import Candidate, Rejection
-from . import FetchContext
+from . import BadRunInput, FetchContext
 from .cohan import HarvestStopped, download, read_ids
 
 SOURCE = "arxiv"
@@ -55,8 +55,10 @@ class ArxivSettings:
         values = {k: cfg[k] for k in cls.__dataclass_fields__ if cfg.get(k) is not None}
         settings = cls(**values)
         if not settings.ids_dir or not settings.metadata_path:
-            raise ValueError("arxiv: set ids_dir (the Cohan et al. files) and metadata_path "
+            raise BadRunInput("arxiv: set ids_dir (the Cohan et al. files) and metadata_path "
                              "(arxiv-metadata-oai-snapshot.json) with --config FILE")
+        if not Path(settings.metadata_path).is_file():
+            raise BadRunInput(f"arxiv: {settings.metadata_path}: metadata snapshot not found")
         return settings
 
 

@@ -23,6 +23,7 @@ from ..failures import StageError
 from ..http import PDF_MAGIC, HostBlocked, PoliteClient
 from ..paths import pdf_path_for
 from ..records import Candidate, Rejection
+from . import BadRunInput
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +38,7 @@ class HarvestStopped(ConnectionError):
     An OSError, so the driver reports it as one line and keeps what was fetched."""
 
 
-class IdsError(ValueError):
+class IdsError(BadRunInput):
     pass
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..failures import FailureClass
 from ..records import Candidate, Rejection
-from . import FetchContext
+from . import BadRunInput, FetchContext
 
 
 class ManifestError(ValueError):
@@ -65,10 +65,10 @@ def _parse_line(line: str, n: int, path: Path, base: Path) -> Candidate | Reject
 def fetch(ctx: FetchContext) -> Iterator[Candidate | Rejection]:
     manifest = ctx.config.get("manifest")
     if not manifest:
-        raise ManifestError("--source local needs --manifest PATH (or `manifest:` in --config)")
+        raise BadRunInput("--source local needs --manifest PATH (or `manifest:` in --config)")
     path = Path(manifest)
     if not path.is_file():
-        raise ManifestError(f"{path}: manifest not found")
+        raise BadRunInput(f"{path}: manifest not found")
     for count, item in enumerate(read_manifest(path)):
         if ctx.limit is not None and count >= ctx.limit:
             return

@@ -32,7 +32,7 @@ from sickle.response import OAIResponse
 from ..failures import FailureClass, StageError
 from ..http import HostBlocked, HttpSettings, PoliteClient
 from ..records import Candidate, Rejection
-from . import FetchContext, jats
+from . import BadRunInput, FetchContext, jats
 from .cohan import HarvestStopped, download, read_ids
 
 SOURCE = "pubmed"
@@ -67,7 +67,7 @@ class PubmedSettings:
         values.setdefault("email", cfg.get("contact") or "")
         settings = cls(**values)
         if not settings.ids_dir:
-            raise ValueError("pubmed: set ids_dir (the Cohan et al. PubMed files) with "
+            raise BadRunInput("pubmed: set ids_dir (the Cohan et al. PubMed files) with "
                              "--config FILE")
         return settings
 

@@ -47,7 +47,7 @@ def strip_abstracts(doc: Document, candidate: Candidate, cfg: dict[str, Any]
     keys = word_keys(doc.words)
     pages = np.asarray(doc.word_pages, dtype=np.int64)
     removed = np.zeros(len(doc), dtype=bool)
-    if cfg.get("drop_hal_cover_page", True) and cover_page(doc, keys):
+    if cfg.get("drop_cover_page", True) and cover_page(doc, keys):
         removed |= pages == 1
         keys = ["" if r else k for k, r in zip(keys, removed, strict=True)]
     text = KeyedText(keys, doc.words)
