@@ -9,6 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from loralay_build.records import Candidate, Rejection
+from loralay_build.sources import FetchContext, get_fetcher, record_fetch_item
+from loralay_build.state import RunState
+
 from .fakeserver import FakeServer
 
 REPO = Path(__file__).resolve().parent.parent
@@ -20,6 +24,21 @@ def shared_path(*parts: str) -> Path:
     if not p.exists():
         pytest.skip(f"{p} not present (../shared is absent)")
     return p
+
+
+def harvest_source(source: str, cfg: dict, state: RunState, out: Path, limit: int | None = None,
+                   abandon_after: int | None = None) -> list[Candidate | Rejection]:
+    """What the driver does with a fetcher; `abandon_after` drops the generator there, as a
+    kill would."""
+    gen = get_fetcher(source)(FetchContext(source, cfg, state, out, limit))
+    items: list[Candidate | Rejection] = []
+    for item in gen:
+        record_fetch_item(state, item)
+        items.append(item)
+        if abandon_after is not None and len(items) >= abandon_after:
+            gen.close()
+            break
+    return items
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from pylatexenc.latex2text import LatexNodes2Text
 
 from loralay_build.config import load_config
 from loralay_build.records import Candidate, Rejection
-from loralay_build.sources import FetchContext, record_fetch_item
+from loralay_build.sources import FetchContext
 from loralay_build.sources.arxiv import (
     abstract_text,
     bucket_prefix,
@@ -31,7 +31,7 @@ from loralay_build.sources.arxiv import (
 from loralay_build.sources.cohan import HarvestStopped, read_ids
 from loralay_build.state import RunState
 
-from .conftest import shared_path
+from .conftest import harvest_source, shared_path
 from .fakeserver import FakeServer, Reply, Request
 
 SNAPSHOT = ("fixtures", "arxiv", "kaggle_arxiv_metadata_snapshot_lines_001-008.jsonl")
@@ -108,16 +108,7 @@ def make_config(tmp_path: Path, server: FakeServer, ids_dir: Path, metadata: Pat
 
 def harvest(cfg: dict[str, Any], state: RunState, out: Path, limit: int | None = None,
             abandon_after: int | None = None) -> list[Candidate | Rejection]:
-    """What the driver does; `abandon_after` drops the generator there, as a kill would."""
-    gen = fetch(FetchContext("arxiv", cfg, state, out, limit))
-    items: list[Candidate | Rejection] = []
-    for item in gen:
-        record_fetch_item(state, item)
-        items.append(item)
-        if abandon_after is not None and len(items) >= abandon_after:
-            gen.close()
-            break
-    return items
+    return harvest_source("arxiv", cfg, state, out, limit, abandon_after)
 
 
 @pytest.fixture

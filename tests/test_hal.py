@@ -24,7 +24,7 @@ from loralay_build.sources.hal import CHECKPOINT, HarvestStopped, fetch
 from loralay_build.sources.hal_records import collect_abstracts, parse_hal_date, to_candidate
 from loralay_build.state import RunState
 
-from .conftest import shared_path
+from .conftest import harvest_source, shared_path
 from .fakeserver import FakeServer, Reply, Request
 
 DROIT = ("fixtures", "hal", "hal_search_2026-10-04_domain_shs.droit_cursorMark_rows5.json")
@@ -60,16 +60,7 @@ def make_config(tmp_path: Path, api_url: str, **over: Any) -> dict[str, Any]:
 
 def harvest(cfg: dict[str, Any], state: RunState, out: Path, limit: int | None = None,
             abandon_after: int | None = None) -> list[Candidate | Rejection]:
-    """What the driver does; `abandon_after` drops the generator there, as a kill would."""
-    gen = fetch(FetchContext("hal", cfg, state, out, limit))
-    items: list[Candidate | Rejection] = []
-    for item in gen:
-        record_fetch_item(state, item)
-        items.append(item)
-        if abandon_after is not None and len(items) >= abandon_after:
-            gen.close()
-            break
-    return items
+    return harvest_source("hal", cfg, state, out, limit, abandon_after)
 
 
 def json_reply(obj: Any) -> Reply:

@@ -24,11 +24,12 @@ from lxml import etree
 
 from loralay_build.config import load_config
 from loralay_build.records import Candidate, Rejection
-from loralay_build.sources import FetchContext, jats, pubmed, record_fetch_item
+from loralay_build.sources import jats, pubmed
 from loralay_build.sources.cohan import HarvestStopped
-from loralay_build.sources.pubmed import fetch, in_ncbi_peak, record_to_candidate, s3_to_https
+from loralay_build.sources.pubmed import in_ncbi_peak, record_to_candidate, s3_to_https
+from loralay_build.state import RunState
 
-from .conftest import shared_path
+from .conftest import harvest_source, shared_path
 from .fakeserver import FakeServer, Reply, Request
 from .test_arxiv import write_cohan
 
@@ -143,19 +144,8 @@ def setup(tmp_path: Path, fake_server: FakeServer) -> dict[str, Any]:
 
 def harvest(cfg: dict[str, Any], state_path: Path, out: Path, limit: int | None = None,
             abandon_after: int | None = None) -> list[Candidate | Rejection]:
-    """What the driver does; `abandon_after` drops the generator there, as a kill would."""
-    from loralay_build.state import RunState
-
     with RunState(state_path) as state:
-        gen = fetch(FetchContext("pubmed", cfg, state, out, limit))
-        items: list[Candidate | Rejection] = []
-        for item in gen:
-            record_fetch_item(state, item)
-            items.append(item)
-            if abandon_after is not None and len(items) >= abandon_after:
-                gen.close()
-                break
-    return items
+        return harvest_source("pubmed", cfg, state, out, limit, abandon_after)
 
 
 # --- JATS --------------------------------------------------------------------------------
@@ -372,7 +362,6 @@ def test_large_runs_stop_in_peak_hours(setup: dict[str, Any], monkeypatch: pytes
         items = harvest(cfg, setup["state"], setup["out"])
     except HarvestStopped as e:
         assert "off-peak" in str(e)
-    from loralay_build.state import RunState
 
     with RunState(setup["state"]) as state:
         assert len(list(state.results("fetch"))) == expected
