@@ -27,7 +27,6 @@ install:
 demo: install
 	loralay build --source local --manifest data/sample/manifest.jsonl --out $(OUT)/sample \
 	  --workers $(WORKERS) $(CONFIG_ARG)
-	@echo "Dataset: $(OUT)/sample (report: $(OUT)/sample/report.md)"
 
 test:
 	$(PYTHON) -m pytest -q

@@ -44,6 +44,9 @@ def test_every_sample_document_is_kept_or_dropped_for_its_reason(demo):
     kept = [i for i, o in docs.items() if o["status"] == "kept"]
     assert len(kept) >= 5
     assert {i[:2] for i in kept} >= {"en", "fr", "es", "ko"}
+    last = proc.stderr.strip().splitlines()[-1]
+    assert f"done: OK: {len(kept)} kept of {len(ids)}; 0 leaks;" in last
+    assert str(out / "report.md") in last
 
 
 def test_demo_dataset_loads_with_three_splits_and_no_abstract_inside(demo, tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -76,3 +77,11 @@ def run_build(req: BuildRequest, fail: Fail) -> None:
     if not any(decisions.kept.values()):
         fail(f"{req.out}: no document kept of {len(decisions.outcomes)}; "
              f"{req.out / 'report.md'} says why each was dropped")
+    log.info("done: %s", done_line(req.out, decisions.kept))
+
+
+def done_line(out: Path, kept: dict[str, list[str]]) -> str:
+    """The last thing a user reads: the report's verdict, the split sizes, where to look."""
+    verdict = json.loads((out / "report.json").read_text(encoding="utf-8"))["verdict"]
+    splits = ", ".join(f"{name} {len(ids)}" for name, ids in kept.items())
+    return f"{verdict}; {splits}; dataset {out}, report {out / 'report.md'}"
