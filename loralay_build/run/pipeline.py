@@ -73,7 +73,9 @@ def run_build(req: BuildRequest, fail: Fail) -> None:
     except IncompleteRun as e:
         fail(str(e))
     if stopped:
-        fail(f"{stopped}; the dataset holds what was fetched so far")
+        held = "the dataset holds what was fetched so far" if any(decisions.kept.values()) \
+            else "no dataset yet"
+        fail(f"{stopped}; {held}")
     if not any(decisions.kept.values()):
         fail(f"{req.out}: no document kept of {len(decisions.outcomes)}; "
              f"{req.out / 'report.md'} says why each was dropped")

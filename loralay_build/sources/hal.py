@@ -156,7 +156,7 @@ class HalHarvest:
                                      cursor, attempt + 1, attempts, e)
                 if attempt + 1 == attempts:
                     raise HarvestStopped(f"search stopped after {attempts} attempts at "
-                                         f"cursor {cursor}: {e}; rerun to continue") from e
+                                         f"cursor {cursor}: {e}") from e
                 time.sleep(min(self.settings.backoff_factor * 2 ** attempt, 60.0))
         raise AssertionError("unreachable")
 
