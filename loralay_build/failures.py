@@ -13,6 +13,7 @@ from dataclasses import dataclass
 class FailureClass(str, enum.Enum):
     # fetch / extract
     UNAVAILABLE = "unavailable"  # missing, empty, not a PDF (e.g. an HTML page), HTTP error
+    UNREACHABLE = "unreachable"  # network error, timeout or 429/5xx after retries: a rerun retries
     CORRUPTED = "corrupted"  # Poppler cannot open it
     ENCRYPTED = "encrypted"  # needs a password
     SCANNED = "scanned"  # no text layer
@@ -42,6 +43,10 @@ class Failure:
 
     def line(self, subject: str) -> str:
         return f"{subject}: {self.cls.value}: {self.message}"
+
+
+# fetch failures that say nothing about the paper: a rerun of the run tries them again
+RETRIED_ON_RERUN = frozenset({FailureClass.UNREACHABLE.value})
 
 
 class StageError(Exception):

@@ -3,7 +3,10 @@
 One `requests` session per host, an identifying User-Agent with a contact address,
 connect/read timeouts, urllib3's Retry for 429/5xx/connection errors (exponential
 backoff with jitter, Retry-After honoured but capped), a per-host rate limit, and a
-403 that stops all further requests to that host for the run. urllib3 does not retry
+403 that stops all further requests to that host for the run. What retries could not
+fix is `unreachable` (a rerun tries it again), and `host_down_after` such failures in a
+row take the host for down (`HostDown`): the fetcher stops rather than burn through its
+whole list during an outage. urllib3 does not retry
 a body cut short, and a 200 can carry an HTML page or an error JSON, so PDF and JSON
 bodies are checked here and downloads are retried by hand for truncation.
 """
@@ -45,6 +48,7 @@ class HttpSettings:
     backoff_factor: float = 1.0
     retry_after_max_s: int = 120
     max_pdf_mb: float = 100.0
+    host_down_after: int = 3  # unreachable requests in a row before the host counts as down
 
     @classmethod
     def from_config(cls, cfg: dict[str, Any]) -> HttpSettings:
@@ -64,9 +68,17 @@ class Download:
 
 
 class HostBlocked(StageError):
-    def __init__(self, host: str) -> None:
+    """No more requests to this host this run; fetchers stop (or defer) instead of
+    recording every remaining paper as failed."""
+
+    def __init__(self, host: str, why: str = "answered 403 Forbidden") -> None:
         super().__init__(FailureClass.UNAVAILABLE,
-                         f"host {host} answered 403 Forbidden; no more requests to it this run")
+                         f"host {host} {why}; no more requests to it this run")
+
+
+class HostDown(HostBlocked):
+    def __init__(self, host: str, last: str) -> None:
+        super().__init__(host, f"is down (requests failed in a row after retries; last: {last})")
 
 
 class _RateLimiter:
@@ -91,7 +103,8 @@ class PoliteClient:
         self.settings = settings
         self._sessions: dict[str, requests.Session] = {}
         self._limiters: dict[str, _RateLimiter] = {}
-        self._blocked: set[str] = set()
+        self._blocked: dict[str, HostBlocked] = {}
+        self._failing: dict[str, int] = {}  # host -> unreachable requests in a row
         self.stats: dict[str, int] = {}
 
     def _count(self, key: str) -> None:
@@ -120,7 +133,7 @@ class PoliteClient:
         """GET with manners; raises StageError(unavailable) for what retries could not fix."""
         host = urlsplit(url).netloc
         if host in self._blocked:
-            raise HostBlocked(host)
+            raise self._blocked[host]
         session = self._session(host)
         self._limiters[host].wait()
         timeout = (self.settings.connect_timeout_s, self.settings.timeout_s)
@@ -128,17 +141,28 @@ class PoliteClient:
             resp = session.get(url, params=params, stream=stream, timeout=timeout)
         except requests.RequestException as e:
             self._count(f"error/{e.__class__.__name__}")
-            raise StageError(FailureClass.UNAVAILABLE,
-                             f"{url}: {e.__class__.__name__} after retries") from e
+            raise self._unreachable(host, f"{url}: {e.__class__.__name__} after retries") from e
         self._count(f"status/{resp.status_code}")
-        if resp.status_code == 403:
-            self._blocked.add(host)
+        if resp.status_code in RETRY_STATUSES:
             resp.close()
-            raise HostBlocked(host)
+            raise self._unreachable(host, f"{url}: HTTP {resp.status_code} after retries")
+        self._failing[host] = 0
+        if resp.status_code == 403:
+            self._blocked[host] = HostBlocked(host)
+            resp.close()
+            raise self._blocked[host]
         if resp.status_code >= 400:
             resp.close()
             raise StageError(FailureClass.UNAVAILABLE, f"{url}: HTTP {resp.status_code}")
         return resp
+
+    def _unreachable(self, host: str, message: str) -> StageError:
+        """The error for a request retries could not save; the last straw takes the host down."""
+        self._failing[host] = self._failing.get(host, 0) + 1
+        if self._failing[host] >= max(1, self.settings.host_down_after):
+            self._blocked[host] = HostDown(host, message)
+            return self._blocked[host]
+        return StageError(FailureClass.UNREACHABLE, message)
 
     def get_json(self, url: str, params: Any = None) -> Any:
         """A JSON body; an HTML page or `{"error": ...}` behind a 200 is an error, not data."""

@@ -89,6 +89,19 @@ class RunState:
                               (doc_id, stage)).fetchone()
         return row[0] if row else None
 
+    def settled(self, doc_id: str, stage: str, retried: Iterable[str] = ()) -> bool:
+        """Recorded for this stage, and not as a failure of one of the `retried` classes."""
+        row = self.db.execute("SELECT failure_class FROM results WHERE doc_id=? AND stage=?",
+                              (doc_id, stage)).fetchone()
+        return row is not None and row[0] not in set(retried)
+
+    def ids_with_class(self, stage: str, classes: Iterable[str]) -> set[str]:
+        wanted = sorted(classes)
+        rows = self.db.execute(
+            "SELECT doc_id FROM results WHERE stage=? AND failure_class IN "
+            f"({','.join('?' * len(wanted))})", (stage, *wanted))
+        return {r[0] for r in rows}
+
     def ids_with(self, stage: str, status: str | None = None) -> set[str]:
         if status is None:
             rows = self.db.execute("SELECT doc_id FROM results WHERE stage=?", (stage,))

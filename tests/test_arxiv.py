@@ -19,7 +19,7 @@ from pylatexenc.latex2text import LatexNodes2Text
 
 from loralay_build.config import load_config
 from loralay_build.records import Candidate, Rejection
-from loralay_build.sources import FetchContext
+from loralay_build.sources import FetchContext, HarvestStopped
 from loralay_build.sources.arxiv import (
     abstract_text,
     bucket_prefix,
@@ -28,7 +28,7 @@ from loralay_build.sources.arxiv import (
     latest_version,
     publication_date,
 )
-from loralay_build.sources.cohan import HarvestStopped, read_ids
+from loralay_build.sources.cohan import read_ids
 from loralay_build.state import RunState
 
 from .conftest import harvest_source, shared_path
@@ -232,12 +232,19 @@ def test_faults_end_in_retries_or_classed_failures(setup: dict[str, Any]) -> Non
     with RunState(setup["tmp"] / "state.sqlite") as state:
         items = {i.id: i for i in harvest(setup["cfg"], state, setup["out"])}
     assert isinstance(items["0704.0001"], Candidate)  # 429 + Retry-After, then served
-    for doc_id in ("0704.0002", "0704.0004", "0704.0006", "hep-th9608091"):
+    for doc_id in ("0704.0004", "0704.0006", "hep-th9608091"):
         assert items[doc_id].cls == "unavailable", doc_id
-    assert "HTTP 500" in items["0704.0002"].message
+    assert items["0704.0002"].cls == "unreachable"
+    assert "HTTP 500 after retries" in items["0704.0002"].message
     assert "HTML" in items["0704.0004"].message
     assert "service error" in items["0704.0006"].message
     assert "malformed JSON" in items["hep-th9608091"].message
+    # the service is back: a rerun retries the unreachable paper, and only that one
+    b.listing_faults = {}
+    with RunState(setup["tmp"] / "state.sqlite") as state:
+        again = harvest(setup["cfg"], state, setup["out"])
+        assert [i.id for i in again] == ["0704.0002"] and isinstance(again[0], Candidate)
+        assert state.status("0704.0002", "fetch") == "ok"
 
 
 def test_download_faults(setup: dict[str, Any]) -> None:
@@ -257,7 +264,7 @@ def test_download_faults(setup: dict[str, Any]) -> None:
     assert items["0704.0002"].cls == "unavailable" and "not a PDF" in items["0704.0002"].message
     # one read timeout, then the object
     assert Path(items["0704.0004"].pdf_path).read_bytes() == corpus_pdf("en_ieee_reqprio")
-    assert items["0704.0006"].cls == "unavailable"  # timeouts past the retries
+    assert items["0704.0006"].cls == "unreachable"  # timeouts past the retries
     assert not list(setup["out"].glob("pdfs/.part-*"))
 
 

@@ -19,8 +19,8 @@ import yaml
 
 from loralay_build.config import load_config
 from loralay_build.records import Candidate, Rejection
-from loralay_build.sources import FetchContext, record_fetch_item
-from loralay_build.sources.hal import CHECKPOINT, HarvestStopped, fetch
+from loralay_build.sources import FetchContext, HarvestStopped, record_fetch_item
+from loralay_build.sources.hal import CHECKPOINT, fetch
 from loralay_build.sources.hal_records import collect_abstracts, parse_hal_date, to_candidate
 from loralay_build.state import RunState
 
@@ -304,6 +304,44 @@ def test_pdf_faults_end_in_retry_or_unavailable(fake_server, tmp_path, state):
         sorted(Path(items[k].pdf_path).name for k in "056")  # nothing half-written stays
 
 
+def test_unreachable_pdf_is_recorded_and_a_rerun_retries_it(fake_server, tmp_path, state):
+    """500s past the retries say nothing about the paper: the cursor stays on its page."""
+    pdf = corpus_pdf("fr_ahrf_censure")
+    docs = [synthetic_doc(i, fake_server.url("")) for i in range(4)]
+    search = PagedSearch(docs, rows=2)
+    fake_server.add_handler("/search/", search)
+    serve_pdfs(fake_server, pdf)
+    fake_server.add("/hal-09000001/document", *[Reply(500, "busy")] * 4,
+                    Reply(200, pdf, PDF_TYPE))  # the first try and 3 retries fail
+    cfg = make_config(tmp_path, fake_server.url("/search/"), rows=2)
+    first = {i.id: i for i in harvest(cfg, state, tmp_path)}
+    assert first["hal-09000001"].cls == "unreachable"
+    assert sum(isinstance(i, Candidate) for i in first.values()) == 3
+    assert state.get_checkpoint(CHECKPOINT) is None  # never moved past the unreachable one
+
+    second = harvest(cfg, state, tmp_path)
+    assert [i.id for i in second] == ["hal-09000001"] and isinstance(second[0], Candidate)
+    assert fake_server.hits("/hal-09000000/document") == 1  # the others are not fetched again
+    assert state.get_checkpoint(CHECKPOINT)["cursor"] == "c2"
+
+
+def test_a_pdf_host_down_stops_the_harvest_without_recording_the_rest(fake_server, pdf_host,
+                                                                       tmp_path, state):
+    docs = [synthetic_doc(i, pdf_host.url("")) for i in range(8)]
+    fake_server.add_handler("/search/", PagedSearch(docs, rows=4))
+    pdf_host.add_handler("/hal-*", lambda req: Reply(503, "down"))
+    cfg = make_config(tmp_path, fake_server.url("/search/"), rows=4, host_down_after=2)
+    with pytest.raises(HarvestStopped, match="is down"):
+        harvest(cfg, state, tmp_path)
+    # one unreachable record; the second failure in a row takes the host down: the rest,
+    # on this page and the next, is left for a rerun
+    assert state.ids_with("fetch") == state.ids_with_class("fetch", ["unreachable"]) \
+        == {"hal-09000000"}
+    assert len({r.path for r in pdf_host.requests}) == 2
+    serve_pdfs(pdf_host, corpus_pdf("fr_ahrf_censure"))
+    assert len([i for i in harvest(cfg, state, tmp_path) if isinstance(i, Candidate)]) == 8
+
+
 def test_pdf_403_defers_that_host_and_goes_on_with_others(fake_server, pdf_host, tmp_path,
                                                           state):
     """Real portal hosts (2020 recording) mapped to two local hosts; the main one refuses."""
@@ -335,7 +373,7 @@ def test_pdf_403_on_the_only_host_stops_cleanly(fake_server, pdf_host, tmp_path,
     pdf_host.add("/hal-09000000/document", Reply(200, corpus_pdf("en_hal_reaim"), PDF_TYPE))
     pdf_host.add_handler("/hal-*", lambda req: Reply(403, "forbidden"))
     cfg = make_config(tmp_path, fake_server.url("/search/"), rows=2)
-    with pytest.raises(HarvestStopped, match="refused us"):
+    with pytest.raises(HarvestStopped, match="at cursor c1: host .* answered 403 Forbidden"):
         harvest(cfg, state, tmp_path)
     assert search.cursors == ["*", "c1"]  # went on while a download got through, then stopped
     assert state.ids_with("fetch") == {"hal-09000000"}

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from loralay_build.failures import FailureClass, StageError
-from loralay_build.http import HostBlocked, HttpSettings, PoliteClient
+from loralay_build.http import HostBlocked, HostDown, HttpSettings, PoliteClient
 
 from .conftest import shared_path
 from .fakeserver import Reply
@@ -43,18 +43,57 @@ def test_429_with_retry_after_then_success_is_capped(fake_server):
     assert fake_server.hits("/j") == 2
 
 
-def test_persistent_500_ends_unavailable(fake_server):
+def test_persistent_500_ends_unreachable(fake_server):
     fake_server.add("/j", Reply(500, "boom"))
     with pytest.raises(StageError) as e:
         client().get_json(fake_server.url("/j"))
-    assert e.value.failure.cls is FailureClass.UNAVAILABLE
+    assert e.value.failure.cls is FailureClass.UNREACHABLE  # a rerun tries it again
     assert fake_server.hits("/j") == 4  # first try + 3 retries
 
 
 def test_read_timeout_is_retried_then_classed(fake_server):
     fake_server.add("/slow", Reply(200, "{}", delay=1.5))
-    with pytest.raises(StageError):
+    with pytest.raises(StageError) as e:
         client(max_retries=1).get_json(fake_server.url("/slow"))
+    assert e.value.failure.cls is FailureClass.UNREACHABLE
+    assert fake_server.hits("/slow") == 2
+
+
+def test_a_404_is_unavailable_not_unreachable(fake_server):
+    fake_server.add("/gone", Reply(404, "no"))
+    with pytest.raises(StageError) as e:
+        client().get_json(fake_server.url("/gone"))
+    assert e.value.failure.cls is FailureClass.UNAVAILABLE
+
+
+def test_failures_in_a_row_take_the_host_down_and_an_answer_resets_the_count(fake_server):
+    fake_server.add_handler("/bad*", lambda req: Reply(503, "down"))
+    fake_server.add("/ok", Reply(200, "{}"))
+    c = client(max_retries=0, host_down_after=3)
+    for path in ("/bad1", "/bad2", "/ok", "/bad3", "/bad4"):  # the answer from /ok resets
+        try:
+            c.get_json(fake_server.url(path))
+        except StageError as e:
+            assert not isinstance(e, HostBlocked) and e.failure.cls is FailureClass.UNREACHABLE
+    with pytest.raises(HostDown, match="is down .*HTTP 503"):
+        c.get_json(fake_server.url("/bad5"))
+    with pytest.raises(HostDown):  # no more requests to it this run
+        c.get_json(fake_server.url("/ok"))
+    assert fake_server.hits("/ok") == 1
+
+
+def test_a_closed_port_takes_the_host_down(tmp_path):
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    c = client(max_retries=0, host_down_after=2)
+    with pytest.raises(StageError) as first:
+        c.get(f"http://127.0.0.1:{port}/a")
+    assert first.value.failure.cls is FailureClass.UNREACHABLE
+    with pytest.raises(HostDown, match="ConnectionError"):
+        c.get(f"http://127.0.0.1:{port}/b")
 
 
 def test_error_json_and_html_behind_200_are_errors(fake_server):

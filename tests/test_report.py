@@ -147,3 +147,18 @@ def test_inconsistent_inputs_are_flagged_and_docfacts_from_processed():
                    {"hal-00007": Outcome.kept("test"), "other": Outcome.kept("train")}, 0.05, 8)
     data = build_report(run, [d])
     assert data["warnings"] and "disagree" in data["warnings"][0]
+
+
+def test_unreachable_drops_tell_the_user_to_rerun(tmp_path):
+    docs = [DocFacts("a", "train", 100, 10, 2, 0.9, {"fr": 0.0})]
+    outcomes = {"a": Outcome.kept("train"),
+                "b": Outcome.dropped("unreachable", "fetch", "http://x/b.pdf: HTTP 503 after "
+                                     "retries"),
+                "c": Outcome.dropped("unavailable", "fetch", "http://x/c.pdf: HTTP 404")}
+    run = RunFacts("x", "HAL", [("candidates", 3), ("written", 1)], {}, outcomes, 0.05, 8)
+    data = write_report(tmp_path, run, docs)
+    assert data["warnings"] == ["1 documents could not be fetched for now (network errors, "
+                                "timeouts, 429/5xx after retries): rerun the same command to "
+                                "try them again"]
+    assert "> warning: 1 documents could not be fetched for now" in \
+        (tmp_path / "report.md").read_text()

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from loralay_build.config import load_config
-from loralay_build.sources import FetchContext, get_fetcher, record_fetch_item
+from loralay_build.sources import FetchContext, HarvestStopped, get_fetcher, record_fetch_item
 from loralay_build.state import RunState
 
 from .conftest import shared_path
@@ -132,6 +132,23 @@ def test_faults_retry_or_class(tmp_path, fake_server):
     assert time.monotonic() - t0 > 1.0  # the Retry-After pause was taken
 
 
+def test_unreachable_pdf_is_retried_by_the_next_run(tmp_path, fake_server):
+    base = _record()
+    pids = ["U1", "U2"]
+    _serve(fake_server, {p: _variant(base, p, "pt", fake_server.url(f"/pdf/{p}.pdf"))
+                         for p in pids})
+    body = _pdf("pt_scielo_rsp_hindex")
+    fake_server.add("/pdf/U1.pdf", Reply(200, body))
+    fake_server.add_handler("/pdf/U2.pdf", lambda req: Reply(503, "busy"))
+    first = {i.id: i for i in _run(_ctx(tmp_path, fake_server))}
+    assert first["scl-U2"].cls == "unreachable" and "HTTP 503" in first["scl-U2"].message
+    assert fake_server.hits("/pdf/U2.pdf") == 3  # first try + max_retries
+    fake_server.add("/pdf/U2.pdf", Reply(200, body))
+    second = _run(_ctx(tmp_path, fake_server))
+    assert [i.id for i in second] == ["scl-U2"] and second[0].pdf_path
+    assert fake_server.hits("/pdf/U1.pdf") == 1
+
+
 def test_robots_disallow_is_honoured(tmp_path, fake_server):
     base = _record()
     _serve(fake_server, {PID: _variant(base, PID, "pt", fake_server.url("/pdf/a.pdf"))})
@@ -158,7 +175,7 @@ def test_sigkill_part_way_then_resume(tmp_path, fake_server):
         record_fetch_item(ctx.state, item)
     pid = int((tmp_path / "crawl" / "scielo-pt" / "child.pid").read_text())
     os.kill(pid, signal.SIGKILL)
-    with pytest.raises((StopIteration, RuntimeError)):
+    with pytest.raises(HarvestStopped, match="crawl ended with code -9"):
         while True:
             next(gen)
     gen.close()
@@ -213,3 +230,26 @@ def test_cli_build_end_to_end(tmp_path, fake_server, shared_corpus):
     rows = sum(pq.read_metadata(p).num_rows for p in (tmp_path / "out").rglob("*.parquet"))
     assert len(list((tmp_path / "out" / "pdfs").glob("*.pdf"))) == len(papers) == 3
     assert rows >= 1  # corpus-wide percentile filters may drop some of only three papers
+
+
+def test_a_crawl_that_reaches_no_server_stops_in_one_line(tmp_path):
+    """No network (or a wrong URL) must not pass for an empty harvest."""
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # closed again below: connections are refused
+    conf = tmp_path / "local.yaml"
+    conf.write_text(f"articlemeta_url: http://127.0.0.1:{port}/api/v1/\ncollections: [scl]\n"
+                    "download_delay_s: 0\nmax_retries: 1\ntimeout_s: 5\n")
+    out = subprocess.run([sys.executable, "-m", "loralay_build.cli", "build", "--source",
+                          "scielo-pt", "--out", str(tmp_path / "out"), "--config", str(conf)],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode != 0
+    last = out.stderr.strip().splitlines()[-1]
+    assert last.startswith("loralay: fetch scielo-pt stopped early: scielo-pt crawl reached "
+                           "no server ("), last
+    assert "ConnectionRefusedError" in last
+    assert last.endswith("; no dataset yet")

@@ -44,7 +44,7 @@ def run_fetch(source: str, cfg: dict[str, Any], out: Path, limit: int | None,
     except (SourceNotBuilt, BadRunInput) as e:
         fail(str(e))
     except (ValueError, OSError) as e:
-        message = f"fetch {source} stopped early: {e} (rerun the same command to resume)"
+        message = f"fetch {source} stopped early: {e}; rerun the same command to resume"
         log.error(message)
         return message
     log.info("fetched %d, rejected %d", counts["ok"], counts["failed"])

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..failures import RETRIED_ON_RERUN
 from ..records import Candidate, Rejection
 from ..state import RunState
 
@@ -48,6 +49,13 @@ class BadRunInput(ValueError):
     stopped by a service, a rerun of the same command would not help."""
 
 
+class HarvestStopped(ConnectionError):
+    """A service stopped this run (a host refused us, a search kept failing); what was
+    fetched is kept and a rerun continues from the saved position.
+
+    An OSError, so the driver reports it as one line and goes on to build what it has."""
+
+
 @dataclass
 class FetchContext:
     source: str
@@ -62,7 +70,12 @@ class FetchContext:
         return self.out_dir / "pdfs"
 
     def already_fetched(self, doc_id: str) -> bool:
-        return self.state.status(doc_id, "fetch") is not None
+        """Recorded by an earlier run, unless as a failure a rerun retries (`unreachable`)."""
+        return self.state.settled(doc_id, "fetch", RETRIED_ON_RERUN)
+
+    def settled_ids(self) -> set[str]:
+        """Every id `already_fetched` is true of, in one query (for skip lists)."""
+        return self.state.ids_with("fetch") - self.state.ids_with_class("fetch", RETRIED_ON_RERUN)
 
 
 FetchFn = Callable[[FetchContext], Iterator[Candidate | Rejection]]

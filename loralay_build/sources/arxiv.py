@@ -29,8 +29,8 @@ from pylatexenc.latex2text import LatexNodes2Text
 from ..failures import FailureClass, StageError
 from ..http import HostBlocked, HttpSettings, PoliteClient
 from ..records import Candidate, Rejection
-from . import BadRunInput, FetchContext
-from .cohan import HarvestStopped, download, read_ids
+from . import BadRunInput, FetchContext, HarvestStopped
+from .cohan import download, read_ids
 
 SOURCE = "arxiv"
 NEW_ID = re.compile(r"^(\d{4})\.(\d{4,5})$")  # 0704.0001, 1501.00001
@@ -226,7 +226,7 @@ class ArxivHarvest:
         try:
             found = latest_version(self.list_names(prefix), prefix)
         except HostBlocked as e:
-            raise HarvestStopped(f"arxiv: {e}; rerun later to continue") from e
+            raise HarvestStopped(f"arxiv: {e}") from e
         except StageError as e:
             return Rejection(key, SOURCE, e.failure.cls.value, e.failure.message, item)
         if found is None:

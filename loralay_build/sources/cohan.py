@@ -23,19 +23,13 @@ from ..failures import StageError
 from ..http import PDF_MAGIC, HostBlocked, PoliteClient
 from ..paths import pdf_path_for
 from ..records import Candidate, Rejection
-from . import BadRunInput
+from . import BadRunInput, HarvestStopped
 
 log = logging.getLogger(__name__)
 
 # file stem -> split name the driver understands (split_mode: given)
 SPLIT_FILES: tuple[tuple[str, str], ...] = (("train", "train"), ("val", "validation"),
                                             ("test", "test"))
-
-
-class HarvestStopped(ConnectionError):
-    """This run cannot go on (a host refused us); a rerun continues where it stopped.
-
-    An OSError, so the driver reports it as one line and keeps what was fetched."""
 
 
 class IdsError(BadRunInput):
@@ -114,7 +108,7 @@ def download(client: PoliteClient, cand: Candidate, pdf_dir: Path, source: str,
     try:
         got = client.download_pdf(cand.pdf_url, dest, attempts)
     except HostBlocked as e:
-        raise HarvestStopped(f"{source}: {e}; rerun later to continue") from e
+        raise HarvestStopped(f"{source}: {e}") from e
     except StageError as e:
         return Rejection(cand.id, source, e.failure.cls.value, e.failure.message, cand)
     extra = {**cand.extra, "pdf_sha256": got.sha256, "pdf_bytes": got.size}

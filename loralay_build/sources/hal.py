@@ -19,11 +19,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..failures import FailureClass, StageError
+from ..failures import RETRIED_ON_RERUN, FailureClass, StageError
 from ..http import PDF_MAGIC, HostBlocked, HttpSettings, PoliteClient
 from ..paths import pdf_path_for
 from ..records import Candidate, Rejection
-from . import FetchContext
+from . import FetchContext, HarvestStopped
 from .hal_records import SOURCE, to_candidate
 
 CHECKPOINT = "hal.cursor"
@@ -35,12 +35,6 @@ DEFAULT_FIELDS = (
     "fileMain_s", "files_s", "producedDate_s", "producedDate_tdate",
     "publicationDate_s", "publicationDate_tdate",
 )
-
-
-class HarvestStopped(ConnectionError):
-    """The harvest cannot go on this run; the saved cursor lets a rerun continue.
-
-    An OSError, so the driver reports it as one line (`fetch hal: <message>`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +117,7 @@ class HalHarvest:
         self.yielded = 0
         self.checkpoint_frozen = False  # set once a record was deferred this run
         self.downloads_reached = 0  # downloads that got an answer from their host
+        self.last_block = ""  # why the last deferred record was deferred
 
     # --- checkpoint -----------------------------------------------------------
     def resume_cursor(self) -> str:
@@ -190,6 +185,7 @@ class HalHarvest:
             got = self.client.download_pdf(cand.pdf_url, dest, self.settings.pdf_attempts)
         except HostBlocked as e:
             self.ctx.log.warning("hal: %s deferred: %s", cand.id, e)
+            self.last_block = str(e)
             return _Deferred()
         except StageError as e:
             self.downloads_reached += 1
@@ -219,7 +215,7 @@ class HalHarvest:
             cursor = str(page.next_cursor)
 
     def run_page(self, page: SearchPage) -> Iterator[Candidate | Rejection]:
-        deferred, reached_before = 0, self.downloads_reached
+        deferred, retried, reached_before = 0, 0, self.downloads_reached
         for doc in page.docs:
             if self.limit_reached():
                 return  # the cursor stays on this page; a rerun skips what was recorded
@@ -229,20 +225,22 @@ class HalHarvest:
                 continue
             if item is None:
                 continue
+            retried += isinstance(item, Rejection) and item.cls in RETRIED_ON_RERUN
             self.yielded += 1
             yield item
-        self.after_page(page, deferred, self.downloads_reached - reached_before)
+        self.after_page(page, deferred, retried, self.downloads_reached - reached_before)
 
-    def after_page(self, page: SearchPage, deferred: int, reached: int) -> None:
-        """Save the next cursor, unless records were left behind; stop if no host is left."""
-        if deferred:
+    def after_page(self, page: SearchPage, deferred: int, retried: int, reached: int) -> None:
+        """Save the next cursor, unless records were left behind or are to be retried (the
+        cursor then stays on this page for a rerun); stop if no host is left."""
+        if deferred or retried:
             if not self.checkpoint_frozen:
-                self.ctx.log.warning("hal: records deferred at cursor %s; the saved cursor "
-                                     "stays there so a rerun retries them", page.cursor)
+                self.ctx.log.warning("hal: records deferred or unreachable at cursor %s; the "
+                                     "saved cursor stays there so a rerun retries them",
+                                     page.cursor)
             self.checkpoint_frozen = True
-            if not reached:
-                raise HarvestStopped(f"harvest stopped: every PDF host of the page at "
-                                     f"cursor {page.cursor} refused us (403); rerun later")
+        if deferred and not reached:
+            raise HarvestStopped(f"harvest stopped at cursor {page.cursor}: {self.last_block}")
         if page.next_cursor is not None:
             self.save_cursor(page.next_cursor)
 

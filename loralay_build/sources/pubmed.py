@@ -32,12 +32,14 @@ from sickle.response import OAIResponse
 from ..failures import FailureClass, StageError
 from ..http import HostBlocked, HttpSettings, PoliteClient
 from ..records import Candidate, Rejection
-from . import BadRunInput, FetchContext, jats
-from .cohan import HarvestStopped, download, read_ids
+from . import BadRunInput, FetchContext, HarvestStopped, jats
+from .cohan import download, read_ids
 
 SOURCE = "pubmed"
 PMC_ID = re.compile(r"^(?:PMC)?(\d+)$", re.IGNORECASE)
 T = TypeVar("T")
+# what a retry may mend: the network, a maintenance page behind a 200
+TRANSIENT = (FailureClass.UNREACHABLE, FailureClass.UNAVAILABLE)
 # sickle's OAI error classes share no base class
 OAI_ERRORS = tuple(c for c in vars(oaiexceptions).values()
                    if isinstance(c, type) and issubclass(c, Exception))
@@ -201,9 +203,9 @@ class PubmedHarvest:
             try:
                 return fn()
             except HostBlocked as e:
-                raise HarvestStopped(f"pubmed: {e}; rerun later to continue") from e
+                raise HarvestStopped(f"pubmed: {e}") from e
             except StageError as e:
-                if attempt + 1 == attempts or e.failure.cls != FailureClass.UNAVAILABLE:
+                if attempt + 1 == attempts or e.failure.cls not in TRANSIENT:
                     raise
                 self.ctx.log.warning("pubmed: %s, attempt %d/%d: %s", what, attempt + 1,
                                      attempts, e)

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..failures import RETRIED_ON_RERUN
 from ..records import ProcessedDoc
 from .parquet import SPLITS
 
@@ -174,6 +175,11 @@ def build_report(run: RunFacts, docs: Iterable[DocFacts]) -> dict[str, Any]:
     if run.outcomes and kept_ids != {d.id for d in docs}:
         warnings.append(f"{len(kept_ids):,} outcomes say kept but {len(docs):,} documents "
                         "were described: the report's inputs disagree")
+    retry = sum(int(r["count"]) for r in drops if r["class"] in RETRIED_ON_RERUN)
+    if retry:
+        warnings.append(f"{retry:,} documents could not be fetched for now (network errors, "
+                        "timeouts, 429/5xx after retries): rerun the same command to try them "
+                        "again")
     stats = split_stats(docs, order)
     return {
         "verdict": verdict(len(docs), total, leak["above_threshold"], drops),

@@ -23,7 +23,7 @@ from typing import Any
 
 from ...failures import FailureClass
 from ...records import Candidate, Rejection
-from .. import FetchContext
+from .. import FetchContext, HarvestStopped
 
 CLEAN_MARK = "clean-stop"
 
@@ -61,8 +61,8 @@ def _read_feed(feed: Path, pos: int) -> tuple[list[dict[str, Any]], int]:
     return out, pos + consumed
 
 
-def _prepare(ctx: FetchContext, spider: str) -> tuple[Path, Path, set[str]]:
-    """The job folder, its feed and the ids not to fetch again; a killed JOBDIR is dropped."""
+def _prepare(ctx: FetchContext) -> tuple[Path, Path]:
+    """The job folder and its feed; a killed JOBDIR is dropped."""
     work = crawl_dir(ctx)
     work.mkdir(parents=True, exist_ok=True)
     jobdir = work / "jobdir"
@@ -73,32 +73,30 @@ def _prepare(ctx: FetchContext, spider: str) -> tuple[Path, Path, set[str]]:
         # a finished crawl its seen-requests file would swallow a new discovery pass
         shutil.rmtree(jobdir)
     mark.unlink(missing_ok=True)
-    feed = work / "items.jsonl"
-    done = set(ctx.state.ids_with("fetch"))
-    items, _ = _read_feed(feed, 0)
-    done.update(d["id"] for d in items)
-    return work, feed, done
+    (work / "stats.json").unlink(missing_ok=True)
+    return work, work / "items.jsonl"
 
 
 def run_crawl(ctx: FetchContext, spider: str, spider_args: dict[str, Any],
               settings: dict[str, Any]) -> Iterator[Candidate | Rejection]:
     """Yield the feed's items not yet recorded, then everything a new child crawls."""
-    work, feed, _ = _prepare(ctx, spider)
+    work, feed = _prepare(ctx)
     yielded = 0
     # items a killed run wrote but the driver never recorded come first
     old, pos = _read_feed(feed, 0)
     for d in old:
         if ctx.limit is not None and yielded >= ctx.limit:
             return
-        if not ctx.already_fetched(d["id"]):
+        if ctx.state.status(d["id"], "fetch") is None:
             yield item_from_json(d)
             yielded += 1
-    skip = set(ctx.state.ids_with("fetch")) | {d["id"] for d in old}
+    # what is recorded is not crawled again, but for failures a rerun retries
+    skip = ctx.settled_ids()
     (work / "skip.json").write_text(json.dumps(sorted(skip)))
     job = {"spider": spider, "args": spider_args, "settings": settings,
            "feed": str(feed), "skip": str(work / "skip.json"),
            "jobdir": str(work / "jobdir"), "clean_mark": str(work / CLEAN_MARK),
-           "log": str(work / "crawl.log")}
+           "log": str(work / "crawl.log"), "stats": str(work / "stats.json")}
     (work / "job.json").write_text(json.dumps(job))
     proc = subprocess.Popen([sys.executable, "-m", "loralay_build.sources.crawl",
                              str(work / "job.json")], env=_child_env())
@@ -124,11 +122,35 @@ def _follow(ctx: FetchContext, proc: subprocess.Popen[bytes], feed: Path, pos: i
         if ctx.limit is not None and yielded >= ctx.limit:
             return
         if not alive:
-            if proc.returncode not in (0, None):
-                ctx.log.warning("crawl child ended with code %s; see %s", proc.returncode,
-                                feed.parent / "crawl.log")
+            judge_crawl(ctx, proc.returncode, feed.parent)
             return
         time.sleep(0.1)
+
+
+def judge_crawl(ctx: FetchContext, returncode: int | None, work: Path) -> None:
+    """A crawl that crashed or reached no server stops the harvest (a rerun resumes it);
+    one that lost some requests says how many, so an empty harvest is never silent."""
+    log_path = work / "crawl.log"
+    if returncode not in (0, None):
+        raise HarvestStopped(f"{ctx.source} crawl ended with code {returncode}; see {log_path}")
+    stats_path = work / "stats.json"
+    stats = json.loads(stats_path.read_text()) if stats_path.exists() else {}
+    answered = int(stats.get("downloader/response_count", 0))
+    errors = {k.rsplit("/", 1)[-1].rsplit(".", 1)[-1]: int(v) for k, v in stats.items()
+              if k.startswith("downloader/exception_type_count/")}
+    forbidden = int(stats.get("robotstxt/forbidden", 0))
+    if answered == 0 and errors:
+        raise HarvestStopped(f"{ctx.source} crawl reached no server ({sum(errors.values())} "
+                             f"requests failed: {_counts(errors)}); see {log_path}")
+    logged = int(stats.get("log_count/ERROR", 0))
+    if errors or forbidden or logged:
+        ctx.log.warning("%s crawl: %d responses, %d errors logged, request errors: %s, "
+                        "forbidden by robots.txt: %d; see %s", ctx.source, answered, logged,
+                        _counts(errors) or "none", forbidden, log_path)
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from scrapy.crawler import CrawlerProcess
 
@@ -18,9 +19,20 @@ def main(job_path: str) -> int:
     settings = scrapy_settings(job["settings"], jobdir=job["jobdir"], feed=job["feed"],
                                clean_mark=job["clean_mark"], log_file=job["log"])
     process = CrawlerProcess(settings)
-    process.crawl(SPIDERS[job["spider"]], skip_ids=skip, **job["args"])
+    crawler = process.create_crawler(SPIDERS[job["spider"]])
+    process.crawl(crawler, skip_ids=skip, **job["args"])
     process.start()
+    write_stats(crawler.stats.get_stats(), Path(job["stats"]))
     return 0
+
+
+def write_stats(stats: dict[str, Any], path: Path) -> None:
+    """Scrapy's counters for the parent, which judges from them whether the crawl reached
+    its server at all (a DNS failure otherwise looks like an empty harvest)."""
+    plain = {k: (v if isinstance(v, int | float | str) else str(v)) for k, v in stats.items()}
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(plain, indent=1, sort_keys=True))
+    tmp.replace(path)
 
 
 if __name__ == "__main__":

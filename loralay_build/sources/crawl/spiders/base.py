@@ -15,7 +15,7 @@ import scrapy
 from scrapy.exceptions import IgnoreRequest
 
 from ....failures import FailureClass
-from ....http import check_pdf_bytes, write_atomic
+from ....http import RETRY_STATUSES, check_pdf_bytes, write_atomic
 from ....paths import pdf_path_for
 from ....records import Candidate
 
@@ -59,8 +59,21 @@ class PdfSpider(scrapy.Spider):
 
     def pdf_failed(self, failure: Any) -> Iterator[dict[str, Any]]:
         cand: Candidate = failure.request.cb_kwargs["cand"]
-        yield rejection_item(cand.id, cand.source, FailureClass.UNAVAILABLE,
+        yield rejection_item(cand.id, cand.source, failure_class(failure),
                              f"{failure.request.url}: {describe(failure)}", cand)
+
+
+def failure_class(failure: Any) -> FailureClass:
+    """What retries could not get through (the network, 429, 5xx) is `unreachable`, so a
+    rerun tries it again; a refusal, a missing file or a body cut short is `unavailable`."""
+    value = failure.value
+    response = getattr(value, "response", None)
+    if response is not None:
+        return FailureClass.UNREACHABLE if response.status in RETRY_STATUSES \
+            else FailureClass.UNAVAILABLE
+    if isinstance(value, IgnoreRequest) or "DataLoss" in repr(value):
+        return FailureClass.UNAVAILABLE
+    return FailureClass.UNREACHABLE
 
 
 def describe(failure: Any) -> str:
