@@ -16,6 +16,7 @@ from .failures import Failure
 
 
 @click.group()
+@click.version_option(package_name="loralay-build")
 @click.option("-v", "--verbose", is_flag=True, help="Debug logging.")
 def main(verbose: bool) -> None:
     """Turn scientific PDFs into layout-aware summarization datasets (LoRaLay)."""
