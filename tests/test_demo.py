@@ -68,3 +68,15 @@ def test_demo_dataset_loads_with_three_splits_and_no_abstract_inside(demo, tmp_p
                 assert found <= 0.2 * len(probes), (row["article_id"], found, len(probes))
     report = json.loads((out / "report.json").read_text())
     assert report["leakage"]["above_threshold"] == 0
+
+
+def test_report_says_how_the_dataset_was_built(demo):
+    import yaml
+
+    out, _ = demo
+    run = json.loads((out / "report.json").read_text())["run"]
+    version = subprocess.run(["pdftotext", "-v"], capture_output=True, text=True).stderr
+    assert run["poppler"] in version and run["python"] == sys.version.split()[0]
+    used = yaml.safe_load((out / run["config"]).read_text())
+    assert used["manifest"] == str(SAMPLE) and used["split_proportions"] == [0.9, 0.05, 0.05]
+    assert "| poppler | " in (out / "report.md").read_text()

@@ -9,6 +9,7 @@ do on a 5,000-page file without paying for a second process (pdfinfo) on every P
 from __future__ import annotations
 
 import os
+import re
 import resource
 import shutil
 import signal
@@ -52,6 +53,14 @@ def pdftotext_binary() -> str:
         raise PopplerMissing("pdftotext not found: install Poppler (apt-get install "
                              "poppler-utils), or run `make install`")
     return path
+
+
+def poppler_version() -> str:
+    """What `pdftotext -v` says of itself (on stderr), for the report's provenance."""
+    proc = subprocess.run([pdftotext_binary(), "-v"], capture_output=True, text=True,
+                          timeout=30, check=False)
+    match = re.search(r"version (\S+)", proc.stderr + proc.stdout)
+    return match.group(1) if match else "unknown"
 
 
 def check_pdf_file(path: Path) -> Failure | None:

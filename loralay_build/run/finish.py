@@ -8,14 +8,21 @@ decisions; the dataset folder is replaced only when the new one is complete.
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 import logging
+import platform
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+from .. import __version__
 from ..corpus.filters import Thresholds, check_document, compute_thresholds
 from ..corpus.split import SPLITS, Dated, chronological, chronological_key, given
+from ..extract.poppler import poppler_version
 from ..records import ProcessedDoc
 from ..state import OK, RunState
 from .codec import decode
@@ -165,7 +172,6 @@ def split_rule(cfg: dict[str, Any]) -> str:
 
 def finish_run(source: str, cfg: dict[str, Any], layout: RunLayout) -> Decisions:
     """Decide every document's fate, write the dataset and the report."""
-    from .. import __version__
     from ..write import CardFacts, RunFacts, write_dataset, write_report
 
     states = open_shard_states(layout)
@@ -183,13 +189,26 @@ def finish_run(source: str, cfg: dict[str, Any], layout: RunLayout) -> Decisions
                        outcomes={k: _outcome(v) for k, v in d.outcomes.items()},
                        leak_threshold=float(cfg["leak_threshold"]),
                        leak_ngram=int(cfg["leak_ngram"]), language=language,
-                       split_rule=split_rule(cfg), extra={"loralay_build": __version__})
+                       split_rule=split_rule(cfg), extra=provenance(cfg, layout))
         write_report(layout.out, run, _doc_facts(d))
         _record_decisions(layout, d)
     finally:
         for st in states:
             st.close()
     return d
+
+
+def provenance(cfg: dict[str, Any], layout: RunLayout) -> dict[str, str]:
+    """What a reader needs to trust or redo the build: tool versions, when, and the exact
+    configuration (written beside the report, as YAML a `--config` accepts)."""
+    conf = layout.out / "report" / "config.yaml"
+    conf.parent.mkdir(parents=True, exist_ok=True)
+    plain = json.loads(json.dumps(cfg, default=str))
+    conf.write_text(yaml.safe_dump(plain, sort_keys=True, allow_unicode=True), encoding="utf-8")
+    return {"loralay_build": __version__, "poppler": poppler_version(),
+            "python": platform.python_version(),
+            "built_at": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "config": str(conf.relative_to(layout.out))}
 
 
 def _record_decisions(layout: RunLayout, d: Decisions) -> None:
