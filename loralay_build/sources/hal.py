@@ -184,7 +184,9 @@ class HalHarvest:
         try:
             got = self.client.download_pdf(cand.pdf_url, dest, self.settings.pdf_attempts)
         except HostBlocked as e:
-            self.ctx.log.warning("hal: %s deferred: %s", cand.id, e)
+            if str(e) != self.last_block:  # once per blocked host, not once per record
+                self.ctx.log.warning("hal: %s and later records on that host deferred: %s",
+                                     cand.id, e)
             self.last_block = str(e)
             return _Deferred()
         except StageError as e:
