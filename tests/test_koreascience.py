@@ -19,6 +19,7 @@ from .fakeserver import Reply
 
 FIX = Path(__file__).parent / "fixtures" / "koreascience"
 HTML = {"Content-Type": "text/html; charset=utf-8"}
+FILTERED = {"too_many_pages", "summary_too_short"}
 
 
 def _paper(name: str) -> tuple[dict, bytes]:
@@ -88,6 +89,46 @@ def test_search_pages_to_candidates(tmp_path, fake_server):
     # a rerun yields nothing again
     again = list(get_fetcher("koreascience")(ctx))
     assert again == []
+
+
+def test_cli_build_end_to_end(tmp_path, fake_server):
+    """`loralay build --source koreascience` on the three real Korean papers of the corpus."""
+    import subprocess
+    import sys
+
+    import pyarrow.parquet as pq
+
+    names = ["ko_hufs_tsp", "ko_kiit_voting", "ko_ssrn_kopdp"]
+    fake_server.add_handler("/search/advanced.page", lambda req: Reply(
+        200, (FIX / f"search_page{req.query['pageNo'][0]}.html").read_bytes(), HTML))
+    for n, name in enumerate(names, start=1):
+        rec, pdf = _paper(name)
+        doc_id = f"JAKO20151000000000{n}"
+        fake_server.add(f"/article/{doc_id}.page", Reply(
+            200, _page("article.html", doc_id, rec, f"/article/{doc_id}.pdf"), HTML))
+        fake_server.add(f"/article/{doc_id}.pdf", Reply(200, pdf, {"Content-Type":
+                                                                    "application/pdf"}))
+    conf = tmp_path / "local.yaml"
+    conf.write_text(f"search_url: {fake_server.url('/search/advanced.page')}\n"
+                    "years: [2015]\ndownload_delay_s: 0\n")
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "loralay_build.cli", "build", "--source",
+                           "koreascience", "--out", str(out), "--config", str(conf)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    docs = json.loads((out / "report.json").read_text())["documents"]
+    assert sorted(docs) == [f"JAKO20151000000000{n}" for n in (1, 2, 3)]
+    kept = [i for i, o in docs.items() if o["status"] == "kept"]
+    # every paper got through extraction and abstract removal; of only three, the run's own
+    # percentile filters (p95 pages, low-percentile summary length) drop the extremes
+    assert kept and all(o["status"] == "kept" or o["class"] in FILTERED
+                        for o in docs.values())
+    rows = [r for f in sorted(out.glob("data/*.parquet"))
+            for r in pq.read_table(f).to_pylist()]
+    assert sorted(r["article_id"] for r in rows) == sorted(kept)
+    for r in rows:
+        assert r["language"] == "ko" and r["source"] == "koreascience"
+        assert [a["language"] for a in r["other_abstracts"]] == ["en"]
 
 
 def test_paragraph_languages_on_real_abstracts():

@@ -23,6 +23,7 @@ from .conftest import shared_path
 from .fakeserver import Reply
 
 PID = "S0034-89102010000400007"
+FILTERED = {"too_many_pages", "summary_too_short"}
 
 
 def _record() -> dict:
@@ -204,18 +205,20 @@ def test_limit_stops_cleanly_and_next_run_continues(tmp_path, fake_server):
     assert all(fake_server.hits(f"/pdf/{p}.pdf") == 1 for p in pids)
 
 
-def test_cli_build_end_to_end(tmp_path, fake_server, shared_corpus):
-    """`loralay build --source scielo-pt` on real PDFs and their true abstracts."""
+@pytest.mark.parametrize(("source", "prefix"), [("scielo-pt", "pt_scielo_"), ("scielo-es", "es_")])
+def test_cli_build_end_to_end(tmp_path, fake_server, shared_corpus, source, prefix):
+    """`loralay build --source scielo-pt|scielo-es` on real PDFs and their true abstracts."""
     import subprocess
     import sys
 
     import pyarrow.parquet as pq
 
     base = _record()
-    papers = [r for r in shared_corpus if r["id"].startswith("pt_scielo_")]
+    lang = source[-2:]
+    papers = [r for r in shared_corpus if r["id"].startswith(prefix)]
     recs = {}
     for i, paper in enumerate(papers):
-        rec = _variant(base, f"S{i}", "pt", fake_server.url(f"/pdf/{paper['id']}.pdf"))
+        rec = _variant(base, f"S{i}", lang, fake_server.url(f"/pdf/{paper['id']}.pdf"))
         rec["article"]["v83"] = [{"l": k, "a": v} for k, v in paper["abstracts"].items()]
         recs[f"S{i}"] = rec
         fake_server.add(f"/pdf/{paper['id']}.pdf", Reply(200, _pdf(paper["id"])))
@@ -223,13 +226,22 @@ def test_cli_build_end_to_end(tmp_path, fake_server, shared_corpus):
     conf = tmp_path / "local.yaml"
     conf.write_text(f"articlemeta_url: {fake_server.url('/api/v1/')}\ncollections: [scl]\n"
                     "download_delay_s: 0\n")
-    out = subprocess.run([sys.executable, "-m", "loralay_build.cli", "build", "--source",
-                          "scielo-pt", "--out", str(tmp_path / "out"), "--config", str(conf)],
-                         capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-2000:]
-    rows = sum(pq.read_metadata(p).num_rows for p in (tmp_path / "out").rglob("*.parquet"))
-    assert len(list((tmp_path / "out" / "pdfs").glob("*.pdf"))) == len(papers) == 3
-    assert rows >= 1  # corpus-wide percentile filters may drop some of only three papers
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "loralay_build.cli", "build", "--source",
+                           source, "--out", str(out), "--config", str(conf)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert len(list((out / "pdfs").glob("*.pdf"))) == len(papers) == 3
+    docs = json.loads((out / "report.json").read_text())["documents"]
+    assert sorted(docs) == [f"scl-S{i}" for i in range(3)]
+    kept = sorted(i for i, o in docs.items() if o["status"] == "kept")
+    # every paper got through extraction and abstract removal; of only three, the run's own
+    # percentile filters (p95 pages, low-percentile summary length) drop the extremes
+    assert kept and all(o["status"] == "kept" or o["class"] in FILTERED
+                        for o in docs.values())
+    rows = [r for f in sorted(out.glob("data/*.parquet")) for r in pq.read_table(f).to_pylist()]
+    assert sorted(r["article_id"] for r in rows) == kept
+    assert {(r["language"], r["source"]) for r in rows} == {(lang, source)}
 
 
 def test_a_crawl_that_reaches_no_server_stops_in_one_line(tmp_path):
