@@ -97,6 +97,8 @@ class RunState:
 
     def ids_with_class(self, stage: str, classes: Iterable[str]) -> set[str]:
         wanted = sorted(classes)
+        if not wanted:  # SQLite rejects an empty IN ()
+            return set()
         rows = self.db.execute(
             "SELECT doc_id FROM results WHERE stage=? AND failure_class IN "
             f"({','.join('?' * len(wanted))})", (stage, *wanted))

@@ -189,7 +189,8 @@ def finish_run(source: str, cfg: dict[str, Any], layout: RunLayout) -> Decisions
                        outcomes={k: _outcome(v) for k, v in d.outcomes.items()},
                        leak_threshold=float(cfg["leak_threshold"]),
                        leak_ngram=int(cfg["leak_ngram"]), language=language,
-                       split_rule=split_rule(cfg), extra=provenance(cfg, layout))
+                       split_rule=split_rule(cfg),
+                       extra=provenance(write_config(cfg, layout), layout))
         write_report(layout.out, run, _doc_facts(d))
         _record_decisions(layout, d)
     finally:
@@ -198,17 +199,21 @@ def finish_run(source: str, cfg: dict[str, Any], layout: RunLayout) -> Decisions
     return d
 
 
-def provenance(cfg: dict[str, Any], layout: RunLayout) -> dict[str, str]:
-    """What a reader needs to trust or redo the build: tool versions, when, and the exact
-    configuration (written beside the report, as YAML a `--config` accepts)."""
+def write_config(cfg: dict[str, Any], layout: RunLayout) -> Path:
+    """The exact configuration of the build, as YAML a `--config` accepts to redo it."""
     conf = layout.out / "report" / "config.yaml"
     conf.parent.mkdir(parents=True, exist_ok=True)
     plain = json.loads(json.dumps(cfg, default=str))
     conf.write_text(yaml.safe_dump(plain, sort_keys=True, allow_unicode=True), encoding="utf-8")
+    return conf
+
+
+def provenance(config_file: Path, layout: RunLayout) -> dict[str, str]:
+    """What a reader needs to trust or redo the build: tool versions, when, and with what."""
     return {"loralay_build": __version__, "poppler": poppler_version(),
             "python": platform.python_version(),
             "built_at": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "config": str(conf.relative_to(layout.out))}
+            "config": str(config_file.relative_to(layout.out))}
 
 
 def _record_decisions(layout: RunLayout, d: Decisions) -> None:
