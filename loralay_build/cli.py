@@ -1,18 +1,21 @@
-"""`loralay`: build datasets, extract words from PDFs.
+"""`loralay`: a thin layer over the Python API (`api.py`).
 
-Errors reach the user as one line naming the input and the reason; a bad document
-never stops the others.
+Every error a user can act on arrives as a `LoralayError` and leaves as one line on
+stderr with exit status 2; a bad document never stops the others (it is a classed
+failure in the run state, not an exception).
 """
 
 from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
-from .failures import Failure
+from .errors import LoralayError
 
 
 @click.group()
@@ -22,6 +25,14 @@ def main(verbose: bool) -> None:
     """Turn scientific PDFs into layout-aware summarization datasets (LoRaLay)."""
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def _guarded(fn: Callable[[], Any]) -> Any:
+    try:
+        return fn()
+    except LoralayError as e:
+        click.echo(f"loralay: {e}", err=True)
+        sys.exit(e.exit_status)
 
 
 @main.command()
@@ -35,46 +46,11 @@ def main(verbose: bool) -> None:
 def extract(pdfs: tuple[Path, ...], fmt: str, out_dir: Path | None, timeout_s: float,
             max_pages: int) -> None:
     """Words with boxes, pages, line and block ids of each PDF."""
-    from .extract import ExtractLimits, extract_document
-    from .extract.formats import RENDERERS
-    from .http import write_atomic
+    from .extract_cli import extract_files
 
-    if out_dir is None and len(pdfs) > 1:
-        raise click.UsageError("several PDFs need --out-dir")
-    limits = ExtractLimits(timeout_s=timeout_s, max_pages=max_pages)
-    failed = 0
-    for pdf in pdfs:
-        result = extract_document(pdf, pdf.stem, limits)
-        if isinstance(result, Failure):
-            failed += 1
-            click.echo(result.line(str(pdf)), err=True)
-            continue
-        lines = RENDERERS[fmt](result)
-        if out_dir is None:
-            for line in lines:
-                click.echo(line)
-        else:
-            body = "".join(line + "\n" for line in lines).encode("utf-8")
-            write_atomic(out_dir / f"{pdf.stem}.{fmt}", body)
+    failed = _guarded(lambda: extract_files(pdfs, fmt, out_dir, timeout_s, max_pages))
     if failed:
         sys.exit(1)
-
-
-def _fail(message: str) -> None:
-    click.echo(f"loralay: {message}", err=True)
-    sys.exit(2)
-
-
-def _load(source: str, config: Path | None, manifest: Path | None) -> dict:
-    from .config import ConfigError, load_config
-
-    try:
-        cfg = load_config(source, config)
-    except ConfigError as e:
-        _fail(str(e))
-    if manifest is not None:
-        cfg["manifest"] = str(manifest)
-    return cfg
 
 
 SOURCE = click.option("--source", required=True, help="local, hal, arxiv, pubmed, scielo-es, "
@@ -86,6 +62,26 @@ CONFIG = click.option("--config", type=click.Path(path_type=Path), default=None,
 MANIFEST = click.option("--manifest", type=click.Path(path_type=Path), default=None,
                         help="For --source local: the JSON-lines manifest of your PDFs.")
 LIMIT = click.option("--limit", type=int, default=None, help="Stop fetching after N documents.")
+RETRY = click.option("--retry", multiple=True, metavar="CLASS",
+                     help="Also retry fetch failures of this class (e.g. forbidden); repeatable.")
+
+
+def _settings(source: str, config: Path | None, manifest: Path | None) -> Any:
+    from .settings import load_settings
+
+    overrides = {"manifest": str(manifest)} if manifest is not None else {}
+    return _guarded(lambda: load_settings(source, config, overrides))
+
+
+@main.command()
+@SOURCE
+@CONFIG
+def settings(source: str, config: Path | None) -> None:
+    """Print the effective settings of a source (defaults + --config) as YAML."""
+    import yaml
+
+    s = _settings(source, config, None)
+    click.echo(yaml.safe_dump(s.user_view(), sort_keys=True, allow_unicode=True), nl=False)
 
 
 @main.command()
@@ -94,14 +90,19 @@ LIMIT = click.option("--limit", type=int, default=None, help="Stop fetching afte
 @CONFIG
 @MANIFEST
 @LIMIT
+@RETRY
 def fetch(source: str, out: Path, config: Path | None, manifest: Path | None,
-          limit: int | None) -> None:
+          limit: int | None, retry: tuple[str, ...]) -> None:
     """Only harvest candidates and PDFs (resumable); `build` does the rest."""
-    from .run.pipeline import run_fetch
+    from . import api
 
-    stopped = run_fetch(source, _load(source, config, manifest), out, limit, _fail)
-    if stopped:
-        _fail(stopped)
+    s = _settings(source, config, manifest)
+    _guarded(lambda: api.fetch(source, out, config=config, limit=limit, retry=retry,
+                               **_overrides(s, manifest)))
+
+
+def _overrides(s: Any, manifest: Path | None) -> dict[str, Any]:
+    return {"manifest": str(manifest)} if manifest is not None else {}
 
 
 @main.command()
@@ -110,24 +111,32 @@ def fetch(source: str, out: Path, config: Path | None, manifest: Path | None,
 @CONFIG
 @MANIFEST
 @LIMIT
+@RETRY
 @click.option("--workers", type=int, default=1, show_default=True,
               help="Processes for the per-document stages; the output does not depend on it.")
 @click.option("--shard", type=int, default=None, help="Do only shard K of --num-shards.")
 @click.option("--num-shards", type=int, default=None)
 @click.option("--finish", "finish_only", is_flag=True,
               help="Only merge processed shards into the dataset and report.")
+@click.option("--fresh", is_flag=True,
+              help="Start the run folder over (downloaded PDFs and their checksums are kept).")
+@click.option("--dry-run", is_flag=True,
+              help="Check settings, tools and every input line; print what a build would do.")
 def build(source: str, out: Path, config: Path | None, manifest: Path | None,
-          limit: int | None, workers: int, shard: int | None, num_shards: int | None,
-          finish_only: bool) -> None:
+          limit: int | None, retry: tuple[str, ...], workers: int, shard: int | None,
+          num_shards: int | None, finish_only: bool, fresh: bool, dry_run: bool) -> None:
     """Fetch, extract, strip abstracts, filter, split and write a dataset into --out."""
     from .run.pipeline import BuildRequest, run_build
 
-    if (shard is None) != (num_shards is None) or (
-            num_shards is not None and not 0 <= shard < num_shards):  # type: ignore[operator]
-        _fail("--shard K and --num-shards N go together, with 0 <= K < N")
-    request = BuildRequest(source, _load(source, config, manifest), out, limit, workers,
-                           shard, num_shards, finish_only)
-    run_build(request, _fail)
+    s = _settings(source, config, manifest)
+    request = BuildRequest(s, out, limit, workers, shard, num_shards, finish_only, fresh,
+                           frozenset(retry))
+    if dry_run:
+        from .run.dryrun import dry_run as check_only
+
+        ok = _guarded(lambda: check_only(request, click.echo))
+        sys.exit(0 if ok else 1)
+    _guarded(lambda: run_build(request))
 
 
 if __name__ == "__main__":

@@ -14,12 +14,14 @@ class FailureClass(str, enum.Enum):
     # fetch / extract
     UNAVAILABLE = "unavailable"  # missing, empty, not a PDF (e.g. an HTML page), HTTP error
     UNREACHABLE = "unreachable"  # network error, timeout or 429/5xx after retries: a rerun retries
+    FORBIDDEN = "forbidden"  # the PDF host answered 403: not retried unless asked (--retry)
     CORRUPTED = "corrupted"  # Poppler cannot open it
     ENCRYPTED = "encrypted"  # needs a password
     SCANNED = "scanned"  # no text layer
     TIMEOUT = "timeout"  # Poppler ran past its wall-clock budget
     MEMORY = "memory"  # Poppler ran past its memory cap
     TOO_MANY_PAGES = "too_many_pages"  # hard cap before extraction, or p95 filter
+    TOO_LARGE = "too_large"  # more words than max_words_per_document
     # metadata from the source
     NO_ABSTRACT = "no_abstract"  # the source gives no abstract in the wanted language
     BAD_METADATA = "bad_metadata"  # a record the source sent cannot be used
@@ -27,6 +29,7 @@ class FailureClass(str, enum.Enum):
     IRRETRIEVABLE_ABSTRACT = "irretrievable_abstract"
     WRONG_LANGUAGE = "wrong_language"
     SUMMARY_TOO_SHORT = "summary_too_short"
+    UNDATED = "undated"  # no publication date, with `undated: drop`
     DUPLICATE = "duplicate"
     INTERNAL_ERROR = "internal_error"  # a bug: the message carries the traceback's last line
 
@@ -47,6 +50,10 @@ class Failure:
 
 # fetch failures that say nothing about the paper: a rerun of the run tries them again
 RETRIED_ON_RERUN = frozenset({FailureClass.UNREACHABLE.value})
+# fetch failures a user may ask a rerun to try again (`--retry CLASS`)
+RETRYABLE_ON_REQUEST = frozenset(c.value for c in (
+    FailureClass.FORBIDDEN, FailureClass.UNAVAILABLE, FailureClass.UNREACHABLE,
+    FailureClass.TIMEOUT, FailureClass.MEMORY))
 
 
 class StageError(Exception):

@@ -29,6 +29,10 @@ CREATE TABLE IF NOT EXISTS results (
 CREATE TABLE IF NOT EXISTS documents (
     id TEXT PRIMARY KEY, summary TEXT NOT NULL, payload BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS checkpoints (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS inputs (
+    doc_id TEXT PRIMARY KEY, candidate TEXT NOT NULL, pdf TEXT NOT NULL, settings TEXT NOT NULL,
+    versions TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS settings_seen (hash TEXT PRIMARY KEY, body TEXT NOT NULL);
 """
 
 OK, FAILED = "ok", "failed"
@@ -131,9 +135,13 @@ class RunState:
             seq = self.db.execute("SELECT COALESCE(MAX(seq), -1) + 1 FROM candidates").fetchone()
             self.db.execute("INSERT INTO candidates VALUES (?,?,?)", (c.id, seq[0], body))
 
-    def has_candidate(self, doc_id: str) -> bool:
-        return self.db.execute("SELECT 1 FROM candidates WHERE id=?", (doc_id,)).fetchone() \
-            is not None
+    def forget_candidates_except(self, keep: set[str]) -> int:
+        """Drop candidates (and their results) no longer proposed: a manifest line removed."""
+        gone = [r[0] for r in self.db.execute("SELECT id FROM candidates") if r[0] not in keep]
+        for doc_id in gone:
+            self.db.execute("DELETE FROM candidates WHERE id=?", (doc_id,))
+            self.db.execute("DELETE FROM results WHERE doc_id=?", (doc_id,))
+        return len(gone)
 
     def candidates(self) -> Iterator[Candidate]:
         for (body,) in self.db.execute("SELECT body FROM candidates ORDER BY seq"):
@@ -157,6 +165,34 @@ class RunState:
             raise KeyError(doc_id)
         return bytes(row[0])
 
+    def forget(self, doc_id: str) -> None:
+        """Every per-document record of `doc_id`, before a redo writes the new ones."""
+        for table, key in (("results", "doc_id"), ("documents", "id"), ("inputs", "doc_id")):
+            self.db.execute(f"DELETE FROM {table} WHERE {key}=?", (doc_id,))
+
+    # --- what produced each result ------------------------------------------------
+    def put_inputs(self, doc_id: str, parts: tuple[str, str, str, str]) -> None:
+        self.db.execute("INSERT OR REPLACE INTO inputs VALUES (?,?,?,?,?)", (doc_id, *parts))
+
+    def inputs(self, doc_id: str) -> tuple[str, str, str, str] | None:
+        row = self.db.execute("SELECT candidate, pdf, settings, versions FROM inputs "
+                              "WHERE doc_id=?", (doc_id,)).fetchone()
+        return tuple(row) if row else None  # type: ignore[return-value]
+
+    def remember_settings(self, digest: str, body: str) -> None:
+        self.db.execute("INSERT OR IGNORE INTO settings_seen VALUES (?,?)", (digest, body))
+
+    def settings_body(self, digest: str) -> str | None:
+        row = self.db.execute("SELECT body FROM settings_seen WHERE hash=?", (digest,)).fetchone()
+        return row[0] if row else None
+
+    def failure_class(self, doc_id: str, stage: str) -> str | None:
+        row = self.db.execute("SELECT status, failure_class FROM results WHERE doc_id=? AND "
+                              "stage=?", (doc_id, stage)).fetchone()
+        if row is None:
+            return None
+        return row[1] or row[0]
+
     # --- checkpoints --------------------------------------------------------------
     def get_checkpoint(self, name: str, default: Any = None) -> Any:
         row = self.db.execute("SELECT value FROM checkpoints WHERE name=?", (name,)).fetchone()
@@ -178,7 +214,3 @@ class _Tx:
 
     def __exit__(self, exc_type: object, *rest: object) -> None:
         self.db.execute("COMMIT" if exc_type is None else "ROLLBACK")
-
-
-def open_states(paths: Iterable[Path]) -> list[RunState]:
-    return [RunState(p) for p in paths]

@@ -14,8 +14,7 @@ from loralay_build.language import detect
 def test_thresholds_are_the_runs_percentiles():
     pages = list(range(1, 101))
     words = [10 * p for p in pages]
-    t = compute_thresholds(pages, words, {"max_pages_percentile": 95,
-                                          "min_summary_percentile": 5})
+    t = compute_thresholds(pages, words, 95, 5)
     assert t.max_pages == pytest.approx(np.percentile(pages, 95))
     assert t.min_summary_words == pytest.approx(np.percentile(words, 5))
     kept = [p for p, w in zip(pages, words) if check_document(p, w, t) is None]
@@ -25,8 +24,7 @@ def test_thresholds_are_the_runs_percentiles():
 
 
 def test_disabled_filters_keep_everything():
-    t = compute_thresholds([1, 500], [1, 2], {"max_pages_percentile": None,
-                                              "min_summary_percentile": None})
+    t = compute_thresholds([1, 500], [1, 2], None, None)
     assert check_document(10_000, 0, t) is None
 
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from loralay_build.failures import Failure
 from loralay_build.records import Candidate, Document, Page
+from loralay_build.settings import DocumentSettings
 from loralay_build.strip import strip_abstracts
 from loralay_build.strip.locate import Budget, Haystack, locate, split_in_two
 from loralay_build.strip.normalise import KeyedText, text_key, word_keys
 
-CFG = {"max_edit_ratio": 0.15, "max_edits": 60, "min_abstract_chars": 40,
-       "drop_cover_page": True}
+CFG = DocumentSettings(max_edit_ratio=0.15, max_edits=60, min_abstract_chars=40,
+                       drop_cover_page=True)
 # The real S2ORC abstract (en_acl_s2orc in the corpus), as metadata gives it.
 ABSTRACT = ("We introduce S2ORC, a large corpus of 81.1M English-language academic papers "
             "spanning many academic disciplines. The corpus consists of rich metadata, paper "

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from loralay_build.config import load_config
+from loralay_build.settings import load_settings
 from loralay_build.extract import extract_document
 from loralay_build.failures import Failure, FailureClass
 from loralay_build.records import Candidate, Document
@@ -23,7 +23,8 @@ from loralay_build.strip.normalise import text_key, tokens, word_keys
 
 from .conftest import shared_path
 
-CFG = load_config("local")
+CFG = load_settings("local").document()
+CORPUS = load_settings("local").corpus()
 COVER_PAGES = {"en_hal_cover_febs", "fr_ahrf_censure"}
 # Where the corpus notes put abstracts that a first/last-two-pages search would miss or
 # that are broken by the layout: id -> language -> pages holding the removed words.
@@ -74,8 +75,8 @@ def _removed(doc: Document, body: Document) -> set[tuple]:
 
 def test_every_readable_document_loses_all_its_abstracts(readable, stripped):
     assert len(readable) == 18  # 21 minus the scanned, truncated and encrypted ones
-    threshold = float(CFG["leak_threshold"])
-    n = int(CFG["leak_ngram"])
+    threshold = CORPUS.leak_threshold
+    n = CFG.leak_ngram
     print(f"\n{'document':30} {'lang':4} {'method':6} {'dist':>4} pages  leak before -> after")
     for did, (m, doc) in readable.items():
         body, matches = stripped[did]
@@ -167,7 +168,7 @@ def test_cover_pages(readable, stripped):
         m, doc = readable[did]
         body, _ = stripped[did]
         assert 1 not in body.word_pages and body.pages == doc.pages  # physical numbering
-        kept = strip_abstracts(doc, _candidate(m), {**CFG, "drop_cover_page": False})
+        kept = strip_abstracts(doc, _candidate(m), CFG.replace(drop_cover_page=False))
         assert not isinstance(kept, Failure) and 1 in kept[0].word_pages
 
 

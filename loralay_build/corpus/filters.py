@@ -39,9 +39,8 @@ def _percentile(values: Sequence[int], q: float | None) -> float | None:
 
 
 def compute_thresholds(pages: Sequence[int], summary_words: Sequence[int],
-                       cfg: dict[str, Any]) -> Thresholds:
-    qp = cfg.get("max_pages_percentile")
-    qs = cfg.get("min_summary_percentile")
+                       qp: float | None, qs: float | None) -> Thresholds:
+    """Bounds at percentiles `qp` (pages, upper) and `qs` (summary words, lower); None: off."""
     return Thresholds(
         max_pages=_percentile(pages, qp),
         min_summary_words=_percentile(summary_words, qs),

@@ -11,22 +11,36 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import astuple
 from multiprocessing import get_context
-from typing import Any
 
 from tqdm.contrib.logging import logging_redirect_tqdm
 
+from ..failures import FailureClass
 from ..records import Candidate, Rejection
+from ..settings import CommonSettings, DocumentSettings
 from ..sources import FetchContext, get_fetcher, record_fetch_item
 from ..state import OK, RunState
 from .codec import encode, summarize
+from .fingerprint import (
+    InputPrint,
+    PdfChecksums,
+    Plan,
+    candidate_print,
+    changed_keys,
+    reason_for,
+    settings_print,
+)
 from .layout import RunLayout
 from .process import Outcome, process_candidate
 from .progress import Progress
 
 log = logging.getLogger("loralay.run")
+# sources whose fetch lists every candidate on each run (a manifest, re-read whole)
+RELISTING_SOURCES = frozenset({"local"})
 
 
 def in_shard(doc_id: str, shard: int, num_shards: int) -> bool:
@@ -37,39 +51,93 @@ def in_shard(doc_id: str, shard: int, num_shards: int) -> bool:
     return int.from_bytes(digest[:8], "big") % num_shards == shard
 
 
-def fetch_phase(source: str, cfg: dict[str, Any], layout: RunLayout,
-                limit: int | None) -> dict[str, int]:
-    """Harvest candidates (and their PDFs) into the fetch state; resumable by the fetcher."""
+def fetch_phase(settings: CommonSettings, layout: RunLayout, limit: int | None,
+                retry: frozenset[str] = frozenset()) -> dict[str, int]:
+    """Harvest candidates (and their PDFs) into the fetch state; resumable by the fetcher.
+
+    A source that lists every candidate on each run (a manifest) also forgets the ones it no
+    longer lists, so a rerun builds what a fresh run of the same inputs builds."""
+    source = settings.source
     fetch = get_fetcher(source)
     counts = {"ok": 0, "failed": 0}
+    seen: set[str] = set()
     with RunState(layout.fetch_db) as state:
-        ctx = FetchContext(source, cfg, state, layout.out, limit)
-        progress = Progress(f"fetch {source}", None, cfg.get("log_every_s", 30))
+        ctx = FetchContext(source, settings.model_dump(), state, layout.out, limit)
+        progress = Progress(f"fetch {source}", None, settings.log_every_s)
         with logging_redirect_tqdm():
             for item in fetch(ctx):
                 record_fetch_item(state, item)
-                if isinstance(item, Rejection):
-                    counts["failed"] += 1
-                    log.warning("%s: %s: %s", item.id, item.cls, item.message)
-                    progress.update(item.cls)
-                else:
-                    counts["ok"] += 1
-                    progress.update("ok")
+                seen.add(item.id)
+                _count_fetched(item, counts, progress)
         progress.close()
+        if source in RELISTING_SOURCES:
+            with state.transaction():
+                dropped = state.forget_candidates_except(seen)
+            if dropped:
+                log.info("%d documents no longer in the manifest are left out", dropped)
     return counts
 
 
-def pending_candidates(fetch_state: RunState, shard_state: RunState, shard: int,
-                       num_shards: int) -> Iterator[Candidate]:
-    for c in fetch_state.candidates():
-        if (in_shard(c.id, shard, num_shards) and fetch_state.status(c.id, "fetch") == OK
-                and shard_state.status(c.id, "process") is None):
+def _count_fetched(item: Candidate | Rejection, counts: dict[str, int], progress: Progress
+                   ) -> None:
+    if isinstance(item, Rejection):
+        counts["failed"] += 1
+        log.warning("%s: %s: %s", item.id, item.cls, item.message)
+        progress.update(item.cls)
+    else:
+        counts["ok"] += 1
+        progress.update("ok")
+
+
+def plan_shard(fstate: RunState, sstate: RunState, shard: int, num_shards: int,
+               settings: DocumentSettings, versions: str, sums: PdfChecksums) -> Plan:
+    """Every fetched document of the shard whose stored result is missing or stale."""
+    digest, body = settings_print(settings)
+    plan = Plan(todo=[], reasons=Counter())
+    for c in fetch_state_candidates(fstate, shard, num_shards):
+        plan.total += 1
+        now = InputPrint(candidate_print(c), sums.sha256(c.pdf_path), digest, versions)
+        why = stale_reason(sstate, c.id, now, body)
+        if why is not None:
+            plan.todo.append((c, now))  # type: ignore[union-attr]
+            plan.reasons[why] += 1  # type: ignore[index]
+    return plan
+
+
+def fetch_state_candidates(fstate: RunState, shard: int, num_shards: int
+                           ) -> Iterator[Candidate]:
+    fetched = fstate.ids_with("fetch", OK)
+    for c in fstate.candidates():
+        if c.id in fetched and in_shard(c.id, shard, num_shards):
             yield c
 
 
-def record_outcome(state: RunState, outcome: Outcome, pdf_path: str | None) -> str:
-    """Every stage's result and the document in one transaction; returns the outcome label."""
+def stale_reason(sstate: RunState, doc_id: str, now: InputPrint, settings_json: str
+                 ) -> str | None:
+    """None when the stored result stands; else why the document is (re)done."""
+    status = sstate.failure_class(doc_id, "process")
+    if status is None:
+        return "new"
+    if status == FailureClass.INTERNAL_ERROR.value:
+        return "retried after internal_error"
+    stored = sstate.inputs(doc_id)
+    if stored is None:
+        return "without a record of their inputs"
+    changes = now.changes(InputPrint(*stored))
+    if not changes:
+        return None
+    keys = changed_keys(sstate.settings_body(stored[2]), settings_json) \
+        if "settings" in changes else []
+    return reason_for(changes, keys)
+
+
+def record_outcome(state: RunState, outcome: Outcome, pdf_path: str | None,
+                   inputs: InputPrint) -> str:
+    """Every stage's result, the document and what produced it, in one transaction, in
+    place of whatever an earlier run recorded for this document; returns the outcome label."""
     with state.transaction():
+        state.forget(outcome.doc_id)
+        state.put_inputs(outcome.doc_id, astuple(inputs))
         for stage, fail, duration in outcome.stages:
             state.record(outcome.doc_id, stage, fail, duration)
         if outcome.processed is not None:
@@ -85,22 +153,31 @@ def record_outcome(state: RunState, outcome: Outcome, pdf_path: str | None) -> s
     return cls
 
 
-def process_phase(cfg: dict[str, Any], layout: RunLayout, workers: int = 1, shard: int = 0,
-                  num_shards: int = 1) -> dict[str, int]:
+def process_phase(settings: CommonSettings, layout: RunLayout, versions: str, workers: int = 1,
+                  shard: int = 0, num_shards: int = 1) -> dict[str, int]:
+    doc_settings = settings.document()
     with RunState(layout.fetch_db) as fstate, \
             RunState(layout.shard_db(shard, num_shards)) as sstate:
-        todo = sum(1 for _ in pending_candidates(fstate, sstate, shard, num_shards))
-        progress = Progress("process", todo, cfg.get("log_every_s", 30))
+        sums = PdfChecksums(layout.checksums_db)
+        try:
+            plan = plan_shard(fstate, sstate, shard, num_shards, doc_settings, versions, sums)
+        finally:
+            sums.close()
+        log.info(plan.line())
+        digest, body = settings_print(doc_settings)
+        sstate.remember_settings(digest, body)
+        prints = {c.id: p for c, p in plan.todo or []}
+        progress = Progress("process", len(prints), settings.log_every_s)
         with logging_redirect_tqdm():
-            work = pending_candidates(fstate, sstate, shard, num_shards)
-            for c, outcome in _map(process_candidate, work, cfg, workers):
-                progress.update(record_outcome(sstate, outcome, c.pdf_path))
+            work = (c for c, _ in plan.todo or [])
+            for c, outcome in _map(process_candidate, work, doc_settings, workers):
+                progress.update(record_outcome(sstate, outcome, c.pdf_path, prints[c.id]))
         progress.close()
         return dict(progress.counts)
 
 
-def _map(fn: Callable[[Candidate, dict[str, Any]], Outcome], items: Iterable[Candidate],
-         cfg: dict[str, Any], workers: int) -> Iterator[tuple[Candidate, Outcome]]:
+def _map(fn: Callable[[Candidate, DocumentSettings], Outcome], items: Iterable[Candidate],
+         cfg: DocumentSettings, workers: int) -> Iterator[tuple[Candidate, Outcome]]:
     """In-process for one worker; else a pool with a bounded window (memory stays flat)."""
     if workers <= 1:
         for c in items:

@@ -9,7 +9,6 @@ decisions; the dataset folder is replaced only when the new one is complete.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import logging
 import platform
 from collections.abc import Iterator
@@ -22,8 +21,9 @@ import yaml
 from .. import __version__
 from ..corpus.filters import Thresholds, check_document, compute_thresholds
 from ..corpus.split import SPLITS, Dated, chronological, chronological_key, given
-from ..extract.poppler import poppler_version
+from ..failures import FailureClass
 from ..records import ProcessedDoc
+from ..settings import CommonSettings, CorpusSettings
 from ..state import OK, RunState
 from .codec import decode
 from .layout import RunLayout
@@ -59,11 +59,16 @@ def fetch_outcomes(fstate: RunState) -> tuple[dict[str, dict[str, Any]], int, in
     return out, proposed, fetched
 
 
-def process_outcomes(states: list[RunState]) -> tuple[dict[str, dict[str, Any]], set[str]]:
+def process_outcomes(states: list[RunState], current: set[str]
+                     ) -> tuple[dict[str, dict[str, Any]], set[str]]:
+    """Per-document outcomes of the documents fetched now (a result left by a document the
+    run no longer has is ignored)."""
     out: dict[str, dict[str, Any]] = {}
     done: set[str] = set()
     for st in states:
         for r in st.results("process"):
+            if r.doc_id not in current:
+                continue
             done.add(r.doc_id)
             if r.status != OK:
                 stage, _, msg = (r.message or "").partition(": ")
@@ -72,28 +77,31 @@ def process_outcomes(states: list[RunState]) -> tuple[dict[str, dict[str, Any]],
     return out, done
 
 
-def check_complete(fstate: RunState, done: set[str]) -> None:
-    missing = [i for i in fstate.ids_with("fetch", OK) if i not in done]
+def check_complete(fetched: set[str], done: set[str]) -> None:
+    missing = [i for i in fetched if i not in done]
     if missing:
         raise IncompleteRun(f"{len(missing)} fetched documents have no result yet (e.g. "
                             f"{sorted(missing)[0]}): run the missing shards, or rerun `build`")
 
 
-def decide(cfg: dict[str, Any], layout: RunLayout, states: list[RunState]) -> Decisions:
+def decide(cs: CorpusSettings, layout: RunLayout, states: list[RunState]) -> Decisions:
     with RunState(layout.fetch_db) as fstate:
         outcomes, proposed, fetched = fetch_outcomes(fstate)
-        proc_out, done = process_outcomes(states)
-        check_complete(fstate, done)
+        current = fstate.ids_with("fetch", OK)
+    proc_out, done = process_outcomes(states, current)
+    check_complete(current, done)
     outcomes.update(proc_out)
     survivors: list[tuple[int, dict[str, Any]]] = [
-        (i, s) for i, st in enumerate(states) for s in st.document_summaries()]
+        (i, s) for i, st in enumerate(states) for s in st.document_summaries()
+        if s["id"] in current and s["id"] not in proc_out]
     t = compute_thresholds([s["pages"] for _, s in survivors],
-                           [s["summary_words"] for _, s in survivors], cfg)
+                           [s["summary_words"] for _, s in survivors],
+                           cs.max_pages_percentile, cs.min_summary_percentile)
     d = Decisions(t, outcomes)
     d.funnel = [("proposed", proposed), ("fetched", fetched), ("processed", len(survivors))]
     kept = _apply_filters(d, survivors)
     d.funnel.append(("filtered", len(kept)))
-    _assign_splits(d, kept, cfg)
+    _assign_splits(d, kept, cs)
     d.funnel.append(("kept", sum(len(v) for v in d.kept.values())))
     return d
 
@@ -112,16 +120,17 @@ def _apply_filters(d: Decisions, survivors: list[tuple[int, dict[str, Any]]]
 
 
 def _assign_splits(d: Decisions, kept: list[tuple[int, dict[str, Any]]],
-                   cfg: dict[str, Any]) -> None:
+                   cs: CorpusSettings) -> None:
     dated = [Dated(s["id"], s.get("publication_date"), s.get("given_split")) for _, s in kept]
-    if cfg.get("split_mode", "chronological") == "given":
+    if cs.split_mode == "given":
         assignment = given(dated)
     else:
-        assignment = chronological(dated, cfg["split_proportions"], cfg.get("undated", "train"))
+        assignment = chronological(dated, cs.split_proportions, cs.undated)
     for (i, s), _ in sorted(zip(kept, dated), key=lambda x: chronological_key(x[1])):
         split = assignment[s["id"]]
         if split is None:
-            d.outcomes[s["id"]] = {"status": "dropped", "stage": "split", "class": "undated",
+            d.outcomes[s["id"]] = {"status": "dropped", "stage": "split",
+                                   "class": FailureClass.UNDATED.value,
                                    "message": "no publication date (undated: drop)"}
             continue
         d.kept[split].append(s["id"])
@@ -136,8 +145,8 @@ def kept_documents(d: Decisions, states: list[RunState], split: str) -> Iterator
         yield decode(states[d.where[doc_id]].document_payload(doc_id))
 
 
-def open_shard_states(layout: RunLayout) -> list[RunState]:
-    paths: list[Path] = layout.shard_dbs()
+def open_shard_states(layout: RunLayout, num_shards: int) -> list[RunState]:
+    paths: list[Path] = layout.shard_dbs(num_shards)
     if not paths:
         raise IncompleteRun(f"{layout.state_dir}: no processed shards to finish")
     return [RunState(p) for p in paths]
@@ -162,35 +171,38 @@ def _doc_facts(d: Decisions) -> Iterator[Any]:
                            language_share=s["language_share"], leak=s["leakage"])
 
 
-def split_rule(cfg: dict[str, Any]) -> str:
-    if cfg.get("split_mode") == "given":
+def split_rule(cs: CorpusSettings) -> str:
+    if cs.split_mode == "given":
         return "the split given by the source (kept as published)"
-    p = "/".join(f"{100 * x:g}" for x in cfg["split_proportions"])
+    p = "/".join(f"{100 * x:g}" for x in cs.split_proportions)
     return (f"chronological by publication date, {p} (train/validation/test), ties by id; "
-            f"undated documents: {cfg.get('undated', 'train')}")
+            f"undated documents: {cs.undated}")
 
 
-def finish_run(source: str, cfg: dict[str, Any], layout: RunLayout) -> Decisions:
-    """Decide every document's fate, write the dataset and the report."""
+def finish_run(settings: CommonSettings, layout: RunLayout, num_shards: int,
+               versions: str) -> Decisions:
+    """Decide every document's fate from the current results, write the dataset and report."""
     from ..write import CardFacts, RunFacts, write_dataset, write_report
 
-    states = open_shard_states(layout)
+    cs = settings.corpus()
+    states = open_shard_states(layout, num_shards)
     try:
-        d = decide(cfg, layout, states)
-        name = cfg.get("dataset_name") or f"loralay-{source}"
-        language = cfg.get("language") if isinstance(cfg.get("language"), str) else None
+        d = decide(cs, layout, states)
+        name = cs.dataset_name or f"loralay-{settings.source}"
+        language = getattr(settings, "language", None)
         thresholds = d.thresholds.to_json()
-        facts = CardFacts(name=name, source=source, language=language or "multilingual",
-                          split_rule=split_rule(cfg), thresholds=thresholds)
+        facts = CardFacts(name=name, source=settings.source,
+                          language=language or "multilingual", split_rule=split_rule(cs),
+                          thresholds=thresholds)
         splits = {s: kept_documents(d, states, s) for s in SPLITS}
-        write_dataset(layout.out, splits, facts, rows_per_shard=int(cfg["rows_per_shard"]),
-                      row_group_bytes=int(cfg["row_group_bytes"]))
-        run = RunFacts(name=name, source=source, funnel=d.funnel, thresholds=thresholds,
+        write_dataset(layout.out, splits, facts, rows_per_shard=cs.rows_per_shard,
+                      row_group_bytes=cs.row_group_bytes)
+        run = RunFacts(name=name, source=settings.source, funnel=d.funnel,
+                       thresholds=thresholds,
                        outcomes={k: _outcome(v) for k, v in d.outcomes.items()},
-                       leak_threshold=float(cfg["leak_threshold"]),
-                       leak_ngram=int(cfg["leak_ngram"]), language=language,
-                       split_rule=split_rule(cfg),
-                       extra=provenance(write_config(cfg, layout), layout))
+                       leak_threshold=cs.leak_threshold, leak_ngram=settings.leak_ngram,
+                       language=language, split_rule=split_rule(cs),
+                       extra=provenance(write_config(settings, layout), layout, versions))
         write_report(layout.out, run, _doc_facts(d))
         _record_decisions(layout, d)
     finally:
@@ -199,18 +211,19 @@ def finish_run(source: str, cfg: dict[str, Any], layout: RunLayout) -> Decisions
     return d
 
 
-def write_config(cfg: dict[str, Any], layout: RunLayout) -> Path:
+def write_config(settings: CommonSettings, layout: RunLayout) -> Path:
     """The exact configuration of the build, as YAML a `--config` accepts to redo it."""
     conf = layout.out / "report" / "config.yaml"
     conf.parent.mkdir(parents=True, exist_ok=True)
-    plain = json.loads(json.dumps(cfg, default=str))
-    conf.write_text(yaml.safe_dump(plain, sort_keys=True, allow_unicode=True), encoding="utf-8")
+    text = yaml.safe_dump(settings.user_view(), sort_keys=True, allow_unicode=True)
+    conf.write_text(text, encoding="utf-8")
     return conf
 
 
-def provenance(config_file: Path, layout: RunLayout) -> dict[str, str]:
+def provenance(config_file: Path, layout: RunLayout, versions: str) -> dict[str, str]:
     """What a reader needs to trust or redo the build: tool versions, when, and with what."""
-    return {"loralay_build": __version__, "poppler": poppler_version(),
+    poppler = versions.rsplit("poppler ", 1)[-1]
+    return {"loralay_build": __version__, "poppler": poppler,
             "python": platform.python_version(),
             "built_at": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "config": str(config_file.relative_to(layout.out))}

@@ -25,12 +25,30 @@ class RunLayout:
     def shard_db(self, shard: int, num_shards: int) -> Path:
         return self.state_dir / f"shard-{shard:05d}-of-{num_shards:05d}.sqlite"
 
-    def shard_dbs(self) -> list[Path]:
-        return sorted(self.state_dir.glob("shard-*-of-*.sqlite"))
+    def shard_dbs(self, num_shards: int) -> list[Path]:
+        """The states of a run processed in `num_shards` shards, and only those."""
+        return [p for p, n in self.shard_files() if n == num_shards]
+
+    def shard_files(self) -> list[tuple[Path, int]]:
+        found = []
+        for p in sorted(self.state_dir.glob("shard-*-of-*.sqlite")):
+            count = p.stem.rsplit("-of-", 1)[-1]
+            if count.isdigit():
+                found.append((p, int(count)))
+        return found
 
     @property
     def finish_db(self) -> Path:
         return self.state_dir / "finish.sqlite"
+
+    @property
+    def checksums_db(self) -> Path:
+        """sha256 of the PDFs, kept by --fresh with the PDFs themselves."""
+        return self.state_dir / "pdf-checksums.sqlite"
+
+    @property
+    def lock_file(self) -> Path:
+        return self.out / ".lock"
 
     @property
     def pdf_dir(self) -> Path:

@@ -1,89 +1,155 @@
-"""What `loralay build` and `loralay fetch` do, phase by phase, with user-facing errors."""
+"""What `loralay build` and `loralay fetch` do, phase by phase.
+
+Everything that can be checked is checked before any work (settings, options, tools,
+inputs, the run folder's lock and shard count); problems are raised as the typed errors of
+`errors.py`, which the CLI turns into one line and exit status 2.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from ..errors import BuildStopped, ConfigError
+from ..settings import CommonSettings
 from ..sources import BadRunInput, SourceNotBuilt
 from .driver import fetch_phase, process_phase
-from .finish import IncompleteRun
+from .finish import Decisions, IncompleteRun, finish_run
 from .layout import RunLayout
+from .preflight import (
+    RunLock,
+    check_inputs,
+    check_retry,
+    claim_shards,
+    recorded_shards,
+    tool_versions,
+    wipe_run,
+)
 
 log = logging.getLogger("loralay.build")
-Fail = Callable[[str], None]
 
 
 @dataclass
 class BuildRequest:
-    source: str
-    cfg: dict[str, Any]
+    settings: CommonSettings
     out: Path
     limit: int | None = None
     workers: int = 1
     shard: int | None = None
     num_shards: int | None = None
     finish_only: bool = False
+    fresh: bool = False
+    retry: frozenset[str] = field(default_factory=frozenset)
 
     @property
     def sharded(self) -> bool:
         return self.num_shards is not None
 
+    def check(self) -> None:
+        """Options a user types; each wrong one is a ConfigError naming it."""
+        if self.workers < 1:
+            raise ConfigError(f"--workers {self.workers}: must be 1 or more")
+        if self.limit is not None and self.limit < 1:
+            raise ConfigError(f"--limit {self.limit}: must be 1 or more")
+        if (self.shard is None) != (self.num_shards is None) or (
+                self.num_shards is not None and not 0 <= self.shard < self.num_shards):  # type: ignore[operator]
+            raise ConfigError("--shard K and --num-shards N go together, with 0 <= K < N")
+        if self.fresh and (self.finish_only or self.sharded):
+            raise ConfigError("--fresh starts the whole run over: use it without --shard/--finish")
+        self.retry = check_retry(self.retry)
 
-def run_fetch(source: str, cfg: dict[str, Any], out: Path, limit: int | None,
-              fail: Fail) -> str | None:
-    """Fetch; a harvest that had to stop is reported, and what it fetched is kept.
 
-    Returns the one-line reason when the harvest stopped early (a rerun resumes it)."""
+@dataclass(frozen=True)
+class BuildResult:
+    out: Path
+    kept: dict[str, int]
+    documents: int
+    verdict: str
+
+    def line(self) -> str:
+        splits = ", ".join(f"{name} {n}" for name, n in self.kept.items())
+        return (f"{self.verdict}; {splits}; dataset {self.out}, report "
+                f"{self.out / 'report.md'}")
+
+
+def run_fetch(settings: CommonSettings, out: Path, limit: int | None = None,
+              retry: frozenset[str] = frozenset()) -> str | None:
+    """Fetch under the run lock; returns the one-line reason when the harvest stopped early
+    (what it fetched is kept and a rerun resumes it)."""
+    check_inputs(settings)
+    with RunLock(RunLayout(out)):
+        return _fetch(settings, RunLayout(out), limit, retry)
+
+
+def _fetch(settings: CommonSettings, layout: RunLayout, limit: int | None,
+           retry: frozenset[str]) -> str | None:
     try:
-        counts = fetch_phase(source, cfg, RunLayout(out), limit)
+        counts = fetch_phase(settings, layout, limit, retry)
     except (SourceNotBuilt, BadRunInput) as e:
-        fail(str(e))
+        raise ConfigError(str(e)) from e
     except (ValueError, OSError) as e:
-        message = f"fetch {source} stopped early: {e}; rerun the same command to resume"
+        message = (f"fetch {settings.source} stopped early: {e}; rerun the same command "
+                   f"to resume")
         log.error(message)
         return message
     log.info("fetched %d, rejected %d", counts["ok"], counts["failed"])
     return None
 
 
-def run_build(req: BuildRequest, fail: Fail) -> None:
+def run_build(req: BuildRequest) -> BuildResult:
+    req.check()
+    check_inputs(req.settings)
+    versions = tool_versions()
     layout = RunLayout(req.out)
-    stopped = None
-    if not req.finish_only:
-        if not req.sharded or req.source == "local":
-            stopped = run_fetch(req.source, req.cfg, req.out, req.limit, fail)
-        elif not layout.fetch_db.exists():
-            fail(f"{req.out}: nothing fetched yet; run `loralay fetch --source {req.source} "
-                 f"--out {req.out}` before the shards")
-        counts = process_phase(req.cfg, layout, req.workers, req.shard or 0, req.num_shards or 1)
-        log.info("processed: %s", counts or "nothing new")
-        if req.sharded:
+    with RunLock(layout):
+        if req.fresh:
+            wipe_run(layout)
+        stopped = _process(req, layout, versions) if not req.finish_only else None
+        if req.sharded and not req.finish_only:
             log.info("shard %d of %d done; when all are, run the same command with --finish",
                      req.shard, req.num_shards)
-            return
+            return BuildResult(req.out, {}, 0, "shard done")
+        return _finish(req, layout, versions, stopped)
+
+
+def _process(req: BuildRequest, layout: RunLayout, versions: str) -> str | None:
+    """Fetch (unless shards share one earlier fetch), then this shard's documents."""
+    n = req.num_shards or 1
+    if req.sharded and req.settings.source != "local" and not layout.fetch_db.exists():
+        raise ConfigError(f"{req.out}: nothing fetched yet; run `loralay fetch --source "
+                          f"{req.settings.source} --out {req.out}` before the shards")
+    if layout.fetch_db.exists():
+        claim_shards(layout, n)  # before fetching: a mismatch must cost nothing
+    stopped = None
+    if not req.sharded or req.settings.source == "local":
+        stopped = _fetch(req.settings, layout, req.limit, req.retry)
+    claim_shards(layout, n)
+    counts = process_phase(req.settings, layout, versions, req.workers, req.shard or 0, n)
+    log.info("processed: %s", counts or "nothing new")
+    return stopped
+
+
+def _finish(req: BuildRequest, layout: RunLayout, versions: str,
+            stopped: str | None) -> BuildResult:
+    num_shards = recorded_shards(layout) or 1
     try:
-        from .finish import finish_run
-
-        decisions = finish_run(req.source, req.cfg, layout)
+        decisions = finish_run(req.settings, layout, num_shards, versions)
     except IncompleteRun as e:
-        fail(str(e))
+        raise BuildStopped(str(e)) from e
+    result = _result(req.out, decisions)
     if stopped:
-        held = "the dataset holds what was fetched so far" if any(decisions.kept.values()) \
-            else "no dataset yet"
-        fail(f"{stopped}; {held}")
-    if not any(decisions.kept.values()):
-        fail(f"{req.out}: no document kept of {len(decisions.outcomes)}; "
-             f"{req.out / 'report.md'} says why each was dropped")
-    log.info("done: %s", done_line(req.out, decisions.kept))
+        held = "the dataset holds what was fetched so far" if result.documents and any(
+            result.kept.values()) else "no dataset yet"
+        raise BuildStopped(f"{stopped}; {held}")
+    if not any(result.kept.values()):
+        raise BuildStopped(f"{req.out}: no document kept of {result.documents}; "
+                           f"{req.out / 'report.md'} says why each was dropped")
+    log.info("done: %s", result.line())
+    return result
 
 
-def done_line(out: Path, kept: dict[str, list[str]]) -> str:
-    """The last thing a user reads: the report's verdict, the split sizes, where to look."""
+def _result(out: Path, d: Decisions) -> BuildResult:
     verdict = json.loads((out / "report.json").read_text(encoding="utf-8"))["verdict"]
-    splits = ", ".join(f"{name} {len(ids)}" for name, ids in kept.items())
-    return f"{verdict}; {splits}; dataset {out}, report {out / 'report.md'}"
+    return BuildResult(out, {k: len(v) for k, v in d.kept.items()}, len(d.outcomes), verdict)

@@ -17,6 +17,7 @@ from ..extract import ExtractLimits, extract_document
 from ..failures import Failure, FailureClass
 from ..language import detect
 from ..records import Candidate, Document, ProcessedDoc
+from ..settings import DocumentSettings
 
 
 @dataclass
@@ -33,10 +34,16 @@ class Outcome:
         return None
 
 
-def process_candidate(c: Candidate, cfg: dict[str, Any]) -> Outcome:
+def extract_limits(s: DocumentSettings) -> ExtractLimits:
+    return ExtractLimits(timeout_s=s.extract_timeout_s, memory_mb=s.extract_memory_mb,
+                         max_pages=s.max_pages_hard,
+                         scanned_min_words_per_page=s.scanned_min_words_per_page)
+
+
+def process_candidate(c: Candidate, settings: DocumentSettings) -> Outcome:
     out = Outcome(c.id)
     try:
-        _run_stages(c, cfg, out)
+        _run_stages(c, settings, out)
     except Exception as e:  # noqa: BLE001 - the edge where bugs become a class
         last = traceback.format_exception_only(type(e), e)[-1].strip()
         stage = ("extract", "strip", "language")[min(len(out.stages), 2)]
@@ -53,39 +60,38 @@ def _timed(out: Outcome, stage: str, fn: Any, *args: Any) -> Any:
     return result
 
 
-def _run_stages(c: Candidate, cfg: dict[str, Any], out: Outcome) -> None:
+def _run_stages(c: Candidate, s: DocumentSettings, out: Outcome) -> None:
     from ..strip import leakage, strip_abstracts
 
     if not c.pdf_path:
         out.stages.append(("extract", Failure(FailureClass.UNAVAILABLE, "no PDF"), 0.0))
         return
-    doc = _timed(out, "extract", extract_document, c.pdf_path, c.id,
-                 ExtractLimits.from_config(cfg))
+    doc = _timed(out, "extract", extract_document, c.pdf_path, c.id, extract_limits(s))
     if isinstance(doc, Failure):
         return
-    stripped = _timed(out, "strip", strip_abstracts, doc, c, cfg)
+    stripped = _timed(out, "strip", strip_abstracts, doc, c, s)
     if isinstance(stripped, Failure):
         return
     body, matches = stripped
-    lang = _timed(out, "language", check_language, body, c, cfg)
+    lang = _timed(out, "language", check_language, body, c, s)
     if isinstance(lang, Failure):
         return
     share, top = lang
-    leaks = leakage(body, c.abstracts, int(cfg.get("leak_ngram", 8)))
+    leaks = leakage(body, c.abstracts, s.leak_ngram)
     out.processed = ProcessedDoc(c, body, matches, share, top, leaks)
 
 
-def check_language(body: Document, c: Candidate, cfg: dict[str, Any]
+def check_language(body: Document, c: Candidate, s: DocumentSettings
                    ) -> tuple[float | None, str | None] | Failure:
     """The body's share of the main language; optional floor; optional summary check."""
     guess = detect(" ".join(body.words))
     share = guess.share(c.language) if guess.top else None
-    floor = cfg.get("min_language_share")
-    if floor is not None and (share or 0.0) < float(floor):
+    floor = s.min_language_share
+    if floor is not None and (share or 0.0) < floor:
         return Failure(FailureClass.WRONG_LANGUAGE,
                        f"body is {100 * (share or 0):.0f}% {c.language} (< {100 * floor:.0f}%); "
                        f"mostly {guess.top or 'unknown'}")
-    if cfg.get("check_summary_language"):
+    if s.check_summary_language:
         summary = detect(c.abstracts.get(c.language, ""))
         if summary.reliable and summary.top and summary.top != c.language:
             return Failure(FailureClass.WRONG_LANGUAGE,

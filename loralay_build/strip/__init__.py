@@ -1,7 +1,7 @@
 """Abstract removal: every listed abstract is found in the body and cut out, or the
 document is dropped (`irretrievable_abstract`); never kept with an abstract left in.
 
-    strip_abstracts(doc, candidate, cfg) -> (Document, [AbstractMatch]) | Failure
+    strip_abstracts(doc, candidate, settings) -> (Document, [AbstractMatch]) | Failure
     leakage(doc, abstracts, n) -> {language: share of the abstract's n-grams in the body}
 
 Matching happens on word keys (normalise.py), first exactly, then with edlib, then piece
@@ -16,7 +16,7 @@ the removed words.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -28,16 +28,17 @@ from .locate import Budget, Haystack, Span, more_copies
 from .locate import locate as locate_abstract
 from .normalise import KeyedText, text_key, word_keys
 
+if TYPE_CHECKING:
+    from ..settings import DocumentSettings
+
 __all__ = ["leakage", "strip_abstracts"]
 
 
-def budget_from(cfg: dict[str, Any]) -> Budget:
-    return Budget(ratio=float(cfg.get("max_edit_ratio", 0.15)),
-                  max_edits=int(cfg.get("max_edits", 60)),
-                  min_chars=int(cfg.get("min_abstract_chars", 40)))
+def budget_from(s: DocumentSettings) -> Budget:
+    return Budget(ratio=s.max_edit_ratio, max_edits=s.max_edits, min_chars=s.min_abstract_chars)
 
 
-def strip_abstracts(doc: Document, candidate: Candidate, cfg: dict[str, Any]
+def strip_abstracts(doc: Document, candidate: Candidate, settings: DocumentSettings
                     ) -> tuple[Document, list[AbstractMatch]] | Failure:
     """The body without its cover page and without any of its abstracts, and where they were.
 
@@ -47,12 +48,12 @@ def strip_abstracts(doc: Document, candidate: Candidate, cfg: dict[str, Any]
     keys = word_keys(doc.words)
     pages = np.asarray(doc.word_pages, dtype=np.int64)
     removed = np.zeros(len(doc), dtype=bool)
-    if cfg.get("drop_cover_page", True) and cover_page(doc, keys):
+    if settings.drop_cover_page and cover_page(doc, keys):
         removed |= pages == 1
         keys = ["" if r else k for k, r in zip(keys, removed, strict=True)]
     text = KeyedText(keys, doc.words)
     hay = Haystack(text.text)
-    budget = budget_from(cfg)
+    budget = budget_from(settings)
     matches: list[AbstractMatch] = []
     for lang, abstract in candidate.abstracts.items():
         if not text_key(abstract):

@@ -1,0 +1,60 @@
+"""`loralay extract`: words of PDFs to stdout or to one file per PDF.
+
+Output names are checked before any work: `a/x.pdf` and `b/x.pdf` would both write
+`x.jsonl`, and the second would silently replace the first.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+from .errors import ConfigError
+from .failures import Failure
+
+
+def check_outputs(pdfs: Sequence[Path], fmt: str, out_dir: Path | None) -> None:
+    if out_dir is None:
+        if len(pdfs) > 1:
+            raise ConfigError("several PDFs need --out-dir")
+        return
+    names = Counter(f"{p.stem}.{fmt}" for p in pdfs)
+    clash = sorted(n for n, k in names.items() if k > 1)
+    if clash:
+        same = [str(p) for p in pdfs if f"{p.stem}.{fmt}" == clash[0]]
+        raise ConfigError(f"{' and '.join(same[:2])} would both write {out_dir / clash[0]}; "
+                          f"give them different names or run them separately")
+
+
+def extract_files(pdfs: Sequence[Path], fmt: str, out_dir: Path | None, timeout_s: float,
+                  max_pages: int) -> int:
+    """Returns how many PDFs failed (each named on stderr with its class)."""
+    from .extract import ExtractLimits, extract_document
+    from .extract.formats import RENDERERS
+    from .http import write_atomic
+    from .run.preflight import poppler_version
+
+    if timeout_s <= 0 or timeout_s != timeout_s or timeout_s == float("inf"):
+        raise ConfigError(f"--timeout {timeout_s}: must be a finite number of seconds above 0")
+    if max_pages < 1:
+        raise ConfigError(f"--max-pages {max_pages}: must be 1 or more")
+    check_outputs(pdfs, fmt, out_dir)
+    poppler_version()
+    limits = ExtractLimits(timeout_s=timeout_s, max_pages=max_pages)
+    failed = 0
+    for pdf in pdfs:
+        result = extract_document(pdf, pdf.stem, limits)
+        if isinstance(result, Failure):
+            failed += 1
+            print(result.line(str(pdf)), file=sys.stderr)
+            continue
+        lines = RENDERERS[fmt](result)
+        if out_dir is None:
+            for line in lines:
+                sys.stdout.write(line + "\n")
+        else:
+            body = "".join(line + "\n" for line in lines).encode("utf-8")
+            write_atomic(out_dir / f"{pdf.stem}.{fmt}", body)
+    return failed

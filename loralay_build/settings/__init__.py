@@ -1,0 +1,35 @@
+"""Typed settings: one pydantic model per source on top of the common one.
+
+    load_settings(source, config_file=None, overrides=None) -> the source's settings
+    settings.document()  -> DocumentSettings (per-document stages; hashed for staleness)
+    settings.corpus()    -> CorpusSettings (the finish)
+
+Every key is declared once, with its type, range, default and meaning; a wrong value is a
+`ConfigError` with one line before any work starts.
+"""
+
+from ..errors import ConfigError
+from .common import (
+    PLACEHOLDER_CONTACT,
+    CommonSettings,
+    CorpusSettings,
+    DocumentSettings,
+    HttpFields,
+)
+from .load import check_contact, load_settings, read_config_file, settings_class
+from .sources import (
+    SETTINGS,
+    ArxivSettings,
+    HalSettings,
+    KoreaScienceSettings,
+    LocalSettings,
+    PubmedSettings,
+    ScieloSettings,
+)
+
+__all__ = [
+    "PLACEHOLDER_CONTACT", "SETTINGS", "ArxivSettings", "CommonSettings", "ConfigError",
+    "CorpusSettings", "DocumentSettings", "HalSettings", "HttpFields", "KoreaScienceSettings",
+    "LocalSettings", "PubmedSettings", "ScieloSettings", "check_contact", "load_settings",
+    "read_config_file", "settings_class",
+]

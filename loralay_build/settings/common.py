@@ -1,0 +1,132 @@
+"""The settings every source shares: one declaration per key (type, range, default, meaning).
+
+Each group is the exact set of keys one part of the pipeline reads, so a stage receives
+only its group: `DocumentSettings` for the per-document stages (and, hashed, for deciding
+whether a result is stale), `CorpusSettings` for the finish, `HttpFields` for the fetchers.
+`CommonSettings` is their union; the YAML files under `loralay_build/configs/` are the
+user-facing view of these defaults (a test keeps them equal).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .fields import (
+    Count,
+    NonNegative,
+    NonNegativeCount,
+    Percentile,
+    PositiveSeconds,
+    Proportions,
+    Rate,
+    Share,
+)
+
+PLACEHOLDER_CONTACT = "loralay-build@example.org"
+_STRICT = ConfigDict(extra="forbid", frozen=True, strict=True, validate_default=True)
+
+
+class _Model(BaseModel):
+    model_config = _STRICT
+
+    def replace(self, **changes: Any) -> Any:
+        """A validated copy (pydantic's model_copy does not validate)."""
+        return type(self).model_validate({**self.model_dump(), **changes})
+
+
+class DocumentSettings(_Model):
+    """What the per-document stages (extract, strip, language) read; a change redoes them."""
+
+    extract_timeout_s: PositiveSeconds = Field(120, description="wall clock of one pdftotext")
+    extract_memory_mb: int = Field(2048, ge=64, description="address-space cap of pdftotext")
+    max_pages_hard: Count = Field(1000, description="PDFs with more pages are refused")
+    scanned_min_words_per_page: NonNegative = Field(
+        5, description="fewer words per page on average means no usable text layer")
+    max_words_per_document: int = Field(
+        2_000_000, ge=1000, description="more words is `too_large` (bounds parsing and matching)")
+    document_timeout_s: PositiveSeconds = Field(
+        600, description="wall clock of one document's whole per-document stage")
+    worker_memory_mb: int = Field(6144, ge=256, description="memory cap of one worker process")
+    max_edit_ratio: float = Field(0.15, ge=0, lt=1, allow_inf_nan=False,
+                                  description="edit budget relative to the abstract's length")
+    max_edits: NonNegativeCount = Field(60, description="and never more than this many edits")
+    min_abstract_chars: Count = Field(40, description="shorter abstracts are matched exactly only")
+    drop_cover_page: bool = Field(True, description="drop page 1 when it is a repository cover")
+    leak_ngram: int = Field(8, ge=2, le=50, description="n of the n-gram leakage audit")
+    min_language_share: Share | None = Field(
+        None, description="drop bodies with less of the main language (null: no floor)")
+    check_summary_language: bool = Field(
+        False, description="drop when the summary itself reads as another language")
+
+
+class CorpusSettings(_Model):
+    """What the corpus-wide finish reads (thresholds, splits, output); always applied anew."""
+
+    max_pages_percentile: Percentile | None = Field(95, description="upper bound on pages")
+    min_summary_percentile: Percentile | None = Field(
+        5, description="lower bound on summary length in words")
+    leak_threshold: Share = Field(0.5, description="share of abstract n-grams left that is a leak")
+    split_mode: Literal["chronological", "given"] = Field(
+        "chronological", description="chronological, or the split the source gives")
+    split_proportions: Proportions = Field([0.90, 0.05, 0.05],
+                                           description="train, validation, test")
+    undated: Literal["train", "drop"] = Field("train", description="where undated papers go")
+    rows_per_shard: Count = Field(2000, description="documents per Parquet file")
+    row_group_bytes: int = Field(100_000_000, ge=1 << 20, le=1 << 31,
+                                 description="bytes per Parquet row group")
+    features: Literal["compact", "published"] = Field(
+        "compact", description="column types: compact, or those of the published datasets")
+    dataset_name: str | None = Field(None, min_length=1, max_length=200,
+                                     description="the card's name (null: loralay-<source>)")
+    config_name: str = Field("default", pattern=r"^[A-Za-z0-9][\w.-]*$",
+                             description="the config name `load_dataset(DIR, NAME)` takes")
+    license: str = Field("other", pattern=r"^[A-Za-z0-9][\w.+-]*$",
+                         description="the card's license tag (Hub identifiers, e.g. cc-by-4.0)")
+
+
+class HttpFields(_Model):
+    """Manners of every fetcher: who we are, how fast, how patient."""
+
+    user_agent: str = Field("loralay-build/0.1 (+https://github.com/loralay/loralay-build)",
+                            min_length=1, description="sent with every request")
+    contact: str = Field(PLACEHOLDER_CONTACT, pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$",
+                         description="your e-mail, sent with the User-Agent")
+    timeout_s: PositiveSeconds = Field(30, description="read timeout of a request")
+    connect_timeout_s: PositiveSeconds = Field(10, description="connect timeout")
+    requests_per_second: Rate = Field(1.0, description="per host")
+    max_retries: NonNegativeCount = Field(5, description="retries on 429/5xx/network errors")
+    backoff_factor: NonNegative = Field(1.0, description="exponential backoff base, seconds")
+    retry_after_max_s: NonNegative = Field(120, description="cap on an honoured Retry-After")
+    max_pdf_mb: float = Field(100, gt=0, le=10_000, allow_inf_nan=False,
+                              description="PDF size cap")
+    host_down_after: Count = Field(3, description="failed requests in a row: the host is down")
+
+
+class RunFields(_Model):
+    log_every_s: PositiveSeconds = Field(30, description="a progress line this often in a log")
+
+
+class CommonSettings(DocumentSettings, CorpusSettings, HttpFields, RunFields):
+    """Every source's settings start here; a source's model adds its own keys and defaults."""
+
+    NETWORK: ClassVar[bool] = False  # whether the source talks to a service
+    source: str = Field("local", description="set by --source; not a key of the YAML files")
+
+    def document(self) -> DocumentSettings:
+        return DocumentSettings.model_validate(_pick(self, DocumentSettings))
+
+    def corpus(self) -> CorpusSettings:
+        return CorpusSettings.model_validate(_pick(self, CorpusSettings))
+
+    def http_fields(self) -> HttpFields:
+        return HttpFields.model_validate(_pick(self, HttpFields))
+
+    def user_view(self) -> dict[str, Any]:
+        """The keys a `--config` file may set, with their values (what config.yaml records)."""
+        return self.model_dump(mode="json", exclude={"source"})
+
+
+def _pick(model: BaseModel, group: type[BaseModel]) -> dict[str, Any]:
+    return {k: getattr(model, k) for k in group.model_fields}

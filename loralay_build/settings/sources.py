@@ -1,0 +1,120 @@
+"""Each source's own keys and the paper's defaults for it (splits, percentiles, manners)."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from pydantic import Field
+
+from .common import CommonSettings
+from .fields import Count, HttpUrl, IsoDate, Language, NonNegative, NonNegativeCount, Proportions
+from .fields import Percentile, PositiveSeconds, Rate
+
+HAL_FIELDS = ["docid", "halId_s", "uri_s", "title_s", "language_s", "docType_s",
+              "fr_abstract_s", "en_abstract_s", "*_abstract_s", "abstract_s", "fileMain_s",
+              "files_s", "producedDate_s", "producedDate_tdate", "publicationDate_s",
+              "publicationDate_tdate"]
+SCIELO_COLLECTIONS = ["bol", "col", "ecu", "esp", "per", "prt", "pry", "scl", "ury"]
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
+
+
+class LocalSettings(CommonSettings):
+    """Your own PDFs: no percentile filters by default (a handful of papers would lose its
+    longest and shortest one to the run's own percentiles)."""
+
+    manifest: str | None = Field(None, min_length=1, description="the JSON-lines manifest")
+    max_pages_percentile: Percentile | None = None
+    min_summary_percentile: Percentile | None = None
+
+
+class NetworkSettings(CommonSettings):
+    NETWORK: ClassVar[bool] = True
+
+
+class HalSettings(NetworkSettings):
+    api_url: HttpUrl = Field("https://api.archives-ouvertes.fr/search/",
+                             description="the search API (a portal: .../search/<portal>/)")
+    rows: int = Field(500, ge=1, le=10_000, description="records per search page")
+    language: Language = Field("fr", description="fq=language_s; its abstract is the summary")
+    submit_type: str = Field("file", min_length=1, description="fq=submitType_s")
+    doc_types: list[str] = Field(["ART", "COMM"], description="fq=docType_s; [] for all")
+    extra_filters: list[str] = Field([], description="more fq's")
+    fields: list[str] = Field(HAL_FIELDS, min_length=1, description="fl: what is read")
+    page_attempts: Count = Field(3, description="tries for a failing search page")
+    pdf_attempts: Count = Field(3, description="tries for a PDF cut short")
+    max_future_years: NonNegativeCount = Field(1, description="later dates are kept unknown")
+    split_proportions: Proportions = [0.94, 0.03, 0.03]
+    min_summary_percentile: Percentile | None = 1
+    check_summary_language: bool = True
+
+
+class ArxivSettings(NetworkSettings):
+    ids_dir: str | None = Field(None, min_length=1, description="Cohan et al.'s id files")
+    metadata_path: str | None = Field(None, min_length=1, description="the arXiv snapshot")
+    bucket_api_url: HttpUrl = Field(
+        "https://storage.googleapis.com/storage/v1/b/arxiv-dataset/o", description="listing")
+    bucket_download_url: HttpUrl = Field("https://storage.googleapis.com/arxiv-dataset",
+                                         description="+ /<object name>")
+    listing_pages: Count = Field(5, description="pages of one id's listing followed")
+    pdf_attempts: Count = Field(3, description="tries for a PDF cut short")
+    timeout_s: PositiveSeconds = 60
+    split_mode: Literal["chronological", "given"] = "given"
+
+
+class PubmedSettings(NetworkSettings):
+    ids_dir: str | None = Field(None, min_length=1, description="Cohan et al.'s id files")
+    oai_url: HttpUrl = Field("https://pmc.ncbi.nlm.nih.gov/api/oai/v1/mh/",
+                             description="PMC OAI-PMH")
+    metadata_prefix: Literal["pmc_fm", "pmc"] = Field("pmc_fm", description="front matter")
+    tool: str = Field("loralay-build", min_length=1, description="NCBI's `tool`")
+    email: str | None = Field(None, pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$",
+                              description="NCBI's `email` (null: contact)")
+    send_tool_email: bool = Field(True, description="send tool and email with OAI requests")
+    attempts: Count = Field(3, description="tries for an unreadable OAI record")
+    pdf_metadata_url: HttpUrl = Field(
+        "https://pmc-oa-opendata.s3.amazonaws.com/metadata/{pmcid_ver}.json",
+        description="PMC cloud metadata")
+    s3_https_url: HttpUrl = Field("https://{bucket}.s3.amazonaws.com",
+                                  description="how an s3:// pdf_url is fetched")
+    pdf_attempts: Count = Field(3, description="tries for a PDF cut short")
+    cloud_requests_per_second: Rate = Field(1.0, description="the cloud bucket's rate")
+    requests_per_second: Rate = 0.33
+    peak_oai_requests: Count | None = Field(100, description="NCBI peak-hour cap (null: off)")
+    timeout_s: PositiveSeconds = 60
+    split_mode: Literal["chronological", "given"] = "given"
+
+
+class ScieloSettings(NetworkSettings):
+    articlemeta_url: HttpUrl = Field("https://articlemeta.scielo.org/api/v1/",
+                                     description="ArticleMeta")
+    collections: list[str] = Field(SCIELO_COLLECTIONS, min_length=1,
+                                   description="collection codes (scl = Brazil)")
+    from_date: IsoDate | None = Field(None, description="processing date bound")
+    until_date: IsoDate | None = Field(None, description="processing date bound")
+    page_size: int = Field(1000, ge=1, le=1000, description="identifiers per page")
+    download_delay_s: NonNegative = Field(1.0, description="per domain")
+    crawl_log_level: LogLevel = Field("INFO", description="Scrapy's log level")
+    min_summary_percentile: Percentile | None = 1
+
+
+class KoreaScienceSettings(NetworkSettings):
+    search_url: HttpUrl = Field("https://koreascience.kr/search/advanced.page",
+                                description="the advanced search")
+    years: list[int] = Field(list(range(2012, 2022)), min_length=1, description="years searched")
+    publisher_filter: str = Field("korean", min_length=1, description="pubs=<this>")
+    page_size: int = Field(50, ge=1, le=1000, description="results per search page")
+    download_delay_s: NonNegative = Field(3.0, description="per domain")
+    crawl_log_level: LogLevel = Field("INFO", description="Scrapy's log level")
+    requests_per_second: Rate = 0.33
+    split_proportions: Proportions = [0.94, 0.03, 0.03]
+
+
+SETTINGS: dict[str, type[CommonSettings]] = {
+    "local": LocalSettings,
+    "hal": HalSettings,
+    "arxiv": ArxivSettings,
+    "pubmed": PubmedSettings,
+    "scielo-es": ScieloSettings,
+    "scielo-pt": ScieloSettings,
+    "koreascience": KoreaScienceSettings,
+}

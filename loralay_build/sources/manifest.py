@@ -1,0 +1,159 @@
+"""A `--source local` manifest, line by line: a `Candidate`, or the line's fault.
+
+Why this strict: a manifest is typed by hand or by a script, and every loose value used to
+travel into the dataset ("March 2021" sorted as a string, `"id": ["x"]` becoming the id
+"['x']", a `date` key silently ignored, a duplicate id putting one text in train and test).
+Each fault now names its line; the other lines go on.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..failures import FailureClass
+from ..langcodes import is_iso639_1
+from ..records import Candidate, Rejection
+
+KEYS = ("id", "file", "language", "abstracts", "title", "publication_date", "pdf_url", "split")
+REQUIRED = ("id", "file", "language", "abstracts")
+# keys people write for a known one; other extra keys (provenance, notes) are kept out of
+# the build but allowed
+SYNONYMS = {"date": "publication_date", "year": "publication_date", "published": "publication_date",
+            "pub_date": "publication_date", "lang": "language", "abstract": "abstracts",
+            "summary": "abstracts", "path": "file", "pdf": "file", "url": "pdf_url"}
+SPLIT_NAMES = ("train", "validation", "val", "valid", "dev", "test")
+_DATE = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$")
+_BAD_ID_CHARS = re.compile(r"[\x00-\x1f\x7f]")
+
+
+class ManifestError(ValueError):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    number: int
+    item: Candidate | Rejection
+
+
+def _check_keys(obj: dict[str, Any]) -> None:
+    for key in obj:
+        if key in KEYS:
+            continue
+        meant = SYNONYMS.get(key.lower()) or next(
+            iter(difflib.get_close_matches(key, KEYS, n=1, cutoff=0.8)), None)
+        if meant is not None:
+            raise ManifestError(f"key {key!r} is not read: did you mean {meant!r}?")
+    for key in REQUIRED:
+        if obj.get(key) in (None, "", {}):
+            raise ManifestError(f"missing {key!r}")
+
+
+def _text(obj: dict[str, Any], key: str, required: bool = False) -> str | None:
+    value = obj.get(key)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise ManifestError(f"{key!r} must be a non-empty string, not {json.dumps(value)[:40]}")
+    return value
+
+
+def check_id(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ManifestError(f"'id' must be a non-empty string, not {json.dumps(value)[:40]}")
+    if _BAD_ID_CHARS.search(value):
+        raise ManifestError(f"'id' {value!r} holds a control character (NUL, newline, ...)")
+    return value
+
+
+def check_date(value: Any) -> str | None:
+    """ISO 8601 `YYYY`, `YYYY-MM` or `YYYY-MM-DD`, a real date; None when absent."""
+    if value is None:
+        return None
+    match = _DATE.match(value) if isinstance(value, str) else None
+    if match is None:
+        raise ManifestError(f"'publication_date' {json.dumps(value)} is not YYYY, YYYY-MM "
+                            f"or YYYY-MM-DD")
+    year, month, day = (int(g) if g else None for g in match.groups())
+    try:
+        dt.date(year or 1, month or 1, day or 1)
+    except ValueError as e:
+        raise ManifestError(f"'publication_date' {value!r} is not a real date ({e})") from e
+    return value
+
+
+def check_language(value: Any, what: str) -> str:
+    if not is_iso639_1(value):
+        raise ManifestError(f"{what} {json.dumps(value)[:40]} is not an ISO 639-1 code "
+                            f"(two letters, e.g. 'en')")
+    return str(value)
+
+
+def check_abstracts(value: Any, lang: str) -> dict[str, str]:
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise ManifestError("'abstracts' must map a language code to a text")
+    for code in value:
+        check_language(code, "'abstracts' key")
+    if not value.get(lang, "").strip():
+        raise ManifestError(f"no abstract in the document's language {lang!r}")
+    return {lang: value[lang], **{k: v for k, v in value.items() if k != lang}}
+
+
+def candidate_from_line(obj: Any, base: Path) -> Candidate:
+    if not isinstance(obj, dict):
+        raise ManifestError("not a JSON object")
+    _check_keys(obj)
+    doc_id = check_id(obj["id"])
+    lang = check_language(obj["language"], "'language'")
+    split = _text(obj, "split")
+    if split is not None and split.strip().lower() not in SPLIT_NAMES:
+        raise ManifestError(f"'split' {split!r} is not train, validation or test")
+    return Candidate(
+        id=doc_id, source="local", language=lang,
+        abstracts=check_abstracts(obj["abstracts"], lang),
+        pdf_path=str((base / str(_text(obj, "file", True))).resolve()),
+        pdf_url=_text(obj, "pdf_url"), publication_date=check_date(obj.get("publication_date")),
+        split=split, title=_text(obj, "title"))
+
+
+def read_manifest(path: Path) -> Iterator[Line]:
+    """Every non-blank line as a Candidate or a Rejection naming `path:line`; an id seen
+    before is rejected as `duplicate` under the line's own name (the first one stands)."""
+    base = path.parent
+    first_line: dict[str, int] = {}
+    with open(path, "rb") as fh:
+        for n, raw in enumerate(fh, 1):
+            if not raw.strip():
+                continue
+            item = parse_line(raw, n, path, base)
+            if isinstance(item, Candidate):
+                if item.id in first_line:
+                    item = Rejection(f"{path.name}:{n}", "local", FailureClass.DUPLICATE.value,
+                                     f"{path}:{n}: id {item.id!r} is already on line "
+                                     f"{first_line[item.id]}")
+                else:
+                    first_line[item.id] = n
+            yield Line(n, item)
+
+
+def parse_line(raw: bytes, n: int, path: Path, base: Path) -> Candidate | Rejection:
+    obj: Any = None
+    try:
+        text = raw.decode("utf-8")
+        obj = json.loads(text)
+        return candidate_from_line(obj, base)
+    except UnicodeDecodeError as e:
+        reason = f"not UTF-8 (byte {e.start + 1} of the line)"
+    except (ValueError, ManifestError, RecursionError) as e:
+        reason = str(e) if isinstance(e, ManifestError) else f"not valid JSON ({e})"
+    doc_id = obj.get("id") if isinstance(obj, dict) else None
+    name = doc_id if isinstance(doc_id, str) and doc_id.strip() and \
+        not _BAD_ID_CHARS.search(doc_id) else f"{path.name}:{n}"
+    return Rejection(name, "local", FailureClass.BAD_METADATA.value, f"{path}:{n}: {reason}")

@@ -1,0 +1,112 @@
+"""The typed settings: defaults equal the YAML view, and every bad value is one line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from loralay_build.settings import SETTINGS, ConfigError, load_settings
+from loralay_build.settings.load import check_contact
+
+CONFIGS = Path(__file__).resolve().parent.parent / "loralay_build" / "configs"
+
+
+@pytest.mark.parametrize("source", sorted(SETTINGS))
+def test_yaml_files_are_the_models_defaults(source):
+    common = yaml.safe_load((CONFIGS / "common.yaml").read_text())
+    own = yaml.safe_load((CONFIGS / f"{source}.yaml").read_text())
+    assert load_settings(source).user_view() == {**common, **own}
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "cfg.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+BAD = [
+    ("rows_per_shard: 0", "rows_per_shard: 0 is not valid: input should be greater than or "
+                          "equal to 1"),
+    ("row_group_bytes: 0", "row_group_bytes: 0 is not valid"),
+    ("max_pages_percentile: 150", "max_pages_percentile: 150 is not valid: input should be "
+                                  "less than 100"),
+    ("max_pages_percentile: high", "max_pages_percentile: 'high' is not valid: input should "
+                                   "be a valid number"),
+    ("split_proportions: [0.5, 0.5]", "split_proportions: [0.5, 0.5] is not valid: three "
+                                      "shares"),
+    ("undated: maybe", "undated: 'maybe' is not valid: input should be 'train' or 'drop'"),
+    ("extract_timeout_s: .inf", "extract_timeout_s: inf is not valid: input should be a "
+                                "finite number"),
+    ("split_mode: bogus", "split_mode: 'bogus' is not valid"),
+    ("requests_per_second: 0", "requests_per_second: 0 is not valid: input should be greater "
+                               "than 0"),
+    ("user_agent: [a, b]", "user_agent: ['a', 'b'] is not valid: input should be a valid "
+                           "string"),
+    ("max_edit_rato: 0.2", "unknown key 'max_edit_rato' (did you mean `max_edit_ratio`?)"),
+    ("extract_timeout_s: -3", "extract_timeout_s: -3 is not valid"),
+    ("leak_ngram: '8'", "leak_ngram: '8' is not valid: input should be a valid integer"),
+]
+
+
+@pytest.mark.parametrize("text,expected", BAD)
+def test_a_bad_value_is_one_line_naming_key_value_and_expectation(tmp_path, text, expected):
+    path = write(tmp_path, text + "\n")
+    with pytest.raises(ConfigError) as err:
+        load_settings("local", path)
+    message = str(err.value)
+    assert "\n" not in message
+    assert message.startswith(f"{path}: ")
+    assert expected in message
+
+
+def test_an_alias_bomb_is_refused_before_it_grows(tmp_path):
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
+        for p, c in zip("abcdefgh", "bcdefghi")) + "extra_filters: [*i]\n"
+    path = write(tmp_path, bomb)
+    with pytest.raises(ConfigError, match="aliases"):
+        load_settings("hal", path)
+
+
+def test_hal_keys_belong_to_hal_only(tmp_path):
+    path = write(tmp_path, "rows: 100\n")
+    assert load_settings("hal", path).rows == 100
+    with pytest.raises(ConfigError, match="unknown key 'rows'"):
+        load_settings("local", path)
+
+
+def test_source_is_chosen_on_the_command_line(tmp_path):
+    with pytest.raises(ConfigError, match="--source"):
+        load_settings("local", write(tmp_path, "source: hal\n"))
+
+
+def test_overrides_win_and_are_validated():
+    s = load_settings("local", None, {"manifest": "m.jsonl"})
+    assert s.manifest == "m.jsonl"
+    with pytest.raises(ConfigError, match="manifest"):
+        load_settings("local", None, {"manifest": 3})
+
+
+def test_groups_hold_exactly_what_their_stage_reads():
+    s = load_settings("hal")
+    assert s.document().max_edit_ratio == 0.15
+    assert s.corpus().split_proportions == [0.94, 0.03, 0.03]
+    assert "api_url" not in type(s.document()).model_fields
+
+
+def test_network_sources_need_a_real_contact(tmp_path):
+    with pytest.raises(ConfigError, match="contact"):
+        check_contact(load_settings("hal"))
+    check_contact(load_settings("hal", write(tmp_path, "contact: me@lab.example\n")))
+    check_contact(load_settings("local"))  # no service, no contact needed
+
+
+def test_a_non_mapping_or_missing_file_is_one_line(tmp_path):
+    with pytest.raises(ConfigError, match="top level must map"):
+        load_settings("local", write(tmp_path, "- a\n- b\n"))
+    with pytest.raises(ConfigError, match="config file not found"):
+        load_settings("local", tmp_path / "nope.yaml")
+    with pytest.raises(ConfigError, match="not valid YAML at line 3"):
+        load_settings("local", write(tmp_path, "a: 1\nb: [\n"))
