@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from ..corpus.split import SPLITS
 from ..records import ProcessedDoc
 from .card import CardFacts, card_text, write_card
 from .parquet import (
@@ -13,7 +14,6 @@ from .parquet import (
     DEFAULT_ROWS_PER_SHARD,
     FEATURES,
     SCHEMA,
-    SPLITS,
     WriteResult,
     doc_to_batch,
     write_shards,

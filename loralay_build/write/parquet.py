@@ -19,7 +19,7 @@ import os
 import re
 import shutil
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,7 +31,6 @@ from datasets import Features, List, Value
 from ..records import ProcessedDoc
 
 DATA_DIR = "data"
-SPLITS = ("train", "validation", "test")
 DEFAULT_ROWS_PER_SHARD = 2000  # ~500 MB in Arrow at ~209 KB/doc (ecosystem.md B.1)
 DEFAULT_ROW_GROUP_BYTES = 100 * 1024 * 1024  # datasets' MAX_ROW_GROUP_SIZE
 _SPLIT_NAME = re.compile(r"^\w+$")
@@ -62,7 +61,6 @@ class WriteResult:
 
     counts: dict[str, int]
     shards: dict[str, list[str]] = field(default_factory=dict)  # split -> paths relative to DIR
-    bytes_on_disk: int = 0
 
 
 def _one_list(values: pa.Array) -> pa.Array:
@@ -251,13 +249,5 @@ def write_shards(out_dir: str | Path, splits: Mapping[str, Iterable[ProcessedDoc
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    result.bytes_on_disk = sum((out / f).stat().st_size
-                               for files in result.shards.values() for f in files)
     return result
 
-
-def iter_rows(path: str | Path) -> Iterator[dict]:
-    """Rows of one shard as Python dicts (for inspection and tests, not for training)."""
-    pf = pq.ParquetFile(path)
-    for batch in pf.iter_batches():
-        yield from batch.to_pylist()
