@@ -13,7 +13,14 @@ import yaml
 from datasets import List, Value, load_dataset
 
 from loralay_build.records import Candidate, Document, Page, ProcessedDoc, normalized_box
-from loralay_build.write import COLUMNS, CardFacts, doc_to_batch, write_dataset, write_shards
+from loralay_build.write import (
+    COLUMNS,
+    CardFacts,
+    DuplicateRowError,
+    doc_to_batch,
+    write_dataset,
+    write_shards,
+)
 from loralay_build.write.card import card_text
 
 EXPECTED_COLUMNS = [
@@ -182,6 +189,26 @@ def test_previous_data_replaced_only_when_new_data_complete(tmp_path):
         "validation-00000-of-00001.parquet"]
     ds = load(out, tmp_path)
     assert ds["train"]["article_id"] == ["hal-00500"]
+
+
+@pytest.mark.parametrize("where", ["same split", "across splits"])
+def test_an_id_is_written_once_or_the_run_fails_leaving_the_old_dataset(tmp_path, where):
+    out = tmp_path / "ds"
+    write_dataset(out, splits_of(3, 1, 1), FACTS, rows_per_shard=2)
+    before = {p.name: p.read_bytes() for p in (out / "data").iterdir()}
+    card_before = (out / "README.md").read_text()
+    twice = make_doc(7)
+    splits = ({"train": [make_doc(1), twice, make_doc(2), make_doc(7)]} if where == "same split"
+              else {"train": [twice, make_doc(2)], "validation": [make_doc(3)],
+                    "test": [make_doc(4), make_doc(7)]})
+    with pytest.raises(DuplicateRowError, match="hal-00007") as err:
+        write_dataset(out, splits, FACTS, rows_per_shard=1)
+    assert isinstance(err.value, ValueError) and err.value.article_id == "hal-00007"
+    assert (err.value.first_split, err.value.split) == (
+        ("train", "train") if where == "same split" else ("train", "test"))
+    assert {p.name: p.read_bytes() for p in (out / "data").iterdir()} == before
+    assert (out / "README.md").read_text() == card_before
+    assert not list(out.glob(".data-*"))
 
 
 def test_empty_split_is_left_out_and_the_rest_loads(tmp_path):

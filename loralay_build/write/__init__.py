@@ -14,6 +14,7 @@ from .parquet import (
     DEFAULT_ROWS_PER_SHARD,
     FEATURES,
     SCHEMA,
+    DuplicateRowError,
     WriteResult,
     doc_to_batch,
     write_shards,
@@ -33,6 +34,7 @@ def write_dataset(out_dir: str | Path, splits: Mapping[str, Iterable[ProcessedDo
 
 __all__ = [
     "COLUMNS", "DEFAULT_ROWS_PER_SHARD", "DEFAULT_ROW_GROUP_BYTES", "FEATURES", "SCHEMA",
-    "SPLITS", "CardFacts", "DocFacts", "Outcome", "RunFacts", "WriteResult", "build_report",
-    "card_text", "doc_to_batch", "write_card", "write_dataset", "write_report", "write_shards",
+    "SPLITS", "CardFacts", "DocFacts", "DuplicateRowError", "Outcome", "RunFacts",
+    "WriteResult", "build_report", "card_text", "doc_to_batch", "write_card", "write_dataset",
+    "write_report", "write_shards",
 ]

@@ -11,6 +11,9 @@ Why this shape:
 - The `-of-NNNNN` total is only known at the end, so shards are written into a hidden
   temporary folder inside DIR and swapped in for `DIR/data` only once every split is
   complete; a failed run leaves the previous dataset untouched.
+- An id names one paper: a second row with an id already written (in any split) would
+  leak a paper between train and test or weigh it twice, so the writer refuses it with
+  `DuplicateRowError` and, like any failure, leaves the previous dataset as it was.
 """
 
 from __future__ import annotations
@@ -53,6 +56,15 @@ FEATURES = Features({
 })
 SCHEMA: pa.Schema = FEATURES.arrow_schema  # carries b"huggingface" metadata
 COLUMNS = tuple(FEATURES)
+
+
+class DuplicateRowError(ValueError):
+    """A document id arrived twice in one dataset; nothing of this run is swapped in."""
+
+    def __init__(self, article_id: str, split: str, first_split: str):
+        self.article_id, self.split, self.first_split = article_id, split, first_split
+        super().__init__(f"article_id {article_id!r} written twice (first in {first_split!r}, "
+                         f"again in {split!r}); the dataset was not replaced")
 
 
 @dataclass(slots=True)
@@ -211,10 +223,16 @@ def _swap_in(out_dir: Path, tmp: Path) -> None:
 
 
 def _write_split(tmp: Path, split: str, docs: Iterable[ProcessedDoc],
-                 rows_per_shard: int, row_group_bytes: int) -> tuple[int, list[Path]]:
+                 rows_per_shard: int, row_group_bytes: int,
+                 seen: dict[str, str]) -> tuple[int, list[Path]]:
+    """One split's shards; `seen` maps every id written so far (all splits) to its split."""
     writer = _SplitWriter(tmp, split, rows_per_shard, row_group_bytes)
     try:
         for p in docs:
+            doc_id = p.candidate.id
+            if doc_id in seen:
+                raise DuplicateRowError(doc_id, split, seen[doc_id])
+            seen[doc_id] = split
             writer.add(doc_to_batch(p))
     except BaseException:
         writer.abort()
@@ -238,11 +256,13 @@ def write_shards(out_dir: str | Path, splits: Mapping[str, Iterable[ProcessedDoc
     tmp = out / f".{DATA_DIR}-tmp-{uuid.uuid4().hex[:8]}"
     tmp.mkdir()
     result = WriteResult(counts={})
+    seen: dict[str, str] = {}
     try:
         for split, docs in splits.items():
             if not _SPLIT_NAME.match(split):
                 raise ValueError(f"split name {split!r} is not a plain word")
-            count, paths = _write_split(tmp, split, docs, rows_per_shard, row_group_bytes)
+            count, paths = _write_split(tmp, split, docs, rows_per_shard, row_group_bytes,
+                                         seen)
             result.counts[split] = count
             result.shards[split] = [f"{DATA_DIR}/{p.name}" for p in paths]
         _swap_in(out, tmp)
