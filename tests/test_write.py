@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from datasets import List, Value, load_dataset
+from datasets import Dataset, Features, List, Sequence, Value, concatenate_datasets, load_dataset
 
 from loralay_build.records import Candidate, Document, Page, ProcessedDoc, normalized_box
 from loralay_build.write import (
@@ -280,3 +280,79 @@ def test_writer_streams_shards_while_the_iterator_is_still_running(tmp_path):
     # a new shard file is opened at docs 0, 2, 4, 6: earlier ones exist before the end
     assert seen_partials == [0, 1, 1, 2, 2, 3, 3]
     assert len(list((out / "data").glob("train-*-of-00004.parquet"))) == 4
+
+
+# what the original loaders declare in `_info()` (laudao/loralay-modeling
+# src/loralay/data/datasets/*.py; article_pdf_url added by the Hub scripts), written the
+# way they wrote it, with the old `Sequence`
+LOADER_FEATURES = Features({
+    "article_id": Value("string"),
+    "article_words": Sequence(Value("string")),
+    "article_bboxes": Sequence(Sequence(Value("int64"))),
+    "article_norm_bboxes": Sequence(Sequence(Value("int64"))),
+    "abstract": Value("string"),
+    "article_pdf_url": Value("string"),
+})
+
+
+def published_dataset() -> Dataset:
+    """Two rows shaped like the published data (integer boxes in points and 0-1000)."""
+    return Dataset.from_dict({
+        "article_id": ["0903.5449", "1002.1288"],
+        "article_words": [["Influence", "of"], ["BALL-SCALE"]],
+        "article_bboxes": [[[18, 420, 36, 576], [18, 284, 36, 410]], [[74, 105, 158, 116]]],
+        "article_norm_bboxes": [[[29, 530, 58, 727], [29, 358, 58, 517]],
+                                [[120, 132, 258, 146]]],
+        "abstract": ["The effect of a random phase diffuser.", "This paper."],
+        "article_pdf_url": ["gs://arxiv-dataset/arxiv/arxiv/pdf/0903/0903.5449v1.pdf", None],
+    }, features=LOADER_FEATURES)
+
+
+def test_published_features_concatenate_with_the_published_datasets(tmp_path):
+    out = tmp_path / "ds"
+    add_run_clutter(out)
+    docs = splits_of(3, 1, 1)
+    write_dataset(out, docs, FACTS, features="published")
+    ours = load(out, tmp_path)
+    published = published_dataset()
+    assert ours["train"].features == published.features
+    assert dict(ours["train"].features) == dict(LOADER_FEATURES)
+    assert list(ours["train"].features) == list(LOADER_FEATURES)  # order as declared
+    both = concatenate_datasets([published, ours["train"]])
+    assert both.num_rows == 2 + 3 and both.column_names == list(LOADER_FEATURES)
+    assert both[2]["article_id"] == "hal-00000"
+    for split, expected in docs.items():
+        assert ours[split].column_names == list(LOADER_FEATURES)
+        for row, p in zip(ours[split], expected, strict=True):
+            d = p.document
+            assert row == {
+                "article_id": p.candidate.id,
+                "article_words": d.words,
+                "article_bboxes": [[round(v) for v in b] for b in d.boxes],
+                "article_norm_bboxes": [list(normalized_box(b, *d.page_size(pg)))
+                                        for b, pg in zip(d.boxes, d.word_pages, strict=True)],
+                "abstract": p.summary,
+                "article_pdf_url": p.candidate.pdf_url,
+            }
+    schema = pq.ParquetFile(next((out / "data").glob("train-*.parquet"))).schema_arrow
+    assert schema.field("article_bboxes").type == pa.list_(pa.list_(pa.int64()))
+    front = yaml.safe_load((out / "README.md").read_text().split("---\n")[1])
+    assert [f["name"] for f in front["dataset_info"]["features"]] == list(LOADER_FEATURES)
+    assert {"name": "article_bboxes", "list": {"list": "int64"}} in \
+        front["dataset_info"]["features"]
+
+
+def test_published_boxes_round_half_to_even_like_the_original_tsv(tmp_path):
+    p = make_doc(1, n_words=4, n_pages=1)
+    p.document.boxes[:] = [(0.5, 1.5, 2.5, 10.49), (99.51, 3.0, 100.5, 11.5),
+                           (0.0, 0.0, 1.0, 1.0), (5.2, 6.7, 7.5, 8.5)]
+    row = doc_to_batch(p, "published").to_pylist()[0]
+    assert row["article_bboxes"] == [[0, 2, 2, 10], [100, 3, 100, 12], [0, 0, 1, 1],
+                                     [5, 7, 8, 8]]
+    assert list(row) == list(LOADER_FEATURES)
+
+
+def test_unknown_feature_set_is_refused_before_anything_is_written(tmp_path):
+    with pytest.raises(ValueError, match="compact"):
+        write_dataset(tmp_path / "ds", splits_of(1, 0, 0), FACTS, features="hub")
+    assert not (tmp_path / "ds" / "data").exists()

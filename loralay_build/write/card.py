@@ -18,7 +18,8 @@ from typing import Any
 
 import yaml
 
-from .parquet import DATA_DIR, FEATURES
+from .features import COMPACT, features_for
+from .parquet import DATA_DIR
 
 CARD_NAME = "README.md"
 
@@ -51,7 +52,8 @@ class _PlainDumper(yaml.SafeDumper):
         return True
 
 
-def card_yaml(facts: CardFacts, counts: Mapping[str, int]) -> dict[str, Any]:
+def card_yaml(facts: CardFacts, counts: Mapping[str, int],
+              features: str = COMPACT) -> dict[str, Any]:
     """The front matter; splits with no rows are left out because they cannot be loaded."""
     present = [s for s, n in counts.items() if n > 0]
     # the Hub wants ISO codes under `language`; a mixed corpus says so under multilinguality
@@ -72,7 +74,7 @@ def card_yaml(facts: CardFacts, counts: Mapping[str, int]) -> dict[str, Any]:
             "config_name": facts.config_name,
             # no `splits` entry: datasets wants num_bytes (Arrow size) beside num_examples and
             # warns about the card otherwise; the counts are in the prose table
-            "features": copy.deepcopy(FEATURES._to_yaml_list()),
+            "features": copy.deepcopy(features_for(features)._to_yaml_list()),
         },
     }
 
@@ -154,9 +156,9 @@ def _license_section(facts: CardFacts) -> list[str]:
     ]
 
 
-def card_text(facts: CardFacts, counts: Mapping[str, int]) -> str:
+def card_text(facts: CardFacts, counts: Mapping[str, int], features: str = COMPACT) -> str:
     """The whole README.md: front matter, then prose for people."""
-    front = yaml.dump(card_yaml(facts, counts), Dumper=_PlainDumper, sort_keys=False,
+    front = yaml.dump(card_yaml(facts, counts, features), Dumper=_PlainDumper, sort_keys=False,
                       allow_unicode=True)
     total = sum(counts.values())
     body = [
@@ -173,10 +175,11 @@ def card_text(facts: CardFacts, counts: Mapping[str, int]) -> str:
     return f"---\n{front}---\n\n" + "\n".join(body)
 
 
-def write_card(out_dir: str | Path, facts: CardFacts, counts: Mapping[str, int]) -> Path:
+def write_card(out_dir: str | Path, facts: CardFacts, counts: Mapping[str, int], *,
+               features: str = COMPACT) -> Path:
     """Write README.md atomically so a reader never sees half a card."""
     path = Path(out_dir) / CARD_NAME
     tmp = path.with_name(f".{CARD_NAME}.tmp")
-    tmp.write_text(card_text(facts, counts), encoding="utf-8")
+    tmp.write_text(card_text(facts, counts, features), encoding="utf-8")
     os.replace(tmp, path)
     return path
