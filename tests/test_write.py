@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +11,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from datasets import Dataset, Features, List, Sequence, Value, concatenate_datasets, load_dataset
+from datasets import (
+    Dataset,
+    Features,
+    List,
+    Sequence,
+    Value,
+    concatenate_datasets,
+    get_dataset_config_names,
+    load_dataset,
+)
+from huggingface_hub import DatasetCard
 
 from loralay_build.records import Candidate, Document, Page, ProcessedDoc, normalized_box
 from loralay_build.write import (
@@ -238,6 +249,8 @@ def test_card_yaml_and_prose(tmp_path):
     mixed = CardFacts(name="m", source="HAL", language="multilingual")
     mixed_front = yaml.safe_load(card_text(mixed, {"train": 1}).split("---\n")[1])
     assert "language" not in mixed_front and mixed_front["multilinguality"] == ["multilingual"]
+    assert "`multilingual`" not in card_text(mixed, {"train": 1})
+    assert front["license"] == "other" and front["multilinguality"] == ["monolingual"]
     assert {"name": "article_norm_bboxes", "list": {"list": "int16", "length": 4}} in \
         front["dataset_info"]["features"]
     assert "splits" not in front["dataset_info"]  # datasets would warn without num_bytes
@@ -356,3 +369,42 @@ def test_unknown_feature_set_is_refused_before_anything_is_written(tmp_path):
     with pytest.raises(ValueError, match="compact"):
         write_dataset(tmp_path / "ds", splits_of(1, 0, 0), FACTS, features="hub")
     assert not (tmp_path / "ds" / "data").exists()
+
+
+def with_language(p: ProcessedDoc, lang: str) -> ProcessedDoc:
+    c = p.candidate
+    p.candidate = replace(c, language=lang, abstracts={lang: f"Resumo {c.id}.", "en": "Abs."})
+    return p
+
+
+def test_named_config_licence_and_languages_seen_in_a_multilingual_run(tmp_path):
+    out = tmp_path / "ds"
+    add_run_clutter(out)
+    docs = splits_of(4, 1, 1)
+    for i, p in enumerate(d for split in docs.values() for d in split):
+        with_language(p, "es" if i % 2 else "pt")
+    facts = CardFacts(name="scielo", source="SciELO", config_name="scielo_es",
+                      license="cc-by-4.0")  # no main language: each document brings its own
+    write_dataset(out, docs, facts, features="published")
+    assert get_dataset_config_names(str(out)) == ["scielo_es"]
+    ds = load_dataset(str(out), "scielo_es", cache_dir=str(tmp_path / "hf-cache"))
+    assert {s: ds[s].num_rows for s in ds} == {"train": 4, "validation": 1, "test": 1}
+    assert load(out, tmp_path)["train"]["article_id"] == ds["train"]["article_id"]
+    card = DatasetCard.load(out / "README.md")
+    assert card.data.language == ["es", "pt"] and card.data.multilinguality == ["multilingual"]
+    assert card.data.license == "cc-by-4.0"
+    (config,) = card.data.configs
+    assert config["config_name"] == "scielo_es" and config["default"] is True
+    assert card.data.dataset_info["config_name"] == "scielo_es"
+    assert "`multilingual`" not in card.text and "`None`" not in card.text
+    assert "the abstract in the paper's own language (`es`, `pt`)" in card.text
+    assert 'load_dataset("path/to/scielo", "scielo_es")' in card.text
+
+
+def test_a_local_build_declares_the_language_of_its_documents(tmp_path):
+    out = tmp_path / "ds"
+    write_dataset(out, splits_of(2, 1, 1), CardFacts(name="mine", source="local"))
+    card = DatasetCard.load(out / "README.md")
+    assert card.data.language == ["fr"] and card.data.multilinguality == ["monolingual"]
+    assert "the summary is the abstract in `fr`." in card.text
+    assert card.data.license == "other"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from ..corpus.split import SPLITS
@@ -36,9 +37,12 @@ def write_dataset(out_dir: str | Path, splits: Mapping[str, Iterable[ProcessedDo
     """Shards first, card second: the card only ever describes data that is fully in place.
 
     `features`: "compact" (default) or "published" (the published LoRaLay columns).
+    The card declares every language the rows carry, besides those in `facts`, so a run
+    whose documents each bring their language (local manifests) still has language tags.
     """
     result = write_shards(out_dir, splits, rows_per_shard=rows_per_shard,
                           row_group_bytes=row_group_bytes, features=features)
+    facts = replace(facts, languages=sorted({*facts.languages, *result.languages}))
     write_card(out_dir, facts, result.counts, features=features)
     return result
 

@@ -54,6 +54,23 @@ class WriteResult:
     counts: dict[str, int]
     shards: dict[str, list[str]] = field(default_factory=dict)  # split -> paths relative to DIR
     features: str = COMPACT  # the feature set the shards were written with
+    languages: list[str] = field(default_factory=list)  # `language` values written, sorted
+
+
+class _Tally:
+    """Ids written so far in this dataset (any split) and the languages they bring."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, str] = {}  # id -> split it was written in
+        self.languages: set[str] = set()
+
+    def admit(self, p: ProcessedDoc, split: str) -> None:
+        doc_id = p.candidate.id
+        if doc_id in self.ids:
+            raise DuplicateRowError(doc_id, split, self.ids[doc_id])
+        self.ids[doc_id] = split
+        if p.candidate.language:
+            self.languages.add(p.candidate.language)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,15 +164,12 @@ def _swap_in(out_dir: Path, tmp: Path) -> None:
 
 
 def _write_split(tmp: Path, split: str, docs: Iterable[ProcessedDoc], opts: _Options,
-                 seen: dict[str, str]) -> tuple[int, list[Path]]:
-    """One split's shards; `seen` maps every id written so far (all splits) to its split."""
+                 tally: _Tally) -> tuple[int, list[Path]]:
+    """One split's shards; `tally` refuses an id any split already wrote."""
     writer = _SplitWriter(tmp, split, opts)
     try:
         for p in docs:
-            doc_id = p.candidate.id
-            if doc_id in seen:
-                raise DuplicateRowError(doc_id, split, seen[doc_id])
-            seen[doc_id] = split
+            tally.admit(p, split)
             writer.add(doc_to_batch(p, opts.features))
     except BaseException:
         writer.abort()
@@ -184,14 +198,15 @@ def write_shards(out_dir: str | Path, splits: Mapping[str, Iterable[ProcessedDoc
     tmp = out / f".{DATA_DIR}-tmp-{uuid.uuid4().hex[:8]}"
     tmp.mkdir()
     result = WriteResult(counts={}, features=features)
-    seen: dict[str, str] = {}
+    tally = _Tally()
     try:
         for split, docs in splits.items():
             if not _SPLIT_NAME.match(split):
                 raise ValueError(f"split name {split!r} is not a plain word")
-            count, paths = _write_split(tmp, split, docs, opts, seen)
+            count, paths = _write_split(tmp, split, docs, opts, tally)
             result.counts[split] = count
             result.shards[split] = [f"{DATA_DIR}/{p.name}" for p in paths]
+        result.languages = sorted(tally.languages)
         _swap_in(out, tmp)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
