@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -10,10 +11,27 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from datasets import List, Value, load_dataset
+from datasets import (
+    Dataset,
+    Features,
+    List,
+    Sequence,
+    Value,
+    concatenate_datasets,
+    get_dataset_config_names,
+    load_dataset,
+)
+from huggingface_hub import DatasetCard
 
 from loralay_build.records import Candidate, Document, Page, ProcessedDoc, normalized_box
-from loralay_build.write import COLUMNS, CardFacts, doc_to_batch, write_dataset, write_shards
+from loralay_build.write import (
+    COLUMNS,
+    CardFacts,
+    DuplicateRowError,
+    doc_to_batch,
+    write_dataset,
+    write_shards,
+)
 from loralay_build.write.card import card_text
 
 EXPECTED_COLUMNS = [
@@ -184,6 +202,26 @@ def test_previous_data_replaced_only_when_new_data_complete(tmp_path):
     assert ds["train"]["article_id"] == ["hal-00500"]
 
 
+@pytest.mark.parametrize("where", ["same split", "across splits"])
+def test_an_id_is_written_once_or_the_run_fails_leaving_the_old_dataset(tmp_path, where):
+    out = tmp_path / "ds"
+    write_dataset(out, splits_of(3, 1, 1), FACTS, rows_per_shard=2)
+    before = {p.name: p.read_bytes() for p in (out / "data").iterdir()}
+    card_before = (out / "README.md").read_text()
+    twice = make_doc(7)
+    splits = ({"train": [make_doc(1), twice, make_doc(2), make_doc(7)]} if where == "same split"
+              else {"train": [twice, make_doc(2)], "validation": [make_doc(3)],
+                    "test": [make_doc(4), make_doc(7)]})
+    with pytest.raises(DuplicateRowError, match="hal-00007") as err:
+        write_dataset(out, splits, FACTS, rows_per_shard=1)
+    assert isinstance(err.value, ValueError) and err.value.article_id == "hal-00007"
+    assert (err.value.first_split, err.value.split) == (
+        ("train", "train") if where == "same split" else ("train", "test"))
+    assert {p.name: p.read_bytes() for p in (out / "data").iterdir()} == before
+    assert (out / "README.md").read_text() == card_before
+    assert not list(out.glob(".data-*"))
+
+
 def test_empty_split_is_left_out_and_the_rest_loads(tmp_path):
     out = tmp_path / "ds"
     add_run_clutter(out)
@@ -211,6 +249,8 @@ def test_card_yaml_and_prose(tmp_path):
     mixed = CardFacts(name="m", source="HAL", language="multilingual")
     mixed_front = yaml.safe_load(card_text(mixed, {"train": 1}).split("---\n")[1])
     assert "language" not in mixed_front and mixed_front["multilinguality"] == ["multilingual"]
+    assert "`multilingual`" not in card_text(mixed, {"train": 1})
+    assert front["license"] == "other" and front["multilinguality"] == ["monolingual"]
     assert {"name": "article_norm_bboxes", "list": {"list": "int16", "length": 4}} in \
         front["dataset_info"]["features"]
     assert "splits" not in front["dataset_info"]  # datasets would warn without num_bytes
@@ -253,3 +293,118 @@ def test_writer_streams_shards_while_the_iterator_is_still_running(tmp_path):
     # a new shard file is opened at docs 0, 2, 4, 6: earlier ones exist before the end
     assert seen_partials == [0, 1, 1, 2, 2, 3, 3]
     assert len(list((out / "data").glob("train-*-of-00004.parquet"))) == 4
+
+
+# what the original loaders declare in `_info()` (laudao/loralay-modeling
+# src/loralay/data/datasets/*.py; article_pdf_url added by the Hub scripts), written the
+# way they wrote it, with the old `Sequence`
+LOADER_FEATURES = Features({
+    "article_id": Value("string"),
+    "article_words": Sequence(Value("string")),
+    "article_bboxes": Sequence(Sequence(Value("int64"))),
+    "article_norm_bboxes": Sequence(Sequence(Value("int64"))),
+    "abstract": Value("string"),
+    "article_pdf_url": Value("string"),
+})
+
+
+def published_dataset() -> Dataset:
+    """Two rows shaped like the published data (integer boxes in points and 0-1000)."""
+    return Dataset.from_dict({
+        "article_id": ["0903.5449", "1002.1288"],
+        "article_words": [["Influence", "of"], ["BALL-SCALE"]],
+        "article_bboxes": [[[18, 420, 36, 576], [18, 284, 36, 410]], [[74, 105, 158, 116]]],
+        "article_norm_bboxes": [[[29, 530, 58, 727], [29, 358, 58, 517]],
+                                [[120, 132, 258, 146]]],
+        "abstract": ["The effect of a random phase diffuser.", "This paper."],
+        "article_pdf_url": ["gs://arxiv-dataset/arxiv/arxiv/pdf/0903/0903.5449v1.pdf", None],
+    }, features=LOADER_FEATURES)
+
+
+def test_published_features_concatenate_with_the_published_datasets(tmp_path):
+    out = tmp_path / "ds"
+    add_run_clutter(out)
+    docs = splits_of(3, 1, 1)
+    write_dataset(out, docs, FACTS, features="published")
+    ours = load(out, tmp_path)
+    published = published_dataset()
+    assert ours["train"].features == published.features
+    assert dict(ours["train"].features) == dict(LOADER_FEATURES)
+    assert list(ours["train"].features) == list(LOADER_FEATURES)  # order as declared
+    both = concatenate_datasets([published, ours["train"]])
+    assert both.num_rows == 2 + 3 and both.column_names == list(LOADER_FEATURES)
+    assert both[2]["article_id"] == "hal-00000"
+    for split, expected in docs.items():
+        assert ours[split].column_names == list(LOADER_FEATURES)
+        for row, p in zip(ours[split], expected, strict=True):
+            d = p.document
+            assert row == {
+                "article_id": p.candidate.id,
+                "article_words": d.words,
+                "article_bboxes": [[round(v) for v in b] for b in d.boxes],
+                "article_norm_bboxes": [list(normalized_box(b, *d.page_size(pg)))
+                                        for b, pg in zip(d.boxes, d.word_pages, strict=True)],
+                "abstract": p.summary,
+                "article_pdf_url": p.candidate.pdf_url,
+            }
+    schema = pq.ParquetFile(next((out / "data").glob("train-*.parquet"))).schema_arrow
+    assert schema.field("article_bboxes").type == pa.list_(pa.list_(pa.int64()))
+    front = yaml.safe_load((out / "README.md").read_text().split("---\n")[1])
+    assert [f["name"] for f in front["dataset_info"]["features"]] == list(LOADER_FEATURES)
+    assert {"name": "article_bboxes", "list": {"list": "int64"}} in \
+        front["dataset_info"]["features"]
+
+
+def test_published_boxes_round_half_to_even_like_the_original_tsv(tmp_path):
+    p = make_doc(1, n_words=4, n_pages=1)
+    p.document.boxes[:] = [(0.5, 1.5, 2.5, 10.49), (99.51, 3.0, 100.5, 11.5),
+                           (0.0, 0.0, 1.0, 1.0), (5.2, 6.7, 7.5, 8.5)]
+    row = doc_to_batch(p, "published").to_pylist()[0]
+    assert row["article_bboxes"] == [[0, 2, 2, 10], [100, 3, 100, 12], [0, 0, 1, 1],
+                                     [5, 7, 8, 8]]
+    assert list(row) == list(LOADER_FEATURES)
+
+
+def test_unknown_feature_set_is_refused_before_anything_is_written(tmp_path):
+    with pytest.raises(ValueError, match="compact"):
+        write_dataset(tmp_path / "ds", splits_of(1, 0, 0), FACTS, features="hub")
+    assert not (tmp_path / "ds" / "data").exists()
+
+
+def with_language(p: ProcessedDoc, lang: str) -> ProcessedDoc:
+    c = p.candidate
+    p.candidate = replace(c, language=lang, abstracts={lang: f"Resumo {c.id}.", "en": "Abs."})
+    return p
+
+
+def test_named_config_licence_and_languages_seen_in_a_multilingual_run(tmp_path):
+    out = tmp_path / "ds"
+    add_run_clutter(out)
+    docs = splits_of(4, 1, 1)
+    for i, p in enumerate(d for split in docs.values() for d in split):
+        with_language(p, "es" if i % 2 else "pt")
+    facts = CardFacts(name="scielo", source="SciELO", config_name="scielo_es",
+                      license="cc-by-4.0")  # no main language: each document brings its own
+    write_dataset(out, docs, facts, features="published")
+    assert get_dataset_config_names(str(out)) == ["scielo_es"]
+    ds = load_dataset(str(out), "scielo_es", cache_dir=str(tmp_path / "hf-cache"))
+    assert {s: ds[s].num_rows for s in ds} == {"train": 4, "validation": 1, "test": 1}
+    assert load(out, tmp_path)["train"]["article_id"] == ds["train"]["article_id"]
+    card = DatasetCard.load(out / "README.md")
+    assert card.data.language == ["es", "pt"] and card.data.multilinguality == ["multilingual"]
+    assert card.data.license == "cc-by-4.0"
+    (config,) = card.data.configs
+    assert config["config_name"] == "scielo_es" and config["default"] is True
+    assert card.data.dataset_info["config_name"] == "scielo_es"
+    assert "`multilingual`" not in card.text and "`None`" not in card.text
+    assert "the abstract in the paper's own language (`es`, `pt`)" in card.text
+    assert 'load_dataset("path/to/scielo", "scielo_es")' in card.text
+
+
+def test_a_local_build_declares_the_language_of_its_documents(tmp_path):
+    out = tmp_path / "ds"
+    write_dataset(out, splits_of(2, 1, 1), CardFacts(name="mine", source="local"))
+    card = DatasetCard.load(out / "README.md")
+    assert card.data.language == ["fr"] and card.data.multilinguality == ["monolingual"]
+    assert "the summary is the abstract in `fr`." in card.text
+    assert card.data.license == "other"

@@ -3,19 +3,28 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 
+from ..corpus.split import SPLITS
 from ..records import ProcessedDoc
 from .card import CardFacts, card_text, write_card
-from .parquet import (
+from .features import (
     COLUMNS,
+    COMPACT,
+    FEATURE_SETS,
+    FEATURES,
+    PUBLISHED,
+    PUBLISHED_FEATURES,
+    SCHEMA,
+    doc_to_batch,
+    features_for,
+)
+from .parquet import (
     DEFAULT_ROW_GROUP_BYTES,
     DEFAULT_ROWS_PER_SHARD,
-    FEATURES,
-    SCHEMA,
-    SPLITS,
+    DuplicateRowError,
     WriteResult,
-    doc_to_batch,
     write_shards,
 )
 from .report import DocFacts, Outcome, RunFacts, build_report, write_report
@@ -23,16 +32,25 @@ from .report import DocFacts, Outcome, RunFacts, build_report, write_report
 
 def write_dataset(out_dir: str | Path, splits: Mapping[str, Iterable[ProcessedDoc]],
                   facts: CardFacts, *, rows_per_shard: int = DEFAULT_ROWS_PER_SHARD,
-                  row_group_bytes: int = DEFAULT_ROW_GROUP_BYTES) -> WriteResult:
-    """Shards first, card second: the card only ever describes data that is fully in place."""
+                  row_group_bytes: int = DEFAULT_ROW_GROUP_BYTES,
+                  features: str = COMPACT) -> WriteResult:
+    """Shards first, card second: the card only ever describes data that is fully in place.
+
+    `features`: "compact" (default) or "published" (the published LoRaLay columns).
+    The card declares every language the rows carry, besides those in `facts`, so a run
+    whose documents each bring their language (local manifests) still has language tags.
+    """
     result = write_shards(out_dir, splits, rows_per_shard=rows_per_shard,
-                          row_group_bytes=row_group_bytes)
-    write_card(out_dir, facts, result.counts)
+                          row_group_bytes=row_group_bytes, features=features)
+    facts = replace(facts, languages=sorted({*facts.languages, *result.languages}))
+    write_card(out_dir, facts, result.counts, features=features)
     return result
 
 
 __all__ = [
-    "COLUMNS", "DEFAULT_ROWS_PER_SHARD", "DEFAULT_ROW_GROUP_BYTES", "FEATURES", "SCHEMA",
-    "SPLITS", "CardFacts", "DocFacts", "Outcome", "RunFacts", "WriteResult", "build_report",
-    "card_text", "doc_to_batch", "write_card", "write_dataset", "write_report", "write_shards",
+    "COLUMNS", "COMPACT", "DEFAULT_ROWS_PER_SHARD", "DEFAULT_ROW_GROUP_BYTES", "FEATURES",
+    "FEATURE_SETS", "PUBLISHED", "PUBLISHED_FEATURES", "SCHEMA", "SPLITS", "CardFacts",
+    "DocFacts", "DuplicateRowError", "Outcome", "RunFacts", "WriteResult", "build_report",
+    "card_text", "doc_to_batch", "features_for", "write_card", "write_dataset", "write_report",
+    "write_shards",
 ]

@@ -1,111 +1,163 @@
 """The dataset card (`DIR/README.md`): YAML that `datasets` reads, prose that people read.
 
 Why the YAML is explicit: with `configs[].data_files` naming `data/{split}-*.parquet`,
-`load_dataset(DIR)` never guesses, so run state, reports and PDFs beside the data are
-never mistaken for splits; and `dataset_info.features` is generated from the same
-`Features` as the Parquet schema, so the card cannot drift from the files (the old
-cards documented `norm_article_bboxes` while the data said `article_norm_bboxes`).
+`load_dataset(DIR)` (or `load_dataset(DIR, config_name)`) never guesses, so run state,
+reports and PDFs beside the data are never mistaken for splits; and
+`dataset_info.features` is generated from the same `Features` as the Parquet schema, so
+the card cannot drift from the files (the old cards documented `norm_article_bboxes`
+while the data said `article_norm_bboxes`).
+
+Why `huggingface_hub.DatasetCard`: the front matter is built as `DatasetCardData` and
+filled by the same public helpers `push_to_hub` uses (`MetadataConfigs` and
+`DatasetInfosDict.to_dataset_card_data`), so the YAML has the shape the Hub and
+`datasets` expect, without anchors, and without calling private `Features` methods.
 """
 
 from __future__ import annotations
 
-import copy
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
+from datasets import Features, List, Value
+from datasets.info import DatasetInfo, DatasetInfosDict
+from datasets.utils.metadata import MetadataConfigs
+from huggingface_hub import DatasetCard, DatasetCardData
 
-from .parquet import DATA_DIR, FEATURES
+from .features import COMPACT, PUBLISHED, features_for
+from .parquet import DATA_DIR
 
 CARD_NAME = "README.md"
+MULTILINGUAL = "multilingual"  # what a driver without one main language may pass
 
 
 @dataclass(frozen=True, slots=True)
 class CardFacts:
     """What the driver knows about the run that the card must tell; counts come from the writer.
 
+    `language` is the run's main language (ISO 639-1) when it has one; None, or the
+    legacy "multilingual", when each document brings its own. `languages` are language
+    tags to declare; `write_dataset` adds every language it wrote, so a local build's
+    card names its languages too. `config_name` is what `load_dataset(DIR, config_name)`
+    accepts (e.g. "scielo_es", as the published SciELO dataset); it is also the default.
     `filters` are one sentence each ("pages <= p95 = 31"); `thresholds` are the computed
     values (e.g. `Thresholds.to_json()`); `split_rule` says how documents were assigned.
     """
 
     name: str
     source: str
-    language: str  # ISO 639-1 of the summaries and the main body language
+    language: str | None = None
     config_name: str = "default"
     pretty_name: str | None = None
     license: str = "other"
+    languages: Sequence[str] = ()
     split_rule: str = ""
     filters: Sequence[str] = ()
     thresholds: Mapping[str, Any] = field(default_factory=dict)
     source_terms_url: str | None = None
     notes: Sequence[str] = ()
 
+    def language_tags(self) -> list[str]:
+        """Every language the card declares, sorted; never the word "multilingual"."""
+        tags = set(self.languages)
+        if self.language and self.language != MULTILINGUAL:
+            tags.add(self.language)
+        return sorted(t for t in tags if t and t != MULTILINGUAL)
 
-class _PlainDumper(yaml.SafeDumper):
-    """Never emit anchors/aliases: the Hub's YAML validator and humans both dislike them."""
+    def multilinguality(self) -> str | None:
+        tags = self.language_tags()
+        if len(tags) > 1 or (not tags and self.language == MULTILINGUAL):
+            return "multilingual"
+        return "monolingual" if tags else None
 
-    def ignore_aliases(self, data: Any) -> bool:
-        return True
 
-
-def card_yaml(facts: CardFacts, counts: Mapping[str, int]) -> dict[str, Any]:
+def card_data(facts: CardFacts, counts: Mapping[str, int],
+              features: str = COMPACT) -> DatasetCardData:
     """The front matter; splits with no rows are left out because they cannot be loaded."""
     present = [s for s, n in counts.items() if n > 0]
-    # the Hub wants ISO codes under `language`; a mixed corpus says so under multilinguality
-    lang = ({"multilinguality": ["multilingual"]} if facts.language == "multilingual"
-            else {"language": [facts.language]})
-    return {
-        "pretty_name": facts.pretty_name or facts.name,
-        **lang,
-        "license": facts.license,
-        "task_categories": ["summarization"],
-        "tags": ["layout", "pdf", "scientific-papers", "long-document", "loralay"],
-        "configs": [{
-            "config_name": facts.config_name,
-            "default": True,
-            "data_files": [{"split": s, "path": f"{DATA_DIR}/{s}-*.parquet"} for s in present],
-        }],
-        "dataset_info": {
-            "config_name": facts.config_name,
-            # no `splits` entry: datasets wants num_bytes (Arrow size) beside num_examples and
-            # warns about the card otherwise; the counts are in the prose table
-            "features": copy.deepcopy(FEATURES._to_yaml_list()),
-        },
-    }
+    multi = facts.multilinguality()
+    data = DatasetCardData(
+        pretty_name=facts.pretty_name or facts.name,
+        language=facts.language_tags() or None,
+        multilinguality=[multi] if multi else None,
+        license=facts.license,
+        task_categories=["summarization"],
+        tags=["layout", "pdf", "scientific-papers", "long-document", "loralay"],
+    )
+    files = [{"split": s, "path": f"{DATA_DIR}/{s}-*.parquet"} for s in present]
+    MetadataConfigs({facts.config_name: {"data_files": files, "default": True}}) \
+        .to_dataset_card_data(data)
+    # no `splits` in dataset_info: datasets wants num_bytes (Arrow size) beside
+    # num_examples and warns about the card otherwise; the counts are in the prose table
+    info = DatasetInfo(features=features_for(features))
+    DatasetInfosDict({facts.config_name: info}).to_dataset_card_data(data)
+    return data
 
 
-_COLUMNS = [
-    ("article_id", "string", "The source's identifier of the paper."),
-    ("article_words", "list of string", "Body words in Poppler reading order, abstracts removed."),
-    ("article_bboxes", "list of float32[4]",
-     "Word boxes (x0, y0, x1, y1) in PDF points, origin top-left of the page."),
-    ("article_norm_bboxes", "list of int16[4]",
-     "The same boxes scaled to 0-1000 per page axis (LayoutLM convention, truncated; "
-     "not aspect-preserving)."),
-    ("article_pages", "list of int16", "1-based physical page of each word (never renumbered)."),
-    ("article_line_ids", "list of int32",
-     "Poppler line of each word; ids increase in reading order (VILA-style layout groups)."),
-    ("article_block_ids", "list of int32",
-     "Poppler block (paragraph-like group) of each word, same convention."),
-    ("page_sizes", "list of float32[2]", "(width, height) of every page in PDF points."),
-    ("abstract", "string", "The summary: the abstract in the dataset's language."),
-    ("other_abstracts", "list of {language, text}",
-     "Abstracts in other languages (also removed from the body)."),
-    ("article_pdf_url", "string or null", "Where the PDF can be downloaded."),
-    ("language", "string", "ISO 639-1 code of the summary."),
-    ("publication_date", "string or null", "ISO 8601 date as given by the source."),
-    ("source", "string", "The source the paper came from."),
-]
+_MEANING = {
+    "article_id": "The source's identifier of the paper.",
+    "article_words": "Body words in Poppler reading order, abstracts removed.",
+    "article_bboxes": "Word boxes (x0, y0, x1, y1) in PDF points, origin top-left of the page.",
+    "article_norm_bboxes": "The same boxes scaled to 0-1000 per page axis (LayoutLM "
+                           "convention, truncated; not aspect-preserving).",
+    "article_pages": "1-based physical page of each word (never renumbered).",
+    "article_line_ids": "Poppler line of each word; ids increase in reading order "
+                        "(VILA-style layout groups).",
+    "article_block_ids": "Poppler block (paragraph-like group) of each word, same convention.",
+    "page_sizes": "(width, height) of every page in PDF points.",
+    "abstract": "The summary: the abstract in the paper's main language.",
+    "other_abstracts": "Abstracts in other languages (also removed from the body).",
+    "article_pdf_url": "Where the PDF can be downloaded (may be null).",
+    "language": "ISO 639-1 code of the summary.",
+    "publication_date": "ISO 8601 date as given by the source (may be null).",
+    "source": "The source the paper came from.",
+}
+_PUBLISHED_MEANING = {
+    "article_bboxes": "Word boxes (x0, y0, x1, y1) in PDF points, origin top-left of the "
+                      "page, rounded to integers (half to even) as in the original LoRaLay.",
+}
+
+
+def type_name(feature: Any) -> str:
+    """A feature as the columns table spells it: `list of float32[4]`, `string`, ..."""
+    if isinstance(feature, Value):
+        return feature.dtype
+    if isinstance(feature, List):
+        inner = type_name(feature.feature)
+        return f"{inner}[{feature.length}]" if feature.length > 0 else f"list of {inner}"
+    if isinstance(feature, dict):
+        return "{" + ", ".join(feature) + "}"
+    return type(feature).__name__
+
+
+def _columns_section(features: str) -> list[str]:
+    meaning = _MEANING | (_PUBLISHED_MEANING if features == PUBLISHED else {})
+    feats: Features = features_for(features)
+    lines = ["## Columns", ""]
+    if features == PUBLISHED:
+        lines += ["The columns, types and order of the published LoRaLay datasets, so this "
+                  "data concatenates with them; pages, line and block ids are left out.", ""]
+    lines += ["| column | type | meaning |", "|---|---|---|"]
+    lines += [f"| `{n}` | {type_name(f)} | {meaning[n]} |" for n, f in feats.items()]
+    return lines + [""]
+
+
+def _in_languages(facts: CardFacts) -> str:
+    """'`fr`', or the paper's own language when the data mixes several (or says none)."""
+    tags = facts.language_tags()
+    if len(tags) == 1:
+        return f"`{tags[0]}`"
+    listed = f" ({', '.join(f'`{t}`' for t in tags)})" if tags else ""
+    return f"the paper's own language{listed}"
 
 
 def _build_section(facts: CardFacts) -> list[str]:
     lines = [
         "## How it was built", "",
         f"- Papers and their abstracts come from **{facts.source}**; the summary is the "
-        f"abstract in `{facts.language}`.",
+        f"abstract in {_in_languages(facts)}.",
         "- Words and their boxes were extracted with Poppler (`pdftotext -bbox-layout`), "
         "keeping Poppler's line and block groups and the physical page numbers.",
         "- Every abstract the source gives (in any language) was located in the body and "
@@ -133,9 +185,10 @@ def _splits_section(counts: Mapping[str, int]) -> list[str]:
 
 
 def _usage_section(facts: CardFacts) -> list[str]:
+    config = "" if facts.config_name == "default" else f', "{facts.config_name}"'
     return [
         "## Loading", "", "```python", "from datasets import load_dataset", "",
-        f'ds = load_dataset("path/to/{facts.name}")  # or the Hub repository id',
+        f'ds = load_dataset("path/to/{facts.name}"{config})  # or the Hub repository id',
         'doc = ds["train"][0]',
         'words, boxes = doc["article_words"], doc["article_norm_bboxes"]',
         "```", "",
@@ -154,29 +207,34 @@ def _license_section(facts: CardFacts) -> list[str]:
     ]
 
 
-def card_text(facts: CardFacts, counts: Mapping[str, int]) -> str:
-    """The whole README.md: front matter, then prose for people."""
-    front = yaml.dump(card_yaml(facts, counts), Dumper=_PlainDumper, sort_keys=False,
-                      allow_unicode=True)
-    total = sum(counts.values())
+def dataset_card(facts: CardFacts, counts: Mapping[str, int],
+                 features: str = COMPACT) -> DatasetCard:
+    """The whole card: `DatasetCardData` front matter, then prose for people."""
+    tags = facts.language_tags()
+    in_langs = f" in {', '.join(f'`{t}`' for t in tags)}" if tags else ""
     body = [
         f"# {facts.pretty_name or facts.name}", "",
-        f"A layout-aware long-document summarization dataset of {total:,} scientific papers "
-        f"from {facts.source} in `{facts.language}`, in the format of the LoRaLay corpora: "
-        "each row is the body of a paper as words with boxes, and its abstract as summary.",
-        "",
-        *_build_section(facts), *_splits_section(counts),
-        "## Columns", "", "| column | type | meaning |", "|---|---|---|",
-        *[f"| `{n}` | {t} | {m} |" for n, t, m in _COLUMNS], "",
+        f"A layout-aware long-document summarization dataset of {sum(counts.values()):,} "
+        f"scientific papers from {facts.source}{in_langs}, in the format of the LoRaLay "
+        "corpora: each row is the body of a paper as words with boxes, and its abstract as "
+        "summary.", "",
+        *_build_section(facts), *_splits_section(counts), *_columns_section(features),
         *_usage_section(facts), *_license_section(facts),
     ]
-    return f"---\n{front}---\n\n" + "\n".join(body)
+    front = card_data(facts, counts, features).to_yaml()
+    return DatasetCard(f"---\n{front}\n---\n\n" + "\n".join(body))
 
 
-def write_card(out_dir: str | Path, facts: CardFacts, counts: Mapping[str, int]) -> Path:
+def card_text(facts: CardFacts, counts: Mapping[str, int], features: str = COMPACT) -> str:
+    """README.md's text."""
+    return str(dataset_card(facts, counts, features))
+
+
+def write_card(out_dir: str | Path, facts: CardFacts, counts: Mapping[str, int], *,
+               features: str = COMPACT) -> Path:
     """Write README.md atomically so a reader never sees half a card."""
     path = Path(out_dir) / CARD_NAME
     tmp = path.with_name(f".{CARD_NAME}.tmp")
-    tmp.write_text(card_text(facts, counts), encoding="utf-8")
+    dataset_card(facts, counts, features).save(tmp)
     os.replace(tmp, path)
     return path

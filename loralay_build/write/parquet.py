@@ -11,6 +11,9 @@ Why this shape:
 - The `-of-NNNNN` total is only known at the end, so shards are written into a hidden
   temporary folder inside DIR and swapped in for `DIR/data` only once every split is
   complete; a failed run leaves the previous dataset untouched.
+- An id names one paper: a second row with an id already written (in any split) would
+  leak a paper between train and test or weigh it twice, so the writer refuses it with
+  `DuplicateRowError` and, like any failure, leaves the previous dataset as it was.
 """
 
 from __future__ import annotations
@@ -19,41 +22,29 @@ import os
 import re
 import shutil
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-from datasets import Features, List, Value
 
 from ..records import ProcessedDoc
+from .features import COMPACT, SCHEMAS, doc_to_batch, features_for
 
 DATA_DIR = "data"
-SPLITS = ("train", "validation", "test")
 DEFAULT_ROWS_PER_SHARD = 2000  # ~500 MB in Arrow at ~209 KB/doc (ecosystem.md B.1)
 DEFAULT_ROW_GROUP_BYTES = 100 * 1024 * 1024  # datasets' MAX_ROW_GROUP_SIZE
 _SPLIT_NAME = re.compile(r"^\w+$")
 
-FEATURES = Features({
-    "article_id": Value("string"),
-    "article_words": List(Value("string")),
-    "article_bboxes": List(List(Value("float32"), length=4)),
-    "article_norm_bboxes": List(List(Value("int16"), length=4)),
-    "article_pages": List(Value("int16")),
-    "article_line_ids": List(Value("int32")),
-    "article_block_ids": List(Value("int32")),
-    "page_sizes": List(List(Value("float32"), length=2)),
-    "abstract": Value("string"),
-    "other_abstracts": List({"language": Value("string"), "text": Value("string")}),
-    "article_pdf_url": Value("string"),
-    "language": Value("string"),
-    "publication_date": Value("string"),
-    "source": Value("string"),
-})
-SCHEMA: pa.Schema = FEATURES.arrow_schema  # carries b"huggingface" metadata
-COLUMNS = tuple(FEATURES)
+
+class DuplicateRowError(ValueError):
+    """A document id arrived twice in one dataset; nothing of this run is swapped in."""
+
+    def __init__(self, article_id: str, split: str, first_split: str):
+        self.article_id, self.split, self.first_split = article_id, split, first_split
+        super().__init__(f"article_id {article_id!r} written twice (first in {first_split!r}, "
+                         f"again in {split!r}); the dataset was not replaced")
 
 
 @dataclass(slots=True)
@@ -62,80 +53,40 @@ class WriteResult:
 
     counts: dict[str, int]
     shards: dict[str, list[str]] = field(default_factory=dict)  # split -> paths relative to DIR
-    bytes_on_disk: int = 0
+    features: str = COMPACT  # the feature set the shards were written with
+    languages: list[str] = field(default_factory=list)  # `language` values written, sorted
 
 
-def _one_list(values: pa.Array) -> pa.Array:
-    """Wrap a flat array as a single list value (one row)."""
-    return pa.ListArray.from_arrays(pa.array([0, len(values)], pa.int32()), values)
+class _Tally:
+    """Ids written so far in this dataset (any split) and the languages they bring."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, str] = {}  # id -> split it was written in
+        self.languages: set[str] = set()
+
+    def admit(self, p: ProcessedDoc, split: str) -> None:
+        doc_id = p.candidate.id
+        if doc_id in self.ids:
+            raise DuplicateRowError(doc_id, split, self.ids[doc_id])
+        self.ids[doc_id] = split
+        if p.candidate.language:
+            self.languages.add(p.candidate.language)
 
 
-def _fixed(values: np.ndarray, width: int, arrow_type: pa.DataType) -> pa.Array:
-    flat = pa.array(values.reshape(-1), type=arrow_type)
-    return _one_list(pa.FixedSizeListArray.from_arrays(flat, width))
-
-
-def _norm_boxes(boxes: np.ndarray, pages: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-    """Vectorised `records.normalized_box` (same float64 ops, truncation and clamp)."""
-    wh = sizes[pages - 1].astype(np.float64)  # (n, 2): width, height per word
-    dims = np.concatenate([wh, wh], axis=1)  # x0/w, y0/h, x1/w, y1/h
-    safe = np.where(dims > 0, dims, 1.0)
-    vals = np.trunc(1000 * boxes / safe)
-    vals = np.clip(vals, 0, 1000)
-    return np.where(dims > 0, vals, 0).astype(np.int16)
-
-
-def _layout_arrays(p: ProcessedDoc) -> list[pa.Array]:
-    """The word-level columns; raises if a word points at a page the document lacks."""
-    d = p.document
-    n = len(d.words)
-    if not (len(d.boxes) == len(d.word_pages) == len(d.line_ids) == len(d.block_ids) == n):
-        raise ValueError(f"{p.candidate.id}: word columns have different lengths")
-    boxes = np.asarray(d.boxes, dtype=np.float64).reshape(n, 4)
-    pages = np.asarray(d.word_pages, dtype=np.int64).reshape(n)
-    sizes = np.asarray([(pg.width, pg.height) for pg in d.pages], dtype=np.float64)
-    sizes = sizes.reshape(len(d.pages), 2)
-    if n and (pages.min() < 1 or pages.max() > len(d.pages)):
-        raise ValueError(f"{p.candidate.id}: word page outside 1..{len(d.pages)}")
-    return [
-        _one_list(pa.array(d.words, pa.string())),
-        _fixed(boxes.astype(np.float32), 4, pa.float32()),
-        _fixed(_norm_boxes(boxes, pages, sizes), 4, pa.int16()),
-        _one_list(pa.array(pages, pa.int16())),
-        _one_list(pa.array(d.line_ids, pa.int32())),
-        _one_list(pa.array(d.block_ids, pa.int32())),
-        _fixed(sizes.astype(np.float32), 2, pa.float32()),
-    ]
-
-
-def other_abstracts(p: ProcessedDoc) -> list[dict[str, str]]:
-    """Every abstract but the summary, sorted by language so reruns give identical bytes."""
-    c = p.candidate
-    return [{"language": lang, "text": text}
-            for lang, text in sorted(c.abstracts.items()) if lang != c.language]
-
-
-def doc_to_batch(p: ProcessedDoc) -> pa.RecordBatch:
-    """One document as a one-row batch with exactly SCHEMA's types (casts validate ranges)."""
-    c = p.candidate
-    arrays = [pa.array([c.id], pa.string()), *_layout_arrays(p)]
-    arrays += [
-        pa.array([p.summary], pa.string()),
-        pa.array([other_abstracts(p)], SCHEMA.field("other_abstracts").type),
-        pa.array([c.pdf_url], pa.string()),
-        pa.array([c.language], pa.string()),
-        pa.array([c.publication_date], pa.string()),
-        pa.array([c.source], pa.string()),
-    ]
-    return pa.RecordBatch.from_arrays(arrays, schema=SCHEMA)
+@dataclass(frozen=True, slots=True)
+class _Options:
+    rows_per_shard: int
+    row_group_bytes: int
+    features: str
 
 
 class _SplitWriter:
     """Writes one split's shards; buffers at most one row group of Arrow batches."""
 
-    def __init__(self, folder: Path, split: str, rows_per_shard: int, row_group_bytes: int):
+    def __init__(self, folder: Path, split: str, opts: _Options):
         self.folder, self.split = folder, split
-        self.rows_per_shard, self.row_group_bytes = rows_per_shard, row_group_bytes
+        self.rows_per_shard, self.row_group_bytes = opts.rows_per_shard, opts.row_group_bytes
+        self.schema = SCHEMAS[opts.features]
         self.paths: list[Path] = []
         self.count = 0
         self._writer: pq.ParquetWriter | None = None
@@ -147,7 +98,7 @@ class _SplitWriter:
         if self._writer is None:
             path = self.folder / f"{self.split}-{len(self.paths):05d}.partial"
             self.paths.append(path)
-            self._writer = pq.ParquetWriter(path, SCHEMA, compression="zstd",
+            self._writer = pq.ParquetWriter(path, self.schema, compression="zstd",
                                             write_page_index=True)
         self._buffer.append(batch)
         self._buffered_bytes += batch.nbytes
@@ -160,7 +111,7 @@ class _SplitWriter:
 
     def _flush(self) -> None:
         if self._buffer and self._writer is not None:
-            table = pa.Table.from_batches(self._buffer, schema=SCHEMA)
+            table = pa.Table.from_batches(self._buffer, schema=self.schema)
             self._writer.write_table(table, row_group_size=table.num_rows)
         self._buffer, self._buffered_bytes = [], 0
 
@@ -212,12 +163,14 @@ def _swap_in(out_dir: Path, tmp: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def _write_split(tmp: Path, split: str, docs: Iterable[ProcessedDoc],
-                 rows_per_shard: int, row_group_bytes: int) -> tuple[int, list[Path]]:
-    writer = _SplitWriter(tmp, split, rows_per_shard, row_group_bytes)
+def _write_split(tmp: Path, split: str, docs: Iterable[ProcessedDoc], opts: _Options,
+                 tally: _Tally) -> tuple[int, list[Path]]:
+    """One split's shards; `tally` refuses an id any split already wrote."""
+    writer = _SplitWriter(tmp, split, opts)
     try:
         for p in docs:
-            writer.add(doc_to_batch(p))
+            tally.admit(p, split)
+            writer.add(doc_to_batch(p, opts.features))
     except BaseException:
         writer.abort()
         raise
@@ -226,38 +179,37 @@ def _write_split(tmp: Path, split: str, docs: Iterable[ProcessedDoc],
 
 def write_shards(out_dir: str | Path, splits: Mapping[str, Iterable[ProcessedDoc]], *,
                  rows_per_shard: int = DEFAULT_ROWS_PER_SHARD,
-                 row_group_bytes: int = DEFAULT_ROW_GROUP_BYTES) -> WriteResult:
+                 row_group_bytes: int = DEFAULT_ROW_GROUP_BYTES,
+                 features: str = COMPACT) -> WriteResult:
     """Write every split into `DIR/data/` (replacing it only on success); no card.
 
+    `features` is "compact" (every column, small exact types) or "published" (the six
+    columns and int64 boxes of the published LoRaLay datasets, see `features.py`).
     A split whose iterator yields nothing gets no file: `datasets` cannot load a split
     from a Parquet file without rows, so the card omits such splits instead.
     """
     if rows_per_shard < 1 or row_group_bytes < 1:
         raise ValueError("rows_per_shard and row_group_bytes must be positive")
+    features_for(features)  # refuse an unknown set before touching DIR
+    opts = _Options(rows_per_shard, row_group_bytes, features)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     _clean_stale(out)
     tmp = out / f".{DATA_DIR}-tmp-{uuid.uuid4().hex[:8]}"
     tmp.mkdir()
-    result = WriteResult(counts={})
+    result = WriteResult(counts={}, features=features)
+    tally = _Tally()
     try:
         for split, docs in splits.items():
             if not _SPLIT_NAME.match(split):
                 raise ValueError(f"split name {split!r} is not a plain word")
-            count, paths = _write_split(tmp, split, docs, rows_per_shard, row_group_bytes)
+            count, paths = _write_split(tmp, split, docs, opts, tally)
             result.counts[split] = count
             result.shards[split] = [f"{DATA_DIR}/{p.name}" for p in paths]
+        result.languages = sorted(tally.languages)
         _swap_in(out, tmp)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    result.bytes_on_disk = sum((out / f).stat().st_size
-                               for files in result.shards.values() for f in files)
     return result
 
-
-def iter_rows(path: str | Path) -> Iterator[dict]:
-    """Rows of one shard as Python dicts (for inspection and tests, not for training)."""
-    pf = pq.ParquetFile(path)
-    for batch in pf.iter_batches():
-        yield from batch.to_pylist()

@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from ..corpus.split import SPLITS
 from ..failures import RETRIED_ON_RERUN
 from ..records import ProcessedDoc
-from .parquet import SPLITS
 
 REPORT_DIR = "report"
 MAX_EXAMPLES = 5

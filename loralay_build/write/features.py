@@ -1,0 +1,176 @@
+"""The two column sets a dataset can be written with, and one document as an Arrow row.
+
+`compact` (the default) keeps everything the build knows at the smallest exact types:
+float32 PDF-point boxes, int16 0-1000 boxes and pages, int32 line and block ids, page
+sizes, every other abstract and the provenance.
+
+`published` reproduces the features of the published LoRaLay datasets on the Hugging
+Face Hub (nglaura/{arxivlay,pubmedlay,hal,scielo,koreascience}-summarization), column
+for column, so that `datasets.concatenate_datasets` accepts a rebuilt split beside a
+published one. Where the facts come from:
+- laudao/loralay-modeling, `src/loralay/data/datasets/{arxiv_lay,pubmed_lay,hal,scielo,
+  koreascience}.py` (the authors' loaders), `_info()`: `article_id` string,
+  `article_words` Sequence(string), `article_bboxes` and `article_norm_bboxes`
+  Sequence(Sequence(int64)) with no fixed length, `abstract` string, in that order;
+- the Hub loading scripts (e.g. `hal-summarization.py`, commit c8daf04, and
+  `scielo-summarization.py`, commit 34e8621) add `_ARTICLE_PDF_URL = "article_pdf_url"`,
+  and the Hub viewer of nglaura/arxivlay-summarization lists the six columns as
+  article_id, article_words, article_bboxes, article_norm_bboxes, abstract,
+  article_pdf_url (strings and int64 sequences).
+The original TSVs held PDF points rounded with Python's `round` (half to even), so the
+float boxes are rounded the same way (`np.rint`); the 0-1000 boxes are the compact
+column's values (truncated, clamped) widened to int64. Pages, line and block ids, page
+sizes, other abstracts, language, date and source have no published column and are
+left out: a published-format dataset cannot carry them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+from datasets import Features, List, Value
+
+from ..records import ProcessedDoc
+
+COMPACT, PUBLISHED = "compact", "published"
+
+FEATURES = Features({
+    "article_id": Value("string"),
+    "article_words": List(Value("string")),
+    "article_bboxes": List(List(Value("float32"), length=4)),
+    "article_norm_bboxes": List(List(Value("int16"), length=4)),
+    "article_pages": List(Value("int16")),
+    "article_line_ids": List(Value("int32")),
+    "article_block_ids": List(Value("int32")),
+    "page_sizes": List(List(Value("float32"), length=2)),
+    "abstract": Value("string"),
+    "other_abstracts": List({"language": Value("string"), "text": Value("string")}),
+    "article_pdf_url": Value("string"),
+    "language": Value("string"),
+    "publication_date": Value("string"),
+    "source": Value("string"),
+})
+PUBLISHED_FEATURES = Features({
+    "article_id": Value("string"),
+    "article_words": List(Value("string")),
+    "article_bboxes": List(List(Value("int64"))),
+    "article_norm_bboxes": List(List(Value("int64"))),
+    "abstract": Value("string"),
+    "article_pdf_url": Value("string"),
+})
+FEATURE_SETS = {COMPACT: FEATURES, PUBLISHED: PUBLISHED_FEATURES}
+# the Arrow schemas carry the features as JSON under the b"huggingface" metadata key
+SCHEMAS = {name: f.arrow_schema for name, f in FEATURE_SETS.items()}
+SCHEMA: pa.Schema = SCHEMAS[COMPACT]
+COLUMNS = tuple(FEATURES)
+
+
+def features_for(name: str) -> Features:
+    """The Features of a feature set; an unknown name is an error, never a silent default."""
+    try:
+        return FEATURE_SETS[name]
+    except KeyError:
+        raise ValueError(f"features must be one of {sorted(FEATURE_SETS)}, not {name!r}") \
+            from None
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """A document's word geometry as arrays, validated once for both feature sets."""
+
+    boxes: np.ndarray  # (n, 4) float64 PDF points
+    norm: np.ndarray  # (n, 4) int16, 0-1000
+    pages: np.ndarray  # (n,) 1-based
+    sizes: np.ndarray  # (pages, 2) float64 width, height
+
+
+def _norm_boxes(boxes: np.ndarray, pages: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Vectorised `records.normalized_box` (same float64 ops, truncation and clamp)."""
+    wh = sizes[pages - 1].astype(np.float64)  # (n, 2): width, height per word
+    dims = np.concatenate([wh, wh], axis=1)  # x0/w, y0/h, x1/w, y1/h
+    safe = np.where(dims > 0, dims, 1.0)
+    vals = np.trunc(1000 * boxes / safe)
+    vals = np.clip(vals, 0, 1000)
+    return np.where(dims > 0, vals, 0).astype(np.int16)
+
+
+def layout(p: ProcessedDoc) -> Layout:
+    """Raises if the word columns disagree or a word points at a page the document lacks."""
+    d = p.document
+    n = len(d.words)
+    if not (len(d.boxes) == len(d.word_pages) == len(d.line_ids) == len(d.block_ids) == n):
+        raise ValueError(f"{p.candidate.id}: word columns have different lengths")
+    boxes = np.asarray(d.boxes, dtype=np.float64).reshape(n, 4)
+    pages = np.asarray(d.word_pages, dtype=np.int64).reshape(n)
+    sizes = np.asarray([(pg.width, pg.height) for pg in d.pages], dtype=np.float64)
+    sizes = sizes.reshape(len(d.pages), 2)
+    if n and (pages.min() < 1 or pages.max() > len(d.pages)):
+        raise ValueError(f"{p.candidate.id}: word page outside 1..{len(d.pages)}")
+    return Layout(boxes, _norm_boxes(boxes, pages, sizes), pages, sizes)
+
+
+def _one_list(values: pa.Array) -> pa.Array:
+    """Wrap a flat array as a single list value (one row)."""
+    return pa.ListArray.from_arrays(pa.array([0, len(values)], pa.int32()), values)
+
+
+def _fixed(values: np.ndarray, width: int, arrow_type: pa.DataType) -> pa.Array:
+    """One row of fixed-size lists (`List(..., length=width)`)."""
+    flat = pa.array(values.reshape(-1), type=arrow_type)
+    return _one_list(pa.FixedSizeListArray.from_arrays(flat, width))
+
+
+def _nested(values: np.ndarray, width: int) -> pa.Array:
+    """One row of variable-size int64 lists (`Sequence(Sequence(int64))`), `width` each."""
+    flat = pa.array(values.reshape(-1), type=pa.int64())
+    offsets = pa.array(np.arange(0, len(flat) + 1, width, dtype=np.int32))
+    return _one_list(pa.ListArray.from_arrays(offsets, flat))
+
+
+def other_abstracts(p: ProcessedDoc) -> list[dict[str, str]]:
+    """Every abstract but the summary, sorted by language so reruns give identical bytes."""
+    c = p.candidate
+    return [{"language": lang, "text": text}
+            for lang, text in sorted(c.abstracts.items()) if lang != c.language]
+
+
+def _compact_columns(p: ProcessedDoc, lay: Layout) -> dict[str, pa.Array]:
+    d, c = p.document, p.candidate
+    return {
+        "article_bboxes": _fixed(lay.boxes.astype(np.float32), 4, pa.float32()),
+        "article_norm_bboxes": _fixed(lay.norm, 4, pa.int16()),
+        "article_pages": _one_list(pa.array(lay.pages, pa.int16())),
+        "article_line_ids": _one_list(pa.array(d.line_ids, pa.int32())),
+        "article_block_ids": _one_list(pa.array(d.block_ids, pa.int32())),
+        "page_sizes": _fixed(lay.sizes.astype(np.float32), 2, pa.float32()),
+        "other_abstracts": pa.array([other_abstracts(p)],
+                                    SCHEMA.field("other_abstracts").type),
+        "language": pa.array([c.language], pa.string()),
+        "publication_date": pa.array([c.publication_date], pa.string()),
+        "source": pa.array([c.source], pa.string()),
+    }
+
+
+def _published_columns(lay: Layout) -> dict[str, pa.Array]:
+    return {
+        "article_bboxes": _nested(np.rint(lay.boxes).astype(np.int64), 4),
+        "article_norm_bboxes": _nested(lay.norm.astype(np.int64), 4),
+    }
+
+
+def doc_to_batch(p: ProcessedDoc, features: str = COMPACT) -> pa.RecordBatch:
+    """One document as a one-row batch with exactly the feature set's types and order
+    (the casts validate ranges: an int16 overflow is an error, not a wrapped value)."""
+    schema = SCHEMAS[features] if features in SCHEMAS else features_for(features).arrow_schema
+    lay = layout(p)
+    c = p.candidate
+    cols = {
+        "article_id": pa.array([c.id], pa.string()),
+        "article_words": _one_list(pa.array(p.document.words, pa.string())),
+        "abstract": pa.array([p.summary], pa.string()),
+        "article_pdf_url": pa.array([c.pdf_url], pa.string()),
+    }
+    cols |= _compact_columns(p, lay) if features == COMPACT else _published_columns(lay)
+    return pa.RecordBatch.from_arrays([cols[n] for n in schema.names], schema=schema)
