@@ -66,10 +66,13 @@ RETRY = click.option("--retry", multiple=True, metavar="CLASS",
                      help="Also retry fetch failures of this class (e.g. forbidden); repeatable.")
 
 
-def _settings(source: str, config: Path | None, manifest: Path | None) -> Any:
+def _settings(source: str, config: Path | None, manifest: Path | None,
+              features: str | None = None) -> Any:
     from .settings import load_settings
 
-    overrides = {"manifest": str(manifest)} if manifest is not None else {}
+    overrides: dict[str, Any] = {"manifest": str(manifest)} if manifest is not None else {}
+    if features is not None:
+        overrides["features"] = features
     return _guarded(lambda: load_settings(source, config, overrides))
 
 
@@ -96,13 +99,9 @@ def fetch(source: str, out: Path, config: Path | None, manifest: Path | None,
     """Only harvest candidates and PDFs (resumable); `build` does the rest."""
     from . import api
 
-    s = _settings(source, config, manifest)
+    overrides = {"manifest": str(manifest)} if manifest is not None else {}
     _guarded(lambda: api.fetch(source, out, config=config, limit=limit, retry=retry,
-                               **_overrides(s, manifest)))
-
-
-def _overrides(s: Any, manifest: Path | None) -> dict[str, Any]:
-    return {"manifest": str(manifest)} if manifest is not None else {}
+                               **overrides))
 
 
 @main.command()
@@ -120,15 +119,19 @@ def _overrides(s: Any, manifest: Path | None) -> dict[str, Any]:
               help="Only merge processed shards into the dataset and report.")
 @click.option("--fresh", is_flag=True,
               help="Start the run folder over (downloaded PDFs and their checksums are kept).")
+@click.option("--features", type=click.Choice(["compact", "published"]), default=None,
+              help="Column types: compact (default), or exactly those of the published "
+                   "LoRaLay datasets (integer boxes; concatenates with them).")
 @click.option("--dry-run", is_flag=True,
               help="Check settings, tools and every input line; print what a build would do.")
 def build(source: str, out: Path, config: Path | None, manifest: Path | None,
           limit: int | None, retry: tuple[str, ...], workers: int, shard: int | None,
-          num_shards: int | None, finish_only: bool, fresh: bool, dry_run: bool) -> None:
+          num_shards: int | None, finish_only: bool, fresh: bool, features: str | None,
+          dry_run: bool) -> None:
     """Fetch, extract, strip abstracts, filter, split and write a dataset into --out."""
     from .run.pipeline import BuildRequest, run_build
 
-    s = _settings(source, config, manifest)
+    s = _settings(source, config, manifest, features)
     request = BuildRequest(s, out, limit, workers, shard, num_shards, finish_only, fresh,
                            frozenset(retry))
     if dry_run:

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 import yaml
+from loralay_build.config import load_config
 from pylatexenc.latex2text import LatexNodes2Text
 
-from loralay_build.config import load_config
 from loralay_build.records import Candidate, Rejection
 from loralay_build.sources import FetchContext, HarvestStopped
 from loralay_build.sources.arxiv import (

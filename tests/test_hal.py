@@ -16,8 +16,8 @@ from urllib.parse import urlsplit
 
 import pytest
 import yaml
-
 from loralay_build.config import load_config
+
 from loralay_build.records import Candidate, Rejection
 from loralay_build.sources import FetchContext, HarvestStopped, record_fetch_item
 from loralay_build.sources.hal import CHECKPOINT, fetch

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from loralay_build.config import load_config
+
 from loralay_build.sources import FetchContext, get_fetcher, record_fetch_item
 from loralay_build.sources.crawl.spiders.koreascience import split_abstracts
 from loralay_build.state import RunState

@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 import yaml
+from loralay_build.config import load_config
 from lxml import etree
 
-from loralay_build.config import load_config
 from loralay_build.records import Candidate, Rejection
 from loralay_build.sources import HarvestStopped, jats, pubmed
 from loralay_build.sources.pubmed import in_ncbi_peak, record_to_candidate, s3_to_https

@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from loralay_build.config import load_config
+
 from loralay_build.sources import FetchContext, HarvestStopped, get_fetcher, record_fetch_item
 from loralay_build.state import RunState
 

@@ -191,12 +191,12 @@ def finish_run(settings: CommonSettings, layout: RunLayout, num_shards: int,
         name = cs.dataset_name or f"loralay-{settings.source}"
         language = getattr(settings, "language", None)
         thresholds = d.thresholds.to_json()
-        facts = CardFacts(name=name, source=settings.source,
-                          language=language or "multilingual", split_rule=split_rule(cs),
-                          thresholds=thresholds)
+        facts = CardFacts(name=name, source=settings.source, language=language,
+                          config_name=cs.config_name, license=cs.license,
+                          split_rule=split_rule(cs), thresholds=thresholds)
         splits = {s: kept_documents(d, states, s) for s in SPLITS}
         write_dataset(layout.out, splits, facts, rows_per_shard=cs.rows_per_shard,
-                      row_group_bytes=cs.row_group_bytes)
+                      row_group_bytes=cs.row_group_bytes, features=cs.features)
         run = RunFacts(name=name, source=settings.source, funnel=d.funnel,
                        thresholds=thresholds,
                        outcomes={k: _outcome(v) for k, v in d.outcomes.items()},

@@ -7,8 +7,18 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from .common import CommonSettings
-from .fields import Count, HttpUrl, IsoDate, Language, NonNegative, NonNegativeCount, Proportions
-from .fields import Percentile, PositiveSeconds, Rate
+from .fields import (
+    Count,
+    HttpUrl,
+    IsoDate,
+    Language,
+    NonNegative,
+    NonNegativeCount,
+    Percentile,
+    PositiveSeconds,
+    Proportions,
+    Rate,
+)
 
 HAL_FIELDS = ["docid", "halId_s", "uri_s", "title_s", "language_s", "docType_s",
               "fr_abstract_s", "en_abstract_s", "*_abstract_s", "abstract_s", "fileMain_s",
