@@ -109,6 +109,8 @@ def _limit_memory(pid: int, memory_mb: int) -> None:
             resource.prlimit(pid, resource.RLIMIT_AS, (cap, cap))
         except ProcessLookupError:  # already finished
             pass
+        except (PermissionError, ValueError):  # an inherited hard cap below ours: keep it
+            pass
 
 
 def extract_document(path: str | Path, doc_id: str, limits: ExtractLimits = ExtractLimits()
