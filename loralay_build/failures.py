@@ -21,7 +21,7 @@ class FailureClass(str, enum.Enum):
     TIMEOUT = "timeout"  # Poppler ran past its wall-clock budget
     MEMORY = "memory"  # Poppler ran past its memory cap
     TOO_MANY_PAGES = "too_many_pages"  # hard cap before extraction, or p95 filter
-    TOO_LARGE = "too_large"  # more words than max_words_per_document
+    TOO_LARGE = "too_large"  # more words than max_words_per_document (extraction stops)
     # metadata from the source
     NO_ABSTRACT = "no_abstract"  # the source gives no abstract in the wanted language
     BAD_METADATA = "bad_metadata"  # a record the source sent cannot be used

@@ -130,7 +130,7 @@ def test_layout_ids_boxes_and_pages_are_consistent():
     seen: dict[int, tuple[int, int]] = {}
     for line, block, page in zip(doc.line_ids, doc.block_ids, doc.word_pages):
         assert seen.setdefault(line, (block, page)) == (block, page)
-    for (x0, y0, x1, y1), page in zip(doc.boxes, doc.word_pages):
+    for x0, y0, x1, y1 in doc.boxes:
         w, h = doc.page_size(page)
         assert 0 <= x0 <= x1 <= w and 0 <= y0 <= y1 <= h
         assert all(0 <= v <= 1000 for v in normalized_box((x0, y0, x1, y1), w, h))
@@ -195,3 +195,132 @@ def test_cli_extract_formats_and_exit_status(tmp_path):
     row = (tmp_path / "en_bmc_trauma.tsv").read_text().splitlines()[0].split("\t")
     assert len(row) == 10 and row[0] == "Datta" and row[7] == "1"
     assert not (tmp_path / "en_encrypted_phoenix.tsv").exists()
+
+
+# --- issue #11: inputs that used to hang, blow up or lose their text ---------------------
+
+SMALL = "pt_scielo_rsp_hindex"  # 8 pages, 110 KB, 4,755 words
+
+
+def _qdf(tmp_path: Path, stem: str = SMALL) -> bytes:
+    """The real PDF in qpdf's QDF form: uncompressed, one dictionary key per line."""
+    out = tmp_path / "orig.qdf"
+    subprocess.run(["qpdf", "--qdf", "--object-streams=disable",
+                    str(shared_path("corpus", "pdf", f"{stem}.pdf")), str(out)], check=True)
+    return out.read_bytes()
+
+
+def _write_fixed(data: bytes, path: Path) -> Path:
+    """Edited QDF back to a valid PDF (fix-qdf recomputes stream lengths and xref)."""
+    raw = path.with_suffix(".qdf")
+    raw.write_bytes(data)
+    with open(path, "wb") as fh:
+        subprocess.run(["fix-qdf", str(raw)], stdout=fh, check=True)
+    return path
+
+
+def test_fifo_and_directory_are_unavailable_without_blocking(tmp_path):
+    import os
+    import time
+
+    fifo = tmp_path / "paper.pdf"
+    os.mkfifo(fifo)  # nobody writes: a plain open() would block forever
+    folder = tmp_path / "folder.pdf"
+    folder.mkdir()
+    t = time.monotonic()
+    for path in (fifo, folder, Path("/dev/null")):
+        result = extract_document(path, "x")
+        assert result == Failure(FailureClass.UNAVAILABLE, "not a regular file"), path
+    assert time.monotonic() - t < 2
+
+
+def _dense_pdf(tmp_path: Path, pages: int) -> Path:
+    """Like the 157 KB file of issue #11: one page of 16,695 tiny words, repeated by qpdf
+    (the copies share one content stream, so the file stays small)."""
+    from fpdf import FPDF
+
+    pdf = FPDF(unit="pt", format=(612, 792))
+    pdf.add_page()
+    pdf.set_font("helvetica", size=2)
+    line = " ".join(["ab"] * 200)
+    for i in range(1, 396):
+        pdf.text(2, 2.0 * i, line)
+    one = tmp_path / "one.pdf"
+    pdf.output(str(one))
+    out = tmp_path / "dense.pdf"
+    subprocess.run(["qpdf", "--empty", "--pages", str(one), ",".join(["1"] * pages), "--",
+                    str(out)], check=True)
+    return out
+
+
+def test_word_cap_stops_a_dense_document_early_with_bounded_memory(tmp_path):
+    import sys
+
+    dense = _dense_pdf(tmp_path, 1000)
+    assert dense.stat().st_size < 200_000
+    words = subprocess.run(["pdftotext", "-l", "1", str(dense), "-"], capture_output=True,
+                           check=True).stdout.split()
+    assert len(words) > 16_000  # x 1,000 pages: 16.7M words when read whole
+    # a child process, so its peak memory (and pdftotext's) is its own to report
+    script = (
+        "import resource, sys, time\n"
+        "from loralay_build.extract import ExtractLimits, extract_document\n"
+        "t = time.monotonic()\n"
+        "r = extract_document(sys.argv[1], 'd', ExtractLimits(max_words=150_000))\n"
+        "me, kid = (resource.getrusage(w).ru_maxrss // 1024 for w in "
+        "(resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))\n"
+        "print(r.cls.value, r.message, time.monotonic() - t, me, kid, sep='|')\n")
+    out = subprocess.run([sys.executable, "-c", script, str(dense)], capture_output=True,
+                         text=True, check=True, cwd=REPO).stdout.strip().split("|")
+    cls, message, seconds, rss_mb, poppler_mb = out[0], out[1], *map(float, out[2:])
+    assert cls == "too_large" and message.startswith("more than 150,000 words"), out
+    assert "\n" not in message and int(message.split("page ")[1].rstrip(")")) < 20
+    assert seconds < 20 and rss_mb < 300 and poppler_mb < 300, out
+
+
+def test_word_cap_comes_from_the_settings():
+    from loralay_build.run.process import extract_limits
+    from loralay_build.settings import load_settings
+
+    assert ExtractLimits().max_words == 2_000_000
+    s = load_settings("local", None, {"max_words_per_document": 5000}).document()
+    assert extract_limits(s).max_words == 5000
+
+
+def test_page_without_area_is_corrupted_not_kept_with_empty_boxes(tmp_path):
+    data = _qdf(tmp_path)
+    # the root page-tree node lists itself after its 8 pages and counts 9: Poppler gives
+    # the 9th page a 0 x 0 box and the previous page's words, every box [0, 0, 0, 0]
+    root = data.index(b"  /Count 8\n")
+    kids_end = data.index(b"  ]\n", root)
+    obj = data.rindex(b" 0 obj", 0, root)
+    num = data[data.rindex(b"\n", 0, obj) + 1:obj]
+    data = (data[:root] + b"  /Count 9\n" + data[root + 11:kids_end] + b"    " + num
+            + b" 0 R\n" + data[kids_end:])
+    pdf = _write_fixed(data, tmp_path / "loop.pdf")
+    xml = subprocess.run(["pdftotext", "-bbox-layout", str(pdf), "-"], capture_output=True
+                         ).stdout
+    assert b'<page width="0.000000" height="0.000000">' in xml  # what Poppler makes of it
+    result = extract_document(pdf, "loop")
+    assert result == Failure(FailureClass.CORRUPTED, "page 9 has no area (0 x 0 pt): its "
+                             "words would have no boxes")
+
+
+@pytest.mark.parametrize("box", [b"0 0 -612 -792", b"-612 -792 0 0"])
+def test_negative_mediabox_keeps_the_text_with_boxes_inside_the_page(tmp_path, box):
+    import re
+
+    data = re.sub(rb"/CropBox \[[^\]]*\]\n", b"", _qdf(tmp_path))
+    data = re.sub(rb"/MediaBox \[[^\]]*\]", b"/MediaBox [" + box + b"]", data)
+    pdf = _write_fixed(data, tmp_path / "negative.pdf")
+    plain = subprocess.run(["pdftotext", "-bbox-layout", str(pdf), "-"], capture_output=True)
+    assert b"<word" not in plain.stdout  # Poppler alone sees no text at all
+    doc = extract_document(pdf, "neg")
+    original = extract_document(shared_path("corpus", "pdf", f"{SMALL}.pdf"), "orig")
+    assert not isinstance(doc, Failure), doc
+    assert sorted(doc.words) == sorted(original.words)  # a taller page may reorder a few
+    assert [(p.width, p.height) for p in doc.pages] == [(612.0, 792.0)] * 8
+    for x0, y0, x1, y1 in doc.boxes:
+        assert 0 <= x0 <= x1 <= 612 and 0 <= y0 <= y1 <= 792
+    widths = {round(b[2] - b[0], 3) for b in doc.boxes} - {0.0}
+    assert widths == {round(b[2] - b[0], 3) for b in original.boxes} - {0.0}

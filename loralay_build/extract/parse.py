@@ -54,11 +54,21 @@ def clean_word(raw: bytes, may_be_forbidden: bool) -> str:
 
 
 class BBoxLayoutParser:
-    """Feed chunks of Poppler's output as they arrive; `finish()` returns the Document."""
+    """Feed chunks of Poppler's output as they arrive; `finish()` returns the Document.
 
-    def __init__(self, doc_id: str, max_pages: int | None = None) -> None:
+    `stop_reason` turns non-empty as soon as reading on is pointless (too many pages or
+    words, a page without area), so the caller can kill Poppler instead of paying for
+    the rest of a file whose verdict is already known.
+    """
+
+    def __init__(self, doc_id: str, max_pages: int | None = None,
+                 max_words: int | None = None) -> None:
         self.doc = Document(id=doc_id, pages=[])
         self.max_pages = max_pages
+        self.max_words = max_words
+        # (number, width, height) of the first page with no area: its words would all
+        # be clamped to [0, 0, 0, 0], which no model can learn from
+        self.degenerate_page: tuple[int, float, float] | None = None
         self._buf = b""
         self._line = -1
         self._block = -1
@@ -68,6 +78,18 @@ class BBoxLayoutParser:
     @property
     def too_many_pages(self) -> bool:
         return self.max_pages is not None and len(self.doc.pages) > self.max_pages
+
+    @property
+    def too_many_words(self) -> bool:
+        return self.max_words is not None and len(self.doc.words) > self.max_words
+
+    @property
+    def stop_reason(self) -> str:
+        if self.too_many_pages:
+            return "pages"
+        if self.too_many_words:
+            return "words"
+        return "degenerate" if self.degenerate_page else ""
 
     def feed(self, chunk: bytes) -> None:
         data = self._buf + chunk
@@ -104,6 +126,8 @@ class BBoxLayoutParser:
                     w, h = float(m.group(6)), float(m.group(7))
                     page_no += 1
                     doc.pages.append(Page(page_no, w, h))
+                    if (w <= 0 or h <= 0) and self.degenerate_page is None:
+                        self.degenerate_page = (page_no, w, h)
                 continue
             if raw.isascii() and not may_be_forbidden and b"&" not in raw:
                 text = raw.decode().strip()

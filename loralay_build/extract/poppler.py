@@ -9,17 +9,19 @@ do on a 5,000-page file without paying for a second process (pdfinfo) on every P
 from __future__ import annotations
 
 import os
-import re
 import resource
 import shutil
 import signal
+import stat
 import subprocess
+import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..failures import Failure, FailureClass
 from ..records import Document
+from .boxes import normalise_page_boxes
 from .parse import BBoxLayoutParser
 
 CHUNK = 1 << 16
@@ -31,16 +33,9 @@ class ExtractLimits:
     memory_mb: int = 2048
     max_pages: int = 1000
     scanned_min_words_per_page: float = 5.0
-
-    @classmethod
-    def from_config(cls, cfg: dict) -> ExtractLimits:
-        return cls(
-            timeout_s=float(cfg.get("extract_timeout_s", cls.timeout_s)),
-            memory_mb=int(cfg.get("extract_memory_mb", cls.memory_mb)),
-            max_pages=int(cfg.get("max_pages_hard", cls.max_pages)),
-            scanned_min_words_per_page=float(
-                cfg.get("scanned_min_words_per_page", cls.scanned_min_words_per_page)),
-        )
+    # a 157 KB PDF of 1,000 dense pages holds 16.7M words (265 s, 5.1 GB when read whole);
+    # 2M words is ~10x the longest thesis in the corpus
+    max_words: int = 2_000_000
 
 
 class PopplerMissing(RuntimeError):
@@ -55,18 +50,19 @@ def pdftotext_binary() -> str:
     return path
 
 
-def poppler_version() -> str:
-    """What `pdftotext -v` says of itself (on stderr), for the report's provenance."""
-    proc = subprocess.run([pdftotext_binary(), "-v"], capture_output=True, text=True,
-                          timeout=30, check=False)
-    match = re.search(r"version (\S+)", proc.stderr + proc.stdout)
-    return match.group(1) if match else "unknown"
-
-
 def check_pdf_file(path: Path) -> Failure | None:
-    """Cheap checks before starting a process: missing, empty, or not a PDF at all."""
+    """Cheap checks before starting a process: missing, empty, or not a PDF at all.
+
+    A FIFO (or device, directory) named like a PDF would block `open()` forever, before
+    any timeout runs: stat first, then open without blocking and check the open file
+    again (the name may have been swapped in between)."""
     try:
-        with open(path, "rb") as fh:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return Failure(FailureClass.UNAVAILABLE, "not a regular file")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        with open(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return Failure(FailureClass.UNAVAILABLE, "not a regular file")
             head = fh.read(1024)
     except FileNotFoundError:
         return Failure(FailureClass.UNAVAILABLE, "file not found")
@@ -90,15 +86,32 @@ def _limit_memory(pid: int, memory_mb: int) -> None:
             resource.prlimit(pid, resource.RLIMIT_AS, (cap, cap))
         except ProcessLookupError:  # already finished
             pass
+        except (PermissionError, ValueError):  # an inherited hard cap below ours: keep it
+            pass
 
 
 def extract_document(path: str | Path, doc_id: str, limits: ExtractLimits = ExtractLimits()
                      ) -> Document | Failure:
-    """Words, boxes, lines, blocks and pages of one PDF, or the failure class of why not."""
+    """Words, boxes, lines, blocks and pages of one PDF, or the failure class of why not.
+
+    A document that reads as scanned gets one more try when its page boxes are inverted
+    or lie wholly below the origin (e.g. MediaBox [0 0 -612 -792]): Poppler drops every
+    character outside the box, so the text only appears once the boxes are normalised."""
     path = Path(path)
     bad = check_pdf_file(path)
     if bad is not None:
         return bad
+    result = _verdict(*_run_pdftotext(path, doc_id, limits), limits)
+    if isinstance(result, Failure) and result.cls is FailureClass.SCANNED:
+        with tempfile.TemporaryDirectory(prefix="loralay-boxes-") as tmp:
+            fixed = normalise_page_boxes(path, Path(tmp) / "fixed.pdf", limits.timeout_s)
+            if fixed is not None:
+                return _verdict(*_run_pdftotext(fixed, doc_id, limits), limits)
+    return result
+
+
+def _run_pdftotext(path: Path, doc_id: str, limits: ExtractLimits
+                   ) -> tuple[int, bytes, BBoxLayoutParser, bool]:
     cmd = [pdftotext_binary(), "-bbox-layout", "-f", "1", "-l", str(limits.max_pages + 1),
            str(path), "-"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -107,7 +120,7 @@ def extract_document(path: str | Path, doc_id: str, limits: ExtractLimits = Extr
     timed_out = threading.Event()
     timer = threading.Timer(limits.timeout_s, _kill, (proc, timed_out))
     timer.start()
-    parser = BBoxLayoutParser(doc_id, limits.max_pages)
+    parser = BBoxLayoutParser(doc_id, limits.max_pages, limits.max_words)
     try:
         stderr = _pump(proc, parser)
     finally:
@@ -115,7 +128,7 @@ def extract_document(path: str | Path, doc_id: str, limits: ExtractLimits = Extr
         if proc.poll() is None:
             proc.kill()
         proc.wait()
-    return _verdict(proc.returncode, stderr, parser, timed_out.is_set(), limits)
+    return proc.returncode, stderr, parser, timed_out.is_set()
 
 
 def _kill(proc: subprocess.Popen, flag: threading.Event) -> None:
@@ -138,7 +151,7 @@ def _pump(proc: subprocess.Popen, parser: BBoxLayoutParser) -> bytes:
         if not chunk:
             break
         parser.feed(chunk)
-        if parser.too_many_pages:
+        if parser.stop_reason:
             proc.kill()
             break
     proc.stdout.close()
@@ -150,8 +163,9 @@ def _verdict(rc: int, stderr: bytes, parser: BBoxLayoutParser, timed_out: bool,
              limits: ExtractLimits) -> Document | Failure:
     if timed_out:
         return Failure(FailureClass.TIMEOUT, f"pdftotext ran over {limits.timeout_s:g} s")
-    if parser.too_many_pages:
-        return Failure(FailureClass.TOO_MANY_PAGES, f"more than {limits.max_pages} pages")
+    stop = _stopped(parser, limits)
+    if stop is not None:
+        return stop
     message = _last_line(stderr)
     if "Incorrect password" in message or b"Incorrect password" in stderr:
         return Failure(FailureClass.ENCRYPTED, "the PDF needs a password")
@@ -168,6 +182,20 @@ def _verdict(rc: int, stderr: bytes, parser: BBoxLayoutParser, timed_out: bool,
         return Failure(FailureClass.SCANNED, f"no text layer ({len(doc.words)} words on "
                        f"{len(doc.pages)} pages)")
     return doc
+
+
+def _stopped(parser: BBoxLayoutParser, limits: ExtractLimits) -> Failure | None:
+    """The verdicts the parser reached on its own, before Poppler was done."""
+    if parser.too_many_pages:
+        return Failure(FailureClass.TOO_MANY_PAGES, f"more than {limits.max_pages} pages")
+    if parser.too_many_words:
+        return Failure(FailureClass.TOO_LARGE, f"more than {limits.max_words:,} words "
+                       f"(stopped on page {len(parser.doc.pages)})")
+    if parser.degenerate_page is not None:
+        number, w, h = parser.degenerate_page
+        return Failure(FailureClass.CORRUPTED, f"page {number} has no area "
+                       f"({w:g} x {h:g} pt): its words would have no boxes")
+    return None
 
 
 def _out_of_memory(rc: int, stderr: bytes) -> bool:

@@ -12,14 +12,12 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from collections.abc import Iterable, Iterator
 from dataclasses import astuple
-from multiprocessing import get_context
 
 from tqdm.contrib.logging import logging_redirect_tqdm
 
-from ..failures import FailureClass
+from ..failures import Failure, FailureClass
 from ..records import Candidate, Rejection
 from ..settings import CommonSettings, DocumentSettings
 from ..sources import FetchContext, get_fetcher, record_fetch_item
@@ -35,6 +33,7 @@ from .fingerprint import (
     settings_print,
 )
 from .layout import RunLayout
+from .pool import TaskLimits, map_bounded
 from .process import Outcome, process_candidate
 from .progress import Progress
 
@@ -170,33 +169,18 @@ def process_phase(settings: CommonSettings, layout: RunLayout, versions: str, wo
         progress = Progress("process", len(prints), settings.log_every_s)
         with logging_redirect_tqdm():
             work = (c for c, _ in plan.todo or [])
-            for c, outcome in _map(process_candidate, work, doc_settings, workers):
+            for c, outcome in process_all(work, doc_settings, workers):
                 progress.update(record_outcome(sstate, outcome, c.pdf_path, prints[c.id]))
         progress.close()
         return dict(progress.counts)
 
 
-def _map(fn: Callable[[Candidate, DocumentSettings], Outcome], items: Iterable[Candidate],
-         cfg: DocumentSettings, workers: int) -> Iterator[tuple[Candidate, Outcome]]:
-    """In-process for one worker; else a pool with a bounded window (memory stays flat)."""
-    if workers <= 1:
-        for c in items:
-            yield c, fn(c, cfg)
-        return
-    window = 2 * workers
-    with ProcessPoolExecutor(workers, mp_context=get_context("forkserver")) as pool:
-        pending: dict[Future[Outcome], Candidate] = {}
-        it = iter(items)
-        for c in it:
-            pending[pool.submit(fn, c, cfg)] = c
-            if len(pending) >= window:
-                yield from _drain(pending, FIRST_COMPLETED)
-        while pending:
-            yield from _drain(pending, FIRST_COMPLETED)
-
-
-def _drain(pending: dict[Future[Outcome], Candidate], how: str
-           ) -> Iterator[tuple[Candidate, Outcome]]:
-    done, _ = wait(list(pending), return_when=how)
-    for fut in done:
-        yield pending.pop(fut), fut.result()
+def process_all(items: Iterable[Candidate], settings: DocumentSettings, workers: int
+                ) -> Iterator[tuple[Candidate, Outcome]]:
+    """Each document in a worker process bounded in time and memory (the whole per-document
+    stage, parsing and matching included); an overrun is that document's failure only."""
+    limits = TaskLimits(settings.document_timeout_s, settings.worker_memory_mb)
+    for c, result in map_bounded(process_candidate, items, settings, workers, limits):
+        if isinstance(result, Failure):
+            result = Outcome(c.id, [("process", result, 0.0)])
+        yield c, result

@@ -37,7 +37,8 @@ class Outcome:
 def extract_limits(s: DocumentSettings) -> ExtractLimits:
     return ExtractLimits(timeout_s=s.extract_timeout_s, memory_mb=s.extract_memory_mb,
                          max_pages=s.max_pages_hard,
-                         scanned_min_words_per_page=s.scanned_min_words_per_page)
+                         scanned_min_words_per_page=s.scanned_min_words_per_page,
+                         max_words=s.max_words_per_document)
 
 
 def process_candidate(c: Candidate, settings: DocumentSettings) -> Outcome:
