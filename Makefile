@@ -29,7 +29,7 @@ APT_NEEDS = $(if $(shell command -v pdftotext),,poppler-utils) \
 # $(call apt_install,PACKAGES): apt-get, through sudo unless we are root.
 apt_install = echo "Installing with apt-get: $(1)"; \
   SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $(1)
+  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(1)
 
 install: system-packages $(STAMP)
 
