@@ -9,7 +9,8 @@
 PYTHON ?= python3
 VENV ?= $(or $(VIRTUAL_ENV),.venv)
 VPY = $(VENV)/bin/python
-STAMP = $(VENV)/.loralay-installed
+# Per checkout: an activated venv may serve several checkouts, each installed editable.
+STAMP = $(VENV)/.loralay-installed$(subst /,_,$(CURDIR))
 OUT ?= out
 CONFIG ?=
 CONFIG_ARG = $(if $(CONFIG),--config $(CONFIG),)
