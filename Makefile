@@ -1,41 +1,70 @@
 # loralay-build. Two commands set up a fresh Debian/Ubuntu machine:
 #   make demo   installs everything, then builds the sample dataset into out/sample
 #   make test   runs the tests
+#
+# Everything Python runs from a virtual environment in the checkout (.venv): Debian 12 and
+# Ubuntu 23.04+ refuse `pip install` into the system Python (PEP 668), and a venv keeps the
+# project's pins away from the system's packages on any machine. Inside an activated venv
+# (VIRTUAL_ENV set) that one is used instead, so a developer's own set-up keeps working.
 PYTHON ?= python3
-PIP ?= $(PYTHON) -m pip
+VENV ?= $(or $(VIRTUAL_ENV),.venv)
+VPY = $(VENV)/bin/python
+# Per checkout: an activated venv may serve several checkouts, each installed editable.
+STAMP = $(VENV)/.loralay-installed$(subst /,_,$(CURDIR))
 OUT ?= out
 CONFIG ?=
 CONFIG_ARG = $(if $(CONFIG),--config $(CONFIG),)
 WORKERS ?= 2
 SHARED ?= ../shared
+PYTEST_ARGS ?=
+SOURCES = arxiv pubmed hal scielo-es scielo-pt koreascience
 
-.PHONY: install demo test bench lint arxiv pubmed hal scielo-es scielo-pt koreascience
+.PHONY: install system-packages demo test bench lint $(SOURCES)
 
 # System packages: Poppler runs the pipeline; qpdf and the Noto CJK font are what
-# scripts/make_sample.py needs, and a test re-makes the sample corpus with them.
+# `python -m loralay_build.samples` needs, and a test re-makes the sample corpus with them.
 APT_NEEDS = $(if $(shell command -v pdftotext),,poppler-utils) \
             $(if $(shell command -v qpdf),,qpdf) \
             $(if $(wildcard /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc),,fonts-noto-cjk)
 
-install:
-	@if [ -n "$(strip $(APT_NEEDS))" ]; then \
-	  echo "Installing with apt-get: $(strip $(APT_NEEDS))"; \
-	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $(strip $(APT_NEEDS)); fi
-	$(PIP) install -q -e '.[dev]'
+# $(call apt_install,PACKAGES): apt-get, through sudo unless we are root.
+apt_install = echo "Installing with apt-get: $(1)"; \
+  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(1)
+
+install: system-packages $(STAMP)
+
+system-packages:
+	@if [ -n "$(strip $(APT_NEEDS))" ]; then $(call apt_install,$(strip $(APT_NEEDS))); fi
+
+# The venv is (re)made when its pip does not run: a first run, or a venv left half-made by
+# a `python -m venv` that failed for want of ensurepip. Debian ships ensurepip apart, in
+# python3.X-venv, so that package is installed first when it is missing.
+$(VPY):
+	@if ! $(PYTHON) -c 'import ensurepip, venv' 2>/dev/null; then \
+	  $(call apt_install,python$$($(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')-venv); fi
+	$(PYTHON) -m venv --clear $(VENV)
+
+# Installed once, again only when pyproject.toml changes (the install is editable, so code
+# edits need nothing); `make test` on an installed checkout costs no pip run.
+$(STAMP): pyproject.toml | $(VPY)
+	@$(VPY) -m pip --version >/dev/null 2>&1 || $(PYTHON) -m venv --clear $(VENV)
+	$(VPY) -m pip install -q -e '.[dev]'
+	@touch $@
 
 demo: install
-	loralay build --source local --manifest data/sample/manifest.jsonl --out $(OUT)/sample \
-	  --workers $(WORKERS) $(CONFIG_ARG)
+	$(VENV)/bin/loralay build --source local --manifest data/sample/manifest.jsonl \
+	  --out $(OUT)/sample --workers $(WORKERS) $(CONFIG_ARG)
+	@echo "Dataset in $(OUT)/sample. Use the tool with: . $(VENV)/bin/activate (or $(VENV)/bin/loralay)"
 
-test:
-	$(PYTHON) -m pytest -q
+test: install
+	$(VPY) -m pytest -q $(PYTEST_ARGS)
 
-bench:
-	$(PYTHON) scripts/bench_extract.py $(SHARED)/bench/pdfs
+bench: install
+	$(VPY) scripts/bench_extract.py $(SHARED)/bench/pdfs
 
-lint:
-	ruff check loralay_build tests scripts
+lint: install
+	$(VENV)/bin/ruff check loralay_build tests scripts
 
-arxiv pubmed hal scielo-es scielo-pt koreascience:
-	loralay build --source $@ --out $(OUT)/$@ --workers $(WORKERS) $(CONFIG_ARG)
+$(SOURCES): install
+	$(VENV)/bin/loralay build --source $@ --out $(OUT)/$@ --workers $(WORKERS) $(CONFIG_ARG)

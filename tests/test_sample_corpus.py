@@ -17,11 +17,13 @@ from pathlib import Path
 import pytest
 
 from loralay_build.records import Candidate
+from loralay_build.samples.model import SampleTextError, doc_from_dict, load_docs, read_order
 from loralay_build.sources.local import read_manifest
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "data" / "sample"
 MANIFEST = SAMPLE / "manifest.jsonl"
+TEXTS = SAMPLE / "texts"
 KINDS = {"article", "corrupted", "encrypted", "scanned", "cover-page"}
 BROKEN = {"corrupted", "encrypted", "scanned"}
 FIELDS = ["id", "file", "language", "abstracts", "title", "publication_date", "pdf_url",
@@ -161,17 +163,47 @@ def test_scanned_file_has_images_and_no_words():
 
 
 def _load_generator():
-    scripts = REPO / "scripts"
     if importlib.util.find_spec("fpdf") is None or shutil.which("qpdf") is None:
         pytest.skip("fpdf2 (dev extra) or qpdf not installed")
-    sys.path.insert(0, str(scripts))
-    try:
-        spec = importlib.util.spec_from_file_location("make_sample", scripts / "make_sample.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(scripts))
-    return module
+    from loralay_build.samples import make
+
+    return make
+
+
+def test_texts_are_one_yaml_file_per_document_in_manifest_order():
+    assert read_order(TEXTS) == [e["id"] for e in entries()]
+    assert sorted(p.stem for p in TEXTS.glob("*.yaml")) == sorted(read_order(TEXTS))
+
+
+def test_manifest_says_what_the_texts_say():
+    """A cheap staleness check that needs no fpdf2: the printed texts are the manifest's."""
+    for doc, e in zip(load_docs(TEXTS), entries(), strict=True):
+        assert doc.id == e["id"] and doc.language == e["language"] and doc.kind == e["kind"]
+        assert {a.lang: a.text for a in doc.abstracts} == e["abstracts"]
+        assert (doc.title, doc.date, doc.notes) == (e["title"], e["publication_date"],
+                                                    e["notes"])
+
+
+def test_a_typo_in_a_text_file_is_an_error_not_a_default():
+    minimal = {"language": "en", "kind": "article", "title": "T", "authors": "A",
+               "affiliation": "X", "venue": "V", "date": "2020", "notes": "n",
+               "abstracts": [{"lang": "en", "label": "Abstract", "text": "a\n\nb"}],
+               "body": "# 1 Intro\n\nsome\ntext", "references": "r"}
+    doc = doc_from_dict("en_x", minimal)
+    assert doc.abstracts[0].text == "a\nb" and [b.kind for b in doc.body] == ["h", "p"]
+    assert doc.body[1].text == "some text"
+    with pytest.raises(SampleTextError, match="unknown key.*colums"):
+        doc_from_dict("en_x", {**minimal, "colums": 2})
+    with pytest.raises(SampleTextError, match="abstract 1: unknown key.*keyword"):
+        doc_from_dict("en_x", {**minimal, "abstracts": [{**minimal["abstracts"][0],
+                                                         "keyword": "k"}]})
+
+
+def test_the_data_model_loads_without_the_rendering_tools():
+    """fpdf2 and Pillow are dev dependencies: reading the corpus must not need them."""
+    code = ("import sys; import loralay_build.samples.make, loralay_build.samples.model; "
+            "assert not {'fpdf', 'PIL'} & set(sys.modules), sorted(sys.modules)")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO)
 
 
 @poppler

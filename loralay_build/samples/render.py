@@ -1,5 +1,8 @@
 """Draw a sample `Doc` as a PDF with fpdf2: title block, abstracts, one or two columns.
 
+fpdf2 is a `dev` dependency, imported here at the top: only `make.build` imports this
+module, so the package and its data model load without it.
+
 Lines are laid out by hand (fpdf2 splits, we place) so that a paragraph can flow from the
 bottom of one column to the top of the next, which is the layout an abstract matcher must
 survive. No hyphenation is ever added: justified lines only stretch the spaces, so the
@@ -15,7 +18,8 @@ from datetime import datetime, timezone
 
 from fpdf import FPDF
 from fpdf.enums import MethodReturnValue
-from sample_docs import Abstract, Block, Doc
+
+from .model import Abstract, Block, Doc
 
 PAGE_W, PAGE_H = 210.0, 297.0
 MARGIN, TOP, BOTTOM, GUTTER = 20.0, 20.0, 270.0, 10.0
