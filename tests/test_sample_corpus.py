@@ -97,7 +97,7 @@ def test_files_match_manifest_and_stay_small():
 
 
 def test_local_source_accepts_every_line():
-    items = list(read_manifest(MANIFEST))
+    items = [line.item for line in read_manifest(MANIFEST)]
     assert all(isinstance(c, Candidate) for c in items), items
     assert [c.id for c in items] == [e["id"] for e in entries()]
     assert all(Path(c.pdf_path).is_file() for c in items)
