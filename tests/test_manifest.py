@@ -1,0 +1,105 @@
+"""Manifest lines: each fault named by its line, the rest of the run going on; `--dry-run`."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from loralay_build.records import Candidate, Rejection
+from loralay_build.sources.manifest import read_manifest
+
+from .conftest import REPO
+
+SAMPLE = REPO / "data" / "sample"
+
+
+def sample_lines() -> list[dict]:
+    return [json.loads(x) for x in (SAMPLE / "manifest.jsonl").read_text().splitlines()]
+
+
+def write_manifest(tmp: Path, objs: list, raw_tail: bytes = b"") -> Path:
+    shutil.copytree(SAMPLE / "pdf", tmp / "pdf")
+    path = tmp / "manifest.jsonl"
+    body = "".join(json.dumps(o, ensure_ascii=False) + "\n" for o in objs).encode()
+    path.write_bytes(body + raw_tail)
+    return path
+
+
+def good() -> dict:
+    return dict(sample_lines()[0])
+
+
+FAULTS = [
+    ({"publication_date": "March 2021"}, "'publication_date' \"March 2021\" is not YYYY"),
+    ({"publication_date": 2020}, "'publication_date' 2020 is not YYYY"),
+    ({"publication_date": "2021-02-30"}, "is not a real date"),
+    ({"date": "2021"}, "key 'date' is not read: did you mean 'publication_date'?"),
+    ({"language": "english"}, "'language' \"english\" is not an ISO 639-1 code"),
+    ({"file": 42}, "'file' must be a non-empty string, not 42"),
+    ({"pdf_url": {}}, "'pdf_url' must be a non-empty string, not {}"),
+    ({"id": ["x"]}, "'id' must be a non-empty string, not [\"x\"]"),
+    ({"id": "a\nb"}, "holds a control character"),
+    ({"id": "a\u0000b"}, "holds a control character"),
+    ({"abstracts": {"fr": "Un résumé."}}, "no abstract in the document's language 'en'"),
+    ({"split": "holdout"}, "'split' 'holdout' is not train, validation or test"),
+]
+
+
+@pytest.mark.parametrize("change,expected", FAULTS)
+def test_each_fault_is_bad_metadata_naming_its_line(tmp_path, change, expected):
+    bad = {**good(), **change}
+    path = write_manifest(tmp_path, [sample_lines()[1], bad])
+    items = [line.item for line in read_manifest(path)]
+    assert isinstance(items[0], Candidate)
+    assert isinstance(items[1], Rejection) and items[1].cls == "bad_metadata"
+    assert items[1].message.startswith(f"{path}:2: ") and expected in items[1].message
+    assert "\n" not in items[1].message
+
+
+def test_a_non_utf8_byte_rejects_its_line_only(tmp_path):
+    path = write_manifest(tmp_path, sample_lines()[:2], b'{"id": "caf\xe9"}\n')
+    lines = list(read_manifest(path))
+    assert [type(x.item) for x in lines] == [Candidate, Candidate, Rejection]
+    assert lines[2].item.message == f"{path}:3: not UTF-8 (byte 12 of the line)"
+
+
+def test_a_duplicate_id_is_classed_and_the_first_line_stands(tmp_path):
+    first, second = sample_lines()[:2]
+    path = write_manifest(tmp_path, [first, second, {**second, "title": "again"}])
+    items = [line.item for line in read_manifest(path)]
+    assert [getattr(i, "id") for i in items] == [first["id"], second["id"], "manifest.jsonl:3"]
+    assert items[2].cls == "duplicate"
+    assert f"id {second['id']!r} is already on line 2" in items[2].message
+
+
+def test_provenance_keys_are_allowed(tmp_path):
+    path = write_manifest(tmp_path, [{**good(), "license": "CC-BY", "source_repo": "x/y"}])
+    assert isinstance(next(read_manifest(path)).item, Candidate)
+
+
+def test_dry_run_reports_every_fault_by_line_and_writes_nothing(tmp_path):
+    objs = sample_lines()[:3]
+    objs.append({**good(), "id": "d1", "publication_date": "March 2021"})
+    objs.append({**good(), "id": "d2", "date": "2021"})
+    objs.append({**good(), "id": "d3", "language": "english"})
+    objs.append({**good(), "id": "d4", "file": "pdf/nowhere.pdf"})
+    objs.append({**good(), "id": "d5", "file": "manifest.jsonl"})  # exists, not a PDF
+    path = write_manifest(tmp_path, objs)
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "loralay_build.cli", "build", "--source",
+                           "local", "--manifest", str(path), "--out", str(out), "--dry-run"],
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    report = proc.stdout
+    assert f"{path}:4: 'publication_date'" in report
+    assert f"{path}:5: key 'date' is not read" in report
+    assert f"{path}:6: 'language' \"english\"" in report
+    assert f"{path}:7: d4: unavailable: file not found" in report
+    assert f"{path}:8: d5: unavailable: not a PDF (no %PDF- header)" in report
+    assert "8 lines, 3 ready to build; bad_metadata 3, unavailable 2" in report
+    assert not out.exists()
