@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import sqlite3
 import subprocess
@@ -33,11 +34,10 @@ def loralay(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     return proc
 
 
-def table(out: Path):
-    import pyarrow as pa
-
-    parts = sorted((out / "data").glob("*.parquet"))
-    return pa.concat_tables([pq.read_table(p) for p in parts]).sort_by("article_id")
+def table(out: Path) -> list[tuple[str, list[dict]]]:
+    """The dataset as written: each file in name order, its rows in file order."""
+    files = sorted((out / "data").glob("*.parquet"))
+    return [(p.name, pq.read_table(p).to_pylist()) for p in files]
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +111,7 @@ def test_workers_do_not_change_the_output(built, manifest, tmp_path):
     out, _ = built
     one = tmp_path / "one"
     loralay("build", "--source", "local", "--manifest", str(manifest), "--out", str(one))
-    assert table(one).equals(table(out))
+    assert table(one) == table(out)
 
 
 def test_shards_merge_into_the_same_dataset(built, manifest, tmp_path):
@@ -123,7 +123,7 @@ def test_shards_merge_into_the_same_dataset(built, manifest, tmp_path):
     assert not (sharded / "data").exists()
     loralay("build", "--source", "local", "--manifest", str(manifest), "--out", str(sharded),
             "--finish")
-    assert table(sharded).equals(table(out))
+    assert table(sharded) == table(out)
 
 
 def test_finish_refuses_missing_shards(manifest, tmp_path):
@@ -145,33 +145,56 @@ def _processed(db: Path) -> int:
         return 0
 
 
-def test_sigkill_part_way_then_resume_loses_and_duplicates_nothing(built, manifest, tmp_path):
-    out, _ = built
-    killed = tmp_path / "killed"
-    cmd = [sys.executable, "-m", "loralay_build.cli", "build", "--source", "local",
-           "--manifest", str(manifest), "--out", str(killed)]
-    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+PHASES = (("fetch", "fetch local"), ("process", "documents to do"), ("finish", "processed:"),
+          ("done", "done:"))
+
+
+def _phase_reached(log: str) -> str:
+    """The last phase the killed run had announced in its log."""
+    reached = "start"
+    for name, marker in PHASES:
+        if marker in log:
+            reached = name
+    return reached
+
+
+def _run_and_kill(manifest: Path, out: Path, delay: float) -> str:
+    proc = subprocess.Popen([sys.executable, "-m", "loralay_build.cli", "build", "--source",
+                             "local", "--manifest", str(manifest), "--out", str(out),
+                             "--workers", "2"], cwd=REPO, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
-    db = killed / "state" / "shard-00000-of-00001.sqlite"
-    deadline = time.monotonic() + 120
-    while _processed(db) < 5 and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.05)
+    time.sleep(delay)
     os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
-    done_before = _processed(db)
-    assert 5 <= done_before < 21, "the run should be killed part-way"
-    assert not (killed / "data").exists()
-    resumed = loralay("build", "--source", "local", "--manifest", str(manifest), "--out",
-                      str(killed))
-    assert f"process: {21 - done_before}/{21 - done_before}" in resumed.stderr
-    with sqlite3.connect(db) as con:
-        rows = con.execute("SELECT doc_id, COUNT(*) FROM results WHERE stage='process' "
-                           "GROUP BY doc_id").fetchall()
-    assert len(rows) == 21 and all(n == 1 for _, n in rows)
-    assert table(killed).equals(table(out))
+    _, err = proc.communicate()
+    return _phase_reached(err)
+
+
+def test_sigkill_at_random_moments_then_resume_equals_a_clean_run(built, manifest, tmp_path):
+    """Kills across the phases (fetch, process with two workers, finish and its Parquet
+    write); each killed folder, resumed, must hold exactly the clean run's rows in order."""
+    out, _ = built
+    clean = table(out)
+    rng = random.Random(20261123)
+    t0 = time.monotonic()
+    loralay("build", "--source", "local", "--manifest", str(manifest), "--out",
+            str(tmp_path / "timed"), "--workers", "2")
+    duration = time.monotonic() - t0
+    reached = []
+    for trial, share in enumerate((0.05, 0.2, 0.35, 0.5, 0.7, rng.uniform(0.2, 0.9))):
+        killed = tmp_path / f"killed{trial}"
+        reached.append(_run_and_kill(manifest, killed, share * duration))
+        loralay("build", "--source", "local", "--manifest", str(manifest), "--out", str(killed),
+                "--workers", "2")
+        assert table(killed) == clean, (trial, reached[-1])
+        with sqlite3.connect(killed / "state" / "shard-00000-of-00001.sqlite") as con:
+            rows = con.execute("SELECT doc_id, COUNT(*) FROM results WHERE stage='process' "
+                               "GROUP BY doc_id").fetchall()
+        assert len(rows) == 21 and all(n == 1 for _, n in rows)
+    assert {"process", "finish"} <= set(reached), reached
 
 
 def test_rerun_of_a_finished_build_redoes_nothing(built, manifest):
     out, _ = built
     again = loralay("build", "--source", "local", "--manifest", str(manifest), "--out", str(out))
+    assert "resuming: all 21 documents done; nothing to redo" in again.stderr
     assert "process: 0/0" in again.stderr

@@ -72,7 +72,7 @@ def test_a_duplicate_id_is_classed_and_the_first_line_stands(tmp_path):
     first, second = sample_lines()[:2]
     path = write_manifest(tmp_path, [first, second, {**second, "title": "again"}])
     items = [line.item for line in read_manifest(path)]
-    assert [getattr(i, "id") for i in items] == [first["id"], second["id"], "manifest.jsonl:3"]
+    assert [i.id for i in items] == [first["id"], second["id"], "manifest.jsonl:3"]
     assert items[2].cls == "duplicate"
     assert f"id {second['id']!r} is already on line 2" in items[2].message
 
