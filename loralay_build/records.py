@@ -83,15 +83,6 @@ class Page:
     height: float
 
 
-@dataclass(frozen=True, slots=True)
-class Word:
-    text: str
-    box: Box  # x0, y0, x1, y1 in PDF points, top-left origin
-    page: int
-    line_id: int
-    block_id: int
-
-
 @dataclass(slots=True)
 class Document:
     """Words with boxes, pages, and Poppler's line/block groups (VILA's layout groups).
@@ -112,13 +103,26 @@ class Document:
     def __len__(self) -> int:
         return len(self.words)
 
-    def word(self, i: int) -> Word:
-        return Word(self.words[i], self.boxes[i], self.word_pages[i], self.line_ids[i],
-                    self.block_ids[i])
-
     def page_size(self, number: int) -> tuple[float, float]:
         p = self.pages[number - 1]
         return p.width, p.height
+
+    def to_json(self) -> dict[str, Any]:
+        """Column-wise, boxes flattened: the shape the run state stores (issue: the codec
+        belongs to the records)."""
+        return {"id": self.id, "pages": [[p.number, p.width, p.height] for p in self.pages],
+                "words": self.words, "boxes": [c for box in self.boxes for c in box],
+                "word_pages": self.word_pages, "line_ids": self.line_ids,
+                "block_ids": self.block_ids, "dropped_invisible": self.dropped_invisible}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Document:
+        flat = d["boxes"]
+        return cls(id=d["id"], pages=[Page(int(n), float(w), float(h)) for n, w, h in d["pages"]],
+                   words=d["words"],
+                   boxes=[tuple(flat[i:i + 4]) for i in range(0, len(flat), 4)],  # type: ignore[misc]
+                   word_pages=d["word_pages"], line_ids=d["line_ids"],
+                   block_ids=d["block_ids"], dropped_invisible=d["dropped_invisible"])
 
     def keep(self, mask: list[bool]) -> Document:
         """A copy with only the words whose mask entry is True (ids keep their values)."""
@@ -155,6 +159,15 @@ class AbstractMatch:
     method: str  # "exact" | "fuzzy"
     pages: tuple[int, ...] = ()
 
+    def to_json(self) -> list[Any]:
+        return [self.language, self.start, self.end, self.distance, self.method,
+                list(self.pages)]
+
+    @classmethod
+    def from_json(cls, v: list[Any]) -> AbstractMatch:
+        lang, start, end, dist, method, pages = v
+        return cls(lang, start, end, dist, method, tuple(pages))
+
 
 @dataclass(slots=True)
 class ProcessedDoc:
@@ -167,6 +180,18 @@ class ProcessedDoc:
     language_share: float | None  # share of the body in the main language (cld2)
     detected_language: str | None
     leakage: dict[str, float]  # language -> share of the abstract's n-grams left in the body
+
+    def to_json(self) -> dict[str, Any]:
+        return {"candidate": self.candidate.to_json(), "document": self.document.to_json(),
+                "matches": [m.to_json() for m in self.matches],
+                "language_share": self.language_share,
+                "detected_language": self.detected_language, "leakage": self.leakage}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> ProcessedDoc:
+        return cls(Candidate.from_json(d["candidate"]), Document.from_json(d["document"]),
+                   [AbstractMatch.from_json(m) for m in d["matches"]], d["language_share"],
+                   d["detected_language"], d["leakage"])
 
     @property
     def summary(self) -> str:

@@ -34,7 +34,7 @@ from .fingerprint import (
 )
 from .layout import RunLayout
 from .pool import TaskLimits, map_bounded
-from .process import Outcome, process_candidate
+from .process import StageResults, process_candidate
 from .progress import Progress
 
 log = logging.getLogger("loralay.run")
@@ -130,7 +130,7 @@ def stale_reason(sstate: RunState, doc_id: str, now: InputPrint, settings_json: 
     return reason_for(changes, keys)
 
 
-def record_outcome(state: RunState, outcome: Outcome, pdf_path: str | None,
+def record_outcome(state: RunState, outcome: StageResults, pdf_path: str | None,
                    inputs: InputPrint) -> str:
     """Every stage's result, the document and what produced it, in one transaction, in
     place of whatever an earlier run recorded for this document; returns the outcome label."""
@@ -176,11 +176,11 @@ def process_phase(settings: CommonSettings, layout: RunLayout, versions: str, wo
 
 
 def process_all(items: Iterable[Candidate], settings: DocumentSettings, workers: int
-                ) -> Iterator[tuple[Candidate, Outcome]]:
+                ) -> Iterator[tuple[Candidate, StageResults]]:
     """Each document in a worker process bounded in time and memory (the whole per-document
     stage, parsing and matching included); an overrun is that document's failure only."""
     limits = TaskLimits(settings.document_timeout_s, settings.worker_memory_mb)
     for c, result in map_bounded(process_candidate, items, settings, workers, limits):
         if isinstance(result, Failure):
-            result = Outcome(c.id, [("process", result, 0.0)])
+            result = StageResults(c.id, [("process", result, 0.0)])
         yield c, result

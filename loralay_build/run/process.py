@@ -21,7 +21,10 @@ from ..settings import DocumentSettings
 
 
 @dataclass
-class Outcome:
+class StageResults:
+    """Each stage's failure (or None) and duration for one document, and the processed
+    document when every stage passed (a document's final fate is `write.Outcome`)."""
+
     doc_id: str
     stages: list[tuple[str, Failure | None, float]] = field(default_factory=list)
     processed: ProcessedDoc | None = None
@@ -41,8 +44,8 @@ def extract_limits(s: DocumentSettings) -> ExtractLimits:
                          max_words=s.max_words_per_document)
 
 
-def process_candidate(c: Candidate, settings: DocumentSettings) -> Outcome:
-    out = Outcome(c.id)
+def process_candidate(c: Candidate, settings: DocumentSettings) -> StageResults:
+    out = StageResults(c.id)
     try:
         _run_stages(c, settings, out)
     except Exception as e:  # noqa: BLE001 - the edge where bugs become a class
@@ -53,7 +56,7 @@ def process_candidate(c: Candidate, settings: DocumentSettings) -> Outcome:
     return out
 
 
-def _timed(out: Outcome, stage: str, fn: Any, *args: Any) -> Any:
+def _timed(out: StageResults, stage: str, fn: Any, *args: Any) -> Any:
     t = time.perf_counter()
     result = fn(*args)
     fail = result if isinstance(result, Failure) else None
@@ -61,7 +64,7 @@ def _timed(out: Outcome, stage: str, fn: Any, *args: Any) -> Any:
     return result
 
 
-def _run_stages(c: Candidate, s: DocumentSettings, out: Outcome) -> None:
+def _run_stages(c: Candidate, s: DocumentSettings, out: StageResults) -> None:
     from ..strip import leakage, strip_abstracts
 
     if not c.pdf_path:
