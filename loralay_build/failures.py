@@ -14,6 +14,7 @@ class FailureClass(str, enum.Enum):
     # fetch / extract
     UNAVAILABLE = "unavailable"  # missing, empty, not a PDF (e.g. an HTML page), HTTP error
     UNREACHABLE = "unreachable"  # network error, timeout or 429/5xx after retries: a rerun retries
+    FORBIDDEN = "forbidden"  # the PDF's host answered 403: says nothing about the paper either
     CORRUPTED = "corrupted"  # Poppler cannot open it
     ENCRYPTED = "encrypted"  # needs a password
     SCANNED = "scanned"  # no text layer
@@ -47,6 +48,13 @@ class Failure:
 
 # fetch failures that say nothing about the paper: a rerun of the run tries them again
 RETRIED_ON_RERUN = frozenset({FailureClass.UNREACHABLE.value})
+
+# classes a user may ask a rerun to try again (`--retry CLASS`): what a host, the network
+# or the machine decided, never what the paper is (no abstract, scanned, wrong language)
+RETRYABLE_ON_REQUEST = frozenset(c.value for c in (
+    FailureClass.FORBIDDEN, FailureClass.UNAVAILABLE, FailureClass.UNREACHABLE,
+    FailureClass.TIMEOUT, FailureClass.MEMORY,
+))
 
 
 class StageError(Exception):

@@ -3,23 +3,27 @@
 One `requests` session per host, an identifying User-Agent with a contact address,
 connect/read timeouts, urllib3's Retry for 429/5xx/connection errors (exponential
 backoff with jitter, Retry-After honoured but capped), a per-host rate limit, and a
-403 that stops all further requests to that host for the run. What retries could not
-fix is `unreachable` (a rerun tries it again), and `host_down_after` such failures in a
-row take the host for down (`HostDown`): the fetcher stops rather than burn through its
-whole list during an outage. urllib3 does not retry
-a body cut short, and a 200 can carry an HTML page or an error JSON, so PDF and JSON
-bodies are checked here and downloads are retried by hand for truncation.
+403 that stops all further requests to that host for the run (`HostForbidden`: an API
+host refusing stops the harvest, a PDF host refusing costs only its own records, class
+`forbidden`). What retries could not fix is `unreachable` (a rerun tries it again), and
+`host_down_after` such failures in a row take the host for down (`HostDown`): the
+fetcher stops rather than burn through its whole list during an outage. urllib3 does
+not retry a body cut short, and a 200 can carry an HTML page or an error JSON, so PDF
+and JSON bodies are checked here and downloads are retried by hand for truncation.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
 import os
+import re
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -68,17 +72,47 @@ class Download:
 
 
 class HostBlocked(StageError):
-    """No more requests to this host this run; fetchers stop (or defer) instead of
-    recording every remaining paper as failed."""
+    """No more requests to this host this run."""
 
-    def __init__(self, host: str, why: str = "answered 403 Forbidden") -> None:
-        super().__init__(FailureClass.UNAVAILABLE,
-                         f"host {host} {why}; no more requests to it this run")
+    def __init__(self, host: str, why: str, cls: FailureClass) -> None:
+        super().__init__(cls, f"host {host} {why}; no more requests to it this run")
+        self.host = host
+
+
+class HostForbidden(HostBlocked):
+    """The host answered 403. On an API the harvest stops; on a PDF host only that host's
+    records are given up (`forbidden`, retried with `--retry forbidden`), as one refusing
+    mirror says nothing about the papers on the others."""
+
+    def __init__(self, host: str, refused_now: bool = True) -> None:
+        super().__init__(host, FORBIDDEN_WHY, FailureClass.FORBIDDEN)
+        # False when no request was sent because the host refused earlier this run: a
+        # listing on the same host as the PDFs (a bucket) can then tell its own refusal
+        # (stop the harvest) from a PDF's (record the paper `forbidden`)
+        self.refused_now = refused_now
 
 
 class HostDown(HostBlocked):
+    """Requests to the host keep failing: the fetcher stops rather than burn its list."""
+
     def __init__(self, host: str, last: str) -> None:
-        super().__init__(host, f"is down (requests failed in a row after retries; last: {last})")
+        super().__init__(host, f"is down (requests failed in a row after retries; last: {last})",
+                         FailureClass.UNREACHABLE)
+
+
+FORBIDDEN_WHY = "answered 403 Forbidden"
+_FORBIDDEN_MESSAGE = re.compile(r"^host (\S+) " + re.escape(FORBIDDEN_WHY))
+
+
+def forbidden_message(host: str) -> str:
+    """The one wording of a 403 (the Scrapy spiders use it too), read by `forbidden_host`."""
+    return f"host {host} {FORBIDDEN_WHY}; no more requests to it this run"
+
+
+def forbidden_host(message: str) -> str | None:
+    """The host a `forbidden` failure message names, so a report can group by host."""
+    m = _FORBIDDEN_MESSAGE.match(message or "")
+    return m.group(1) if m else None
 
 
 class _RateLimiter:
@@ -103,7 +137,7 @@ class PoliteClient:
         self.settings = settings
         self._sessions: dict[str, requests.Session] = {}
         self._limiters: dict[str, _RateLimiter] = {}
-        self._blocked: dict[str, HostBlocked] = {}
+        self._blocked: dict[str, Callable[[], HostBlocked]] = {}  # host -> its error
         self._failing: dict[str, int] = {}  # host -> unreachable requests in a row
         self.stats: dict[str, int] = {}
 
@@ -132,8 +166,7 @@ class PoliteClient:
     def get(self, url: str, params: Any = None, stream: bool = False) -> requests.Response:
         """GET with manners; raises StageError(unavailable) for what retries could not fix."""
         host = urlsplit(url).netloc
-        if host in self._blocked:
-            raise self._blocked[host]
+        self._check_blocked(host)
         session = self._session(host)
         self._limiters[host].wait()
         timeout = (self.settings.connect_timeout_s, self.settings.timeout_s)
@@ -148,20 +181,28 @@ class PoliteClient:
             raise self._unreachable(host, f"{url}: HTTP {resp.status_code} after retries")
         self._failing[host] = 0
         if resp.status_code == 403:
-            self._blocked[host] = HostBlocked(host)
             resp.close()
-            raise self._blocked[host]
+            self._blocked[host] = functools.partial(HostForbidden, host, refused_now=False)
+            raise HostForbidden(host)
         if resp.status_code >= 400:
             resp.close()
             raise StageError(FailureClass.UNAVAILABLE, f"{url}: HTTP {resp.status_code}")
         return resp
 
+    def _check_blocked(self, host: str) -> None:
+        """A host that refused us or is down gets no request; a fresh error each time, so
+        tracebacks do not pile up on one exception object."""
+        blocked = self._blocked.get(host)
+        if blocked is not None:
+            self._count("refused/blocked-host")
+            raise blocked()
+
     def _unreachable(self, host: str, message: str) -> StageError:
         """The error for a request retries could not save; the last straw takes the host down."""
         self._failing[host] = self._failing.get(host, 0) + 1
         if self._failing[host] >= max(1, self.settings.host_down_after):
-            self._blocked[host] = HostDown(host, message)
-            return self._blocked[host]
+            self._blocked[host] = functools.partial(HostDown, host, message)
+            return HostDown(host, message)
         return StageError(FailureClass.UNREACHABLE, message)
 
     def get_json(self, url: str, params: Any = None) -> Any:

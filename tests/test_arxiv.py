@@ -12,12 +12,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import yaml
 from pylatexenc.latex2text import LatexNodes2Text
 
 from loralay_build.config import load_config
+from loralay_build.http import forbidden_host
 from loralay_build.records import Candidate, Rejection
 from loralay_build.sources import FetchContext, HarvestStopped
 from loralay_build.sources.arxiv import (
@@ -268,11 +270,30 @@ def test_download_faults(setup: dict[str, Any]) -> None:
     assert not list(setup["out"].glob("pdfs/.part-*"))
 
 
-def test_403_stops_and_a_rerun_continues(setup: dict[str, Any]) -> None:
-    b, state_path = setup["bucket"], setup["tmp"] / "state.sqlite"
-    b.object_faults = {"arxiv/arxiv/pdf/0704/0704.0002v1.pdf": [Reply(403, b"Access denied")]}
+def test_pdf_403_records_forbidden_and_goes_on(setup: dict[str, Any]) -> None:
+    b, srv, state_path = setup["bucket"], setup["server"], setup["tmp"] / "state.sqlite"
+    denied = "arxiv/arxiv/pdf/0704/0704.0002v1.pdf"
+    b.object_faults = {denied: [Reply(403, b"<Error>AccessDenied</Error>")]}
     with RunState(state_path) as state:
-        with pytest.raises(HarvestStopped):
+        items = {i.id: i for i in harvest(setup["cfg"], state, setup["out"])}
+        assert len(items) == 8  # every id recorded: the harvest went on
+        refused = {k for k, v in items.items() if getattr(v, "cls", None) == "forbidden"}
+        assert "0704.0002" in refused and len(refused) > 1  # later ids on the bucket too
+        host = urlsplit(srv.url("")).netloc
+        assert all(forbidden_host(items[k].message) == host for k in refused)
+        assert srv.requests[-1].path.endswith(denied)  # nothing sent to the bucket after
+        assert harvest(setup["cfg"], state, setup["out"]) == []  # a rerun leaves them
+        again = list(fetch(FetchContext("arxiv", setup["cfg"], state, setup["out"],
+                                        retry=frozenset({"forbidden"}))))
+    assert {i.id for i in again} == refused
+    assert isinstance({i.id: i for i in again}["0704.0002"], Candidate)
+
+
+def test_listing_403_stops_and_a_rerun_continues(setup: dict[str, Any]) -> None:
+    b, state_path = setup["bucket"], setup["tmp"] / "state.sqlite"
+    b.listing_faults = {"arxiv/arxiv/pdf/0704/0704.0002v": [Reply(403, b"Access denied")]}
+    with RunState(state_path) as state:
+        with pytest.raises(HarvestStopped, match="403"):
             harvest(setup["cfg"], state, setup["out"])
         assert state.status("0704.0002", "fetch") is None  # not recorded: retried later
         first = {r.doc_id for r in state.results("fetch")}

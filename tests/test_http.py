@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import hashlib
 import time
+from urllib.parse import urlsplit
 
 import pytest
 
 from loralay_build.failures import FailureClass, StageError
-from loralay_build.http import HostBlocked, HostDown, HttpSettings, PoliteClient
+from loralay_build.http import (
+    HostBlocked,
+    HostDown,
+    HostForbidden,
+    HttpSettings,
+    PoliteClient,
+    forbidden_host,
+)
 
 from .conftest import shared_path
 from .fakeserver import Reply
@@ -109,11 +117,23 @@ def test_403_blocks_the_host_for_the_run(fake_server):
     fake_server.add("/a", Reply(403, "forbidden"))
     fake_server.add("/b", Reply(200, "{}"))
     c = client()
-    with pytest.raises(HostBlocked):
+    with pytest.raises(HostForbidden) as first:
         c.get_json(fake_server.url("/a"))
-    with pytest.raises(HostBlocked):
+    with pytest.raises(HostForbidden) as later:
         c.get_json(fake_server.url("/b"))
     assert fake_server.hits("/b") == 0
+    host = urlsplit(fake_server.url("/")).netloc
+    for e in (first.value, later.value):
+        assert e.failure.cls is FailureClass.FORBIDDEN and forbidden_host(str(e)) == host
+        assert str(e).startswith(f"host {host} answered 403 Forbidden")
+    assert first.value.refused_now and not later.value.refused_now
+
+
+def test_forbidden_host_reads_only_forbidden_messages():
+    assert forbidden_host("host files.example answered 403 Forbidden; no more requests to "
+                          "it this run") == "files.example"
+    assert forbidden_host("host files.example is down (requests failed in a row)") is None
+    assert forbidden_host("http://x/a.pdf: HTTP 404") is None
 
 
 def test_pdf_download_is_verified_and_atomic(fake_server, tmp_path, pdf_bytes):

@@ -17,14 +17,16 @@ import json
 import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import yaml
 from lxml import etree
 
 from loralay_build.config import load_config
+from loralay_build.http import forbidden_host
 from loralay_build.records import Candidate, Rejection
-from loralay_build.sources import HarvestStopped, jats, pubmed
+from loralay_build.sources import FetchContext, HarvestStopped, jats, pubmed
 from loralay_build.sources.pubmed import in_ncbi_peak, record_to_candidate, s3_to_https
 from loralay_build.state import RunState
 
@@ -280,12 +282,34 @@ def test_pdf_faults(setup: dict[str, Any]) -> None:
     assert not list((setup["out"] / "pdfs").glob("*PMC42*"))
 
 
-def test_403_stops_the_harvest_and_a_rerun_continues(setup: dict[str, Any]) -> None:
+def test_oai_403_stops_the_harvest_and_a_rerun_continues(setup: dict[str, Any]) -> None:
     setup["pmc"].records["3460867"].insert(0, Reply(403, b"denied"))
     with pytest.raises(HarvestStopped):
         harvest(setup["cfg"], setup["state"], setup["out"])
     items = harvest(setup["cfg"], setup["state"], setup["out"])
     assert [i.id for i in items] == ["PMC3460867", "PMC42", "PMC5828200", "abc"]
+
+
+def test_cloud_403_records_forbidden_and_goes_on(setup: dict[str, Any]) -> None:
+    pmc, srv = setup["pmc"], setup["server"]
+    key = "/s3/pmc-oa-opendata/PMC10858524.1/PMC10858524.1.pdf"
+    pmc.objects[key].insert(0, Reply(403, b"<Error>AccessDenied</Error>"))
+    items = {i.id: i for i in harvest(setup["cfg"], setup["state"], setup["out"])}
+    assert len(items) == 5  # the OAI part went on for every id
+    host = urlsplit(srv.url("")).netloc
+    for doc_id in ("PMC10858524", "PMC3460867", "PMC42"):  # the same bucket: no request
+        assert items[doc_id].cls == "forbidden", doc_id
+        assert forbidden_host(items[doc_id].message) == host
+    cloud = [r.path for r in srv.requests if not r.path.startswith("/oai")]
+    assert cloud[-1] == key  # nothing sent to the cloud host after its 403
+    assert items["PMC5828200"].cls == "unavailable"
+    assert harvest(setup["cfg"], setup["state"], setup["out"]) == []
+    with RunState(setup["state"]) as state:
+        ctx = FetchContext("pubmed", setup["cfg"], state, setup["out"],
+                           retry=frozenset({"forbidden"}))
+        again = list(pubmed.fetch(ctx))
+    assert sorted(i.id for i in again) == ["PMC10858524", "PMC3460867", "PMC42"]
+    assert all(isinstance(i, Candidate) for i in again)
 
 
 def test_resume_after_abandon_has_no_duplicates_and_loses_nothing(setup: dict[str, Any]

@@ -150,6 +150,42 @@ def test_unreachable_pdf_is_retried_by_the_next_run(tmp_path, fake_server):
     assert fake_server.hits("/pdf/U1.pdf") == 1
 
 
+def test_pdf_403_records_that_host_forbidden_and_the_crawl_goes_on(tmp_path, fake_server):
+    """Two PDF hosts; the second refuses: its papers are `forbidden`, the rest is crawled."""
+    from urllib.parse import urlsplit
+
+    from loralay_build.http import forbidden_host
+
+    from .fakeserver import FakeServer
+
+    base = _record()
+    body = _pdf("pt_scielo_rsp_hindex")
+    with FakeServer() as refusing:
+        recs = {f"F{i}": _variant(base, f"F{i}", "pt", refusing.url(f"/pdf/F{i}.pdf"))
+                for i in range(4)}
+        recs.update({f"O{i}": _variant(base, f"O{i}", "pt", fake_server.url(f"/pdf/O{i}.pdf"))
+                     for i in range(2)})
+        _serve(fake_server, dict(sorted(recs.items())))
+        refusing.add_handler("/pdf/*", lambda req: Reply(403, "forbidden"))
+        fake_server.add_handler("/pdf/*", lambda req: Reply(200, body))
+        by_id = {i.id: i for i in _run(_ctx(tmp_path, fake_server))}
+        assert len(by_id) == 6
+        host = urlsplit(refusing.url("")).netloc
+        for i in range(4):
+            item = by_id[f"scl-F{i}"]
+            assert item.cls == "forbidden" and forbidden_host(item.message) == host
+        assert all(by_id[f"scl-O{i}"].pdf_path for i in range(2))  # the crawl went on
+        assert sum(r.path.startswith("/pdf/") for r in refusing.requests) == 1
+
+        refusing.add_handler("/pdf/*", lambda req: Reply(200, body))
+        assert _run(_ctx(tmp_path, fake_server)) == []  # not retried unless asked
+        ctx = _ctx(tmp_path, fake_server)
+        ctx.retry = frozenset({"forbidden"})
+        again = _run(ctx)
+        assert sorted(i.id for i in again) == [f"scl-F{i}" for i in range(4)]
+        assert all(i.pdf_path for i in again)
+
+
 def test_robots_disallow_is_honoured(tmp_path, fake_server):
     base = _record()
     _serve(fake_server, {PID: _variant(base, PID, "pt", fake_server.url("/pdf/a.pdf"))})

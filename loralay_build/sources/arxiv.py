@@ -27,10 +27,10 @@ from urllib.parse import quote
 from pylatexenc.latex2text import LatexNodes2Text
 
 from ..failures import FailureClass, StageError
-from ..http import HostBlocked, HttpSettings, PoliteClient
+from ..http import HostBlocked, HostForbidden, HttpSettings, PoliteClient
 from ..records import Candidate, Rejection
-from . import BadRunInput, FetchContext, HarvestStopped
-from .cohan import download, read_ids
+from . import BadRunInput, FetchContext, HarvestStopped, download_candidate, forbidden
+from .cohan import read_ids
 
 SOURCE = "arxiv"
 NEW_ID = re.compile(r"^(\d{4})\.(\d{4,5})$")  # 0704.0001, 1501.00001
@@ -225,6 +225,10 @@ class ArxivHarvest:
         assert prefix is not None  # pending() kept only known forms
         try:
             found = latest_version(self.list_names(prefix), prefix)
+        except HostForbidden as e:
+            if e.refused_now:  # the listing itself was refused: the source is closed to us
+                raise HarvestStopped(f"arxiv: {e}") from e
+            return forbidden(self.ctx, item, e)  # the bucket refused a PDF earlier this run
         except HostBlocked as e:
             raise HarvestStopped(f"arxiv: {e}") from e
         except StageError as e:
@@ -235,7 +239,7 @@ class ArxivHarvest:
         version, name = found
         url = f"{self.settings.bucket_download_url.rstrip('/')}/{quote(name)}"
         item = replace(item, pdf_url=url, extra={**item.extra, "version": version})
-        return download(self.client, item, self.ctx.pdf_dir, SOURCE, self.settings.pdf_attempts)
+        return download_candidate(self.ctx, self.client, item, self.settings.pdf_attempts)
 
     def list_names(self, prefix: str) -> list[str]:
         """Object names under `prefix`, following `nextPageToken` a bounded number of times."""

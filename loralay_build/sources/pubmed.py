@@ -2,8 +2,10 @@
 
 Abstracts: `GetRecord` (`metadataPrefix` pmc_fm by default) through sickle, whose
 protocol handling (OAI error codes as exceptions, record parsing) we keep, while the
-HTTP goes through our PoliteClient (rate limit, UA, retries, 403 stop) and the XML is
-parsed strictly (no entities, no network, no silent repair of a body cut short).
+HTTP goes through our PoliteClient (rate limit, UA, retries, a 403 from the OAI service
+stops the harvest) and the XML is parsed strictly (no entities, no network, no silent
+repair of a body cut short). A 403 from the cloud bucket costs only the paper asked for
+and the later ones (`forbidden`, no request sent): the harvest goes on.
 
 PDFs: PMC retired the OA web service (`oa.fcgi`) and the FTP tree the original used in
 August 2026. The cloud dataset has, per article version, a metadata JSON
@@ -30,10 +32,10 @@ from sickle import Sickle, oaiexceptions
 from sickle.response import OAIResponse
 
 from ..failures import FailureClass, StageError
-from ..http import HostBlocked, HttpSettings, PoliteClient
+from ..http import HostBlocked, HostForbidden, HttpSettings, PoliteClient
 from ..records import Candidate, Rejection
-from . import BadRunInput, FetchContext, HarvestStopped, jats
-from .cohan import download, read_ids
+from . import BadRunInput, FetchContext, HarvestStopped, download_candidate, forbidden, jats
+from .cohan import read_ids
 
 SOURCE = "pubmed"
 PMC_ID = re.compile(r"^(?:PMC)?(\d+)$", re.IGNORECASE)
@@ -197,13 +199,14 @@ class PubmedHarvest:
         self.oai_requests += 1
 
     def retrying(self, what: str, fn: Callable[[], T]) -> T:
-        """`fn` tried `attempts` times on a transient StageError; a 403 stops the harvest."""
+        """`fn` tried `attempts` times on a transient StageError; a blocked host is not
+        retried (the caller decides whether it stops the harvest)."""
         attempts = max(1, self.settings.attempts)
         for attempt in range(attempts):
             try:
                 return fn()
-            except HostBlocked as e:
-                raise HarvestStopped(f"pubmed: {e}") from e
+            except HostBlocked:
+                raise
             except StageError as e:
                 if attempt + 1 == attempts or e.failure.cls not in TRANSIENT:
                     raise
@@ -248,6 +251,8 @@ class PubmedHarvest:
                              "not a PMC id")
         try:
             root = self.retrying(f"{article_id} OAI", lambda: self.get_record(digits))
+        except HostBlocked as e:  # NCBI's OAI service refused us or is down
+            raise HarvestStopped(f"pubmed: {e}") from e
         except StageError as e:
             return Rejection(article_id, SOURCE, e.failure.cls.value, e.failure.message)
         item = record_to_candidate(article_id, split, root)
@@ -256,11 +261,15 @@ class PubmedHarvest:
         try:
             url, md5 = self.retrying(f"{article_id} PDF metadata",
                                      lambda: self.pdf_location(item))
+        except HostForbidden as e:  # the cloud bucket holds the PDFs: a refusal costs this one
+            return forbidden(self.ctx, item, e)
+        except HostBlocked as e:
+            raise HarvestStopped(f"pubmed: {e}") from e
         except StageError as e:
             return Rejection(article_id, SOURCE, e.failure.cls.value, e.failure.message, item)
         item = replace(item, pdf_url=url, extra={**item.extra, "pdf_md5": md5})
-        return self.check_md5(download(self.client, item, self.ctx.pdf_dir, SOURCE,
-                                       self.settings.pdf_attempts))
+        return self.check_md5(download_candidate(self.ctx, self.client, item,
+                                                 self.settings.pdf_attempts))
 
     def check_md5(self, item: Candidate | Rejection) -> Candidate | Rejection:
         if isinstance(item, Rejection) or not item.extra.get("pdf_md5") or not item.pdf_path:
