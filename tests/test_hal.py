@@ -528,3 +528,36 @@ def test_hostile_id_stays_inside_the_pdf_folder(fake_server, tmp_path, state):
     path = Path(cand.pdf_path)
     assert cand.id == "../../etc/passwd" and path.parent == tmp_path / "pdfs"
     assert path.name.startswith("etc_passwd-") and path.suffix == ".pdf"
+
+
+# --- hostile bodies: bombs, deep JSON, slow drips ------------------------------------------
+def test_search_gzip_bomb_and_deep_json_stop_in_one_line(fake_server, tmp_path, state):
+    """The real recorded page padded to 40 MB and gzipped, then JSON nested 100,000 deep."""
+    import gzip
+
+    page = shared_path(*DROIT).read_bytes()
+    bomb = gzip.compress(page + b" " * (40 << 20), compresslevel=9)
+    fake_server.add("/search/", Reply(200, bomb, {"Content-Encoding": "gzip"}))
+    cfg = {**make_config(tmp_path, fake_server.url("/search/")), "max_body_mb": 1}
+    with pytest.raises(HarvestStopped, match=r"over the 1 MB cap \(max_body_mb\)") as err:
+        harvest(cfg, state, tmp_path)
+    assert "\n" not in str(err.value) and state.get_checkpoint(CHECKPOINT) is None
+
+    fake_server.add("/search/", Reply(200, '{"a":[' * 50_000 + "]}" * 50_000))  # 400 kB
+    with pytest.raises(HarvestStopped, match="nested too deep") as err:
+        harvest(cfg, state, tmp_path)
+    assert "\n" not in str(err.value)
+
+
+def test_slow_drip_pdf_is_unreachable_and_leaves_no_part_file(fake_server, tmp_path, state):
+    pdf = corpus_pdf("fr_ahrf_censure")
+    docs = [synthetic_doc(i, fake_server.url("")) for i in range(2)]
+    fake_server.add_handler("/search/", PagedSearch(docs, rows=5))
+    fake_server.add("/hal-09000000/document", Reply(200, pdf, PDF_TYPE, drip_s=0.2))
+    fake_server.add("/hal-09000001/document", Reply(200, pdf, PDF_TYPE))
+    cfg = {**make_config(tmp_path, fake_server.url("/search/")), "request_deadline_s": 1.0}
+    items = {i.id: i for i in harvest(cfg, state, tmp_path)}
+    assert items["hal-09000000"].cls == "unreachable"
+    assert "within the 1 s deadline" in items["hal-09000000"].message
+    assert isinstance(items["hal-09000001"], Candidate)
+    assert not list((tmp_path / "pdfs").glob(".part-*"))

@@ -390,3 +390,23 @@ def test_large_runs_stop_in_peak_hours(setup: dict[str, Any], monkeypatch: pytes
         assert len(list(state.results("fetch"))) == expected
     if expected == 5:
         assert len(items) == 5
+
+
+def test_oai_gzip_bomb_and_deep_cloud_json_are_one_line_failures(setup: dict[str, Any]
+                                                                 ) -> None:
+    """sickle's responses come through PoliteClient, so an OAI body is capped once decoded."""
+    import gzip
+
+    pmc = setup["pmc"]
+    real = pmc.records["10858524"][0].body
+    bomb = gzip.compress(real + b" " * (40 << 20), compresslevel=9)
+    pmc.records["10858524"] = [Reply(200, bomb, {**XML_TYPE, "Content-Encoding": "gzip"})]
+    pmc.metadata["/cloud/metadata/PMC3460867.1.json"] = [
+        Reply(200, b"[" * 100_000 + b"]" * 100_000, {"Content-Type": "application/json"})]
+    cfg = {**setup["cfg"], "max_body_mb": 2}
+    items = {i.id: i for i in harvest(cfg, setup["state"], setup["out"])}
+    assert items["PMC10858524"].cls == "unavailable"
+    assert "over the 2 MB cap (max_body_mb)" in items["PMC10858524"].message
+    assert items["PMC3460867"].cls == "bad_metadata"
+    assert "nested too deep" in items["PMC3460867"].message
+    assert isinstance(items["PMC42"], Candidate)  # the harvest went on

@@ -148,7 +148,8 @@ def stream_snapshot(path: str | Path, wanted: dict[str, str]
     """(Cohan id, metadata) for each snapshot line whose slash-less id is in `wanted`.
 
     The id is read from the start of the line without parsing the rest; a line of
-    another shape is parsed in full. A line that is not JSON is skipped."""
+    another shape is parsed in full. A line that is not JSON (or nests too deep to
+    parse) is skipped."""
     with _open_binary(Path(path)) as fh:
         for line in fh:
             m = _SNAPSHOT_ID.match(line)
@@ -158,7 +159,7 @@ def stream_snapshot(path: str | Path, wanted: dict[str, str]
                     continue
             try:
                 meta = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):  # not JSON, or nested past the stack
                 continue
             if not isinstance(meta, dict) or not isinstance(meta.get("id"), str):
                 continue
