@@ -245,7 +245,8 @@ class PoliteClient:
                     raise self._unreachable(host, f"{url}: no complete answer within the "
                                             f"{self.settings.request_deadline_s:g} s deadline")
                 chunk = resp.raw.read1(CHUNK, decode_content=True)
-                if not chunk:
+                if not chunk:  # read to the end: the connection may serve the next request
+                    resp._content_consumed = True
                     return
                 size += len(chunk)
                 if size > cap:
