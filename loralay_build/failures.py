@@ -50,10 +50,12 @@ class Failure:
 
 # fetch failures that say nothing about the paper: a rerun of the run tries them again
 RETRIED_ON_RERUN = frozenset({FailureClass.UNREACHABLE.value})
-# fetch failures a user may ask a rerun to try again (`--retry CLASS`)
+# classes a user may ask a rerun to try again (`--retry CLASS`): what a host, the network
+# or the machine decided, never what the paper is (no abstract, scanned, wrong language)
 RETRYABLE_ON_REQUEST = frozenset(c.value for c in (
     FailureClass.FORBIDDEN, FailureClass.UNAVAILABLE, FailureClass.UNREACHABLE,
-    FailureClass.TIMEOUT, FailureClass.MEMORY))
+    FailureClass.TIMEOUT, FailureClass.MEMORY,
+))
 
 
 class StageError(Exception):

@@ -3,61 +3,61 @@
 One `requests` session per host, an identifying User-Agent with a contact address,
 connect/read timeouts, urllib3's Retry for 429/5xx/connection errors (exponential
 backoff with jitter, Retry-After honoured but capped), a per-host rate limit, and a
-403 that stops all further requests to that host for the run. What retries could not
-fix is `unreachable` (a rerun tries it again), and `host_down_after` such failures in a
-row take the host for down (`HostDown`): the fetcher stops rather than burn through its
-whole list during an outage. urllib3 does not retry
-a body cut short, and a 200 can carry an HTML page or an error JSON, so PDF and JSON
-bodies are checked here and downloads are retried by hand for truncation.
+403 that stops all further requests to that host for the run (`HostForbidden`: an API
+host refusing stops the harvest, a PDF host refusing costs only its own records, class
+`forbidden`). What retries could not fix is `unreachable` (a rerun tries it again), and
+`host_down_after` such failures in a row take the host for down (`HostDown`): the
+fetcher stops rather than burn through its whole list during an outage. urllib3 does
+not retry a body cut short, and a 200 can carry an HTML page or an error JSON, so PDF
+and JSON bodies are checked here and downloads are retried by hand for truncation.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
+import http.client
 import json
 import logging
 import os
+import re
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import requests
+import urllib3
 from requests.adapters import HTTPAdapter
+from urllib3.exceptions import DecodeError
 from urllib3.util.retry import Retry
 
 from .failures import FailureClass, StageError
+from .settings.common import HttpFields
 
 log = logging.getLogger(__name__)
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 PDF_MAGIC = b"%PDF-"
+MB = 1024 * 1024
+CHUNK = 64 * 1024
+HEAD = 1024  # the PDF magic must be within the first KB
+# a redirect we will not follow is the server's refusal, not a network failure: it is
+# not retried by a rerun and does not count towards `host_down_after`
+REFUSED_REDIRECTS = (requests.TooManyRedirects, requests.exceptions.InvalidSchema,
+                     requests.exceptions.InvalidURL, requests.exceptions.MissingSchema)
+# what reading a body can raise once the headers are in: the body was cut short
+BODY_ERRORS = (urllib3.exceptions.HTTPError, http.client.HTTPException, OSError,
+               requests.RequestException)
 
 
-@dataclass(frozen=True, slots=True)
-class HttpSettings:
-    user_agent: str
-    contact: str
-    timeout_s: float = 30.0
-    connect_timeout_s: float = 10.0
-    requests_per_second: float = 1.0
-    max_retries: int = 5
-    backoff_factor: float = 1.0
-    retry_after_max_s: int = 120
-    max_pdf_mb: float = 100.0
-    host_down_after: int = 3  # unreachable requests in a row before the host counts as down
-
-    @classmethod
-    def from_config(cls, cfg: dict[str, Any]) -> HttpSettings:
-        names = cls.__dataclass_fields__
-        return cls(**{k: cfg[k] for k in names if k in cfg})
-
-    @property
-    def full_user_agent(self) -> str:
-        return f"{self.user_agent} (mailto:{self.contact})" if self.contact else self.user_agent
+# the manners every fetcher shares, declared once with the other settings
+HttpSettings = HttpFields
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,17 +68,47 @@ class Download:
 
 
 class HostBlocked(StageError):
-    """No more requests to this host this run; fetchers stop (or defer) instead of
-    recording every remaining paper as failed."""
+    """No more requests to this host this run."""
 
-    def __init__(self, host: str, why: str = "answered 403 Forbidden") -> None:
-        super().__init__(FailureClass.UNAVAILABLE,
-                         f"host {host} {why}; no more requests to it this run")
+    def __init__(self, host: str, why: str, cls: FailureClass) -> None:
+        super().__init__(cls, f"host {host} {why}; no more requests to it this run")
+        self.host = host
+
+
+class HostForbidden(HostBlocked):
+    """The host answered 403. On an API the harvest stops; on a PDF host only that host's
+    records are given up (`forbidden`, retried with `--retry forbidden`), as one refusing
+    mirror says nothing about the papers on the others."""
+
+    def __init__(self, host: str, refused_now: bool = True) -> None:
+        super().__init__(host, FORBIDDEN_WHY, FailureClass.FORBIDDEN)
+        # False when no request was sent because the host refused earlier this run: a
+        # listing on the same host as the PDFs (a bucket) can then tell its own refusal
+        # (stop the harvest) from a PDF's (record the paper `forbidden`)
+        self.refused_now = refused_now
 
 
 class HostDown(HostBlocked):
+    """Requests to the host keep failing: the fetcher stops rather than burn its list."""
+
     def __init__(self, host: str, last: str) -> None:
-        super().__init__(host, f"is down (requests failed in a row after retries; last: {last})")
+        super().__init__(host, f"is down (requests failed in a row after retries; last: {last})",
+                         FailureClass.UNREACHABLE)
+
+
+FORBIDDEN_WHY = "answered 403 Forbidden"
+_FORBIDDEN_MESSAGE = re.compile(r"\bhost (\S+) " + re.escape(FORBIDDEN_WHY))
+
+
+def forbidden_message(host: str) -> str:
+    """The one wording of a 403 (the Scrapy spiders use it too), read by `forbidden_host`."""
+    return f"host {host} {FORBIDDEN_WHY}; no more requests to it this run"
+
+
+def forbidden_host(message: str) -> str | None:
+    """The host a `forbidden` failure message names, so a report can group by host."""
+    m = _FORBIDDEN_MESSAGE.search(message or "")
+    return m.group(1) if m else None
 
 
 class _RateLimiter:
@@ -103,7 +133,7 @@ class PoliteClient:
         self.settings = settings
         self._sessions: dict[str, requests.Session] = {}
         self._limiters: dict[str, _RateLimiter] = {}
-        self._blocked: dict[str, HostBlocked] = {}
+        self._blocked: dict[str, Callable[[], HostBlocked]] = {}  # host -> its error
         self._failing: dict[str, int] = {}  # host -> unreachable requests in a row
         self.stats: dict[str, int] = {}
 
@@ -130,50 +160,109 @@ class PoliteClient:
         return self._sessions[host]
 
     def get(self, url: str, params: Any = None, stream: bool = False) -> requests.Response:
-        """GET with manners; raises StageError(unavailable) for what retries could not fix."""
+        """GET with manners; raises a classed StageError for what retries could not fix.
+
+        Without `stream` the body is read here, decoded, under `max_body_mb` and the
+        request's deadline (`.content`, `.text` then work as usual); with `stream` the
+        caller reads it with `iter_body`, which holds it to the same deadline."""
+        started = time.monotonic()
+        resp = self._open(url, params)
+        resp.loralay_deadline = started + self.settings.request_deadline_s  # type: ignore
+        if not stream:
+            cap = int(self.settings.max_body_mb * MB)
+            try:
+                body = b"".join(self.iter_body(resp, url, cap, "max_body_mb"))
+            except _Truncated as e:  # as a connection dropped before the headers
+                raise self._unreachable(urlsplit(url).netloc, str(e)) from e
+            resp._content = body  # what `requests` itself caches after a full read
+            resp._content_consumed = True
+        return resp
+
+    def _open(self, url: str, params: Any) -> requests.Response:
+        """The response with its headers read; a status that ends the request raises."""
         host = urlsplit(url).netloc
-        if host in self._blocked:
-            raise self._blocked[host]
+        self._check_blocked(host)
         session = self._session(host)
         self._limiters[host].wait()
         timeout = (self.settings.connect_timeout_s, self.settings.timeout_s)
         try:
-            resp = session.get(url, params=params, stream=stream, timeout=timeout)
+            resp = session.get(url, params=params, stream=True, timeout=timeout)
+        except REFUSED_REDIRECTS as e:
+            self._count(f"refused/{e.__class__.__name__}")
+            raise StageError(FailureClass.UNAVAILABLE, f"{url}: {_redirect_refusal(e)}") from e
         except requests.RequestException as e:
             self._count(f"error/{e.__class__.__name__}")
             raise self._unreachable(host, f"{url}: {e.__class__.__name__} after retries") from e
         self._count(f"status/{resp.status_code}")
+        self._check_status(host, url, resp)
+        return resp
+
+    def _check_status(self, host: str, url: str, resp: requests.Response) -> None:
         if resp.status_code in RETRY_STATUSES:
             resp.close()
             raise self._unreachable(host, f"{url}: HTTP {resp.status_code} after retries")
         self._failing[host] = 0
         if resp.status_code == 403:
-            self._blocked[host] = HostBlocked(host)
             resp.close()
-            raise self._blocked[host]
+            self._blocked[host] = functools.partial(HostForbidden, host, refused_now=False)
+            raise HostForbidden(host)
         if resp.status_code >= 400:
             resp.close()
             raise StageError(FailureClass.UNAVAILABLE, f"{url}: HTTP {resp.status_code}")
-        return resp
+
+    def iter_body(self, resp: requests.Response, url: str, cap: int,
+                  cap_name: str) -> Iterator[bytes]:
+        """The body in decoded chunks, stopped past `cap` decoded bytes (a gzip bomb is
+        small on the wire) or past the request's deadline (a server dripping a byte
+        every few seconds never trips the per-read timeout). `read1` returns whatever
+        has arrived, so the deadline is checked between bytes, not after 64 KB."""
+        deadline = getattr(resp, "loralay_deadline", None)
+        host = urlsplit(url).netloc
+        size = 0
+        try:
+            while True:
+                if deadline is not None and time.monotonic() > deadline:
+                    raise self._unreachable(host, f"{url}: no complete answer within the "
+                                            f"{self.settings.request_deadline_s:g} s deadline")
+                chunk = resp.raw.read1(CHUNK, decode_content=True)
+                if not chunk:  # read to the end: the connection may serve the next request
+                    resp._content_consumed = True
+                    return
+                size += len(chunk)
+                if size > cap:
+                    raise StageError(FailureClass.UNAVAILABLE, f"{url}: body over the "
+                                     f"{cap / MB:g} MB cap ({cap_name}) once decoded")
+                yield chunk
+        except DecodeError as e:
+            raise StageError(FailureClass.UNAVAILABLE, f"{url}: body cannot be decoded "
+                             f"({resp.headers.get('Content-Encoding', 'no encoding')})") from e
+        except BODY_ERRORS as e:
+            raise _Truncated(f"{url}: body cut short ({e.__class__.__name__})") from e
+        finally:
+            resp.close()
+
+    def _check_blocked(self, host: str) -> None:
+        """A host that refused us or is down gets no request; a fresh error each time, so
+        tracebacks do not pile up on one exception object."""
+        blocked = self._blocked.get(host)
+        if blocked is not None:
+            self._count("refused/blocked-host")
+            raise blocked()
 
     def _unreachable(self, host: str, message: str) -> StageError:
         """The error for a request retries could not save; the last straw takes the host down."""
         self._failing[host] = self._failing.get(host, 0) + 1
         if self._failing[host] >= max(1, self.settings.host_down_after):
-            self._blocked[host] = HostDown(host, message)
-            return self._blocked[host]
+            self._blocked[host] = functools.partial(HostDown, host, message)
+            return HostDown(host, message)
         return StageError(FailureClass.UNREACHABLE, message)
 
     def get_json(self, url: str, params: Any = None) -> Any:
         """A JSON body; an HTML page or `{"error": ...}` behind a 200 is an error, not data."""
-        resp = self.get(url, params=params)
-        text = resp.text
+        text = self.get_text(url, params)
         if text.lstrip()[:1] == "<":
             raise StageError(FailureClass.UNAVAILABLE, f"{url}: HTML page instead of JSON")
-        try:
-            data = json.loads(text)
-        except ValueError as e:
-            raise StageError(FailureClass.UNAVAILABLE, f"{url}: malformed JSON ({e})") from e
+        data = parse_json(text, url)
         if isinstance(data, dict) and "error" in data:
             raise StageError(FailureClass.UNAVAILABLE, f"{url}: service error: "
                              f"{str(data['error'])[:200]}")
@@ -197,7 +286,7 @@ class PoliteClient:
 
     def _download_once(self, url: str, dest: Path) -> Download:
         resp = self.get(url, stream=True)
-        cap = int(self.settings.max_pdf_mb * 1024 * 1024)
+        cap = int(self.settings.max_pdf_mb * MB)
         declared = resp.headers.get("Content-Length")
         if declared and declared.isdigit() and int(declared) > cap:
             resp.close()
@@ -205,37 +294,78 @@ class PoliteClient:
                              f"{self.settings.max_pdf_mb} MB cap")
         ctype = resp.headers.get("Content-Type", "").split(";")[0].strip().lower()
         with _AtomicFile(dest) as (fh, digest):
-            size = 0
-            try:
-                for chunk in resp.iter_content(64 * 1024):
-                    if size == 0 and not _looks_like_pdf(chunk, ctype):
-                        raise StageError(FailureClass.UNAVAILABLE,
-                                         f"{url}: not a PDF (content type {ctype or 'none'})")
-                    size += len(chunk)
-                    if size > cap:
-                        raise StageError(FailureClass.UNAVAILABLE,
-                                         f"{url}: body over the {self.settings.max_pdf_mb} MB cap")
-                    fh.write(chunk)
-                    digest.update(chunk)
-            except requests.RequestException as e:
-                raise _Truncated(f"{url}: body cut short ({e.__class__.__name__})") from e
-            finally:
-                resp.close()
-            if size == 0:
-                raise StageError(FailureClass.UNAVAILABLE, f"{url}: empty body")
-            if declared and declared.isdigit() and size < int(declared):
+            size = self._write_pdf(resp, url, cap, ctype, fh, digest)
+            encoded = resp.headers.get("Content-Encoding", "identity") != "identity"
+            if declared and declared.isdigit() and size < int(declared) and not encoded:
                 raise _Truncated(f"{url}: body cut short ({size} of {declared} bytes)")
         return Download(dest, digest.hexdigest(), size)
 
+    def _write_pdf(self, resp: requests.Response, url: str, cap: int, ctype: str, fh: Any,
+                   digest: Any) -> int:
+        """The body into `fh`; its first KB must hold the PDF magic (a body may arrive a
+        byte at a time, so the check waits for that KB or the end)."""
+        head = b""
+        with contextlib.closing(self.iter_body(resp, url, cap, "max_pdf_mb")) as body:
+            for chunk in body:
+                if len(head) < HEAD:
+                    head += chunk[:HEAD - len(head)]
+                    if len(head) == HEAD:
+                        _check_pdf_head(head, url, ctype)
+                fh.write(chunk)
+                digest.update(chunk)
+        if not head:
+            raise StageError(FailureClass.UNAVAILABLE, f"{url}: empty body")
+        if len(head) < HEAD:
+            _check_pdf_head(head, url, ctype)
+        return fh.tell()
 
-def _looks_like_pdf(first_chunk: bytes, content_type: str) -> bool:
+
+def _check_pdf_head(head: bytes, url: str, ctype: str) -> None:
     """The magic bytes decide; a PDF content type with an HTML body is still not a PDF."""
-    head = first_chunk[:1024]
-    return PDF_MAGIC in head
+    if PDF_MAGIC not in head:
+        raise StageError(FailureClass.UNAVAILABLE,
+                         f"{url}: not a PDF (content type {ctype or 'none'})")
+
+
+def parse_json(text: str, what: str) -> Any:
+    """JSON text to data; malformed JSON is `unavailable`, JSON nested past Python's
+    recursion limit (a hostile `[[[[...` 100,000 deep) `bad_metadata`, one line each."""
+    try:
+        return json.loads(text)
+    except RecursionError as e:
+        raise StageError(FailureClass.BAD_METADATA,
+                         f"{what}: JSON nested too deep to parse") from e
+    except ValueError as e:
+        raise StageError(FailureClass.UNAVAILABLE, f"{what}: malformed JSON ({e})") from e
+
+
+def _redirect_refusal(e: Exception) -> str:
+    if isinstance(e, requests.TooManyRedirects):
+        return "refused: too many redirects (a loop)"
+    return f"refused: redirected to an address that is not http(s) ({e.__class__.__name__})"
 
 
 class _Truncated(Exception):
     pass
+
+
+_UMASK_LOCK = threading.Lock()
+
+
+def process_umask() -> int:
+    """The process umask, read without changing it where /proc allows (setting it to
+    read it back is racy in a threaded process, so that fallback holds a lock)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    with _UMASK_LOCK:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
 
 
 class _AtomicFile:
@@ -254,6 +384,9 @@ class _AtomicFile:
     def __exit__(self, exc_type: object, *rest: object) -> None:
         if exc_type is None:
             self.fh.flush()
+            # mkstemp makes the file 0600; the finished file gets the mode any other file
+            # of the process would get, so a shared dataset folder stays readable
+            os.fchmod(self.fh.fileno(), 0o666 & ~process_umask())
             os.fsync(self.fh.fileno())
             self.fh.close()
             os.replace(self.tmp, self.dest)
@@ -270,7 +403,7 @@ def check_pdf_bytes(body: bytes, max_bytes: int) -> str | None:
         return "empty body"
     if len(body) > max_bytes:
         return f"body of {len(body)} bytes is over the cap"
-    if PDF_MAGIC not in body[:1024]:
+    if PDF_MAGIC not in body[:HEAD]:
         return "not a PDF (no %PDF- magic)"
     return None
 

@@ -3,11 +3,14 @@
 Tests register, per path, a sequence of `Reply`s (consumed in order, the last one
 repeats) or a function of the request. Faults are plain replies: a status with
 Retry-After, a delay longer than the client's read timeout, a body cut short
-(`truncate_to`), an HTML page served as a PDF, and so on. Only loopback is used.
+(`truncate_to`), a body dripped a byte at a time (`drip_s`), a gzip bomb (a gzipped body
+with `Content-Encoding: gzip`), a redirect (`Location`), an HTML page served as a PDF,
+and so on. Only loopback is used.
 """
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -23,6 +26,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     truncate_to: int | None = None  # send only this many bytes of the body, then close
+    drip_s: float = 0.0  # send the body one byte at a time, this long apart (a slow drip)
 
     def data(self) -> bytes:
         return self.body.encode("utf-8") if isinstance(self.body, str) else self.body
@@ -38,12 +42,19 @@ class Request:
 Handler = Callable[[Request], Reply]
 
 
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: object, client_address: object) -> None:
+        """A client that hung up on purpose (a capped body, a deadline) is no error."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 class FakeServer:
     def __init__(self) -> None:
         self._routes: dict[str, list[Reply] | Handler] = {}
         self._lock = threading.Lock()
         self.requests: list[Request] = []
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._make_handler())
+        self._httpd = _QuietServer(("127.0.0.1", 0), self._make_handler())
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever,
                                         kwargs={"poll_interval": 0.02}, daemon=True)
@@ -111,12 +122,22 @@ class FakeServer:
                     if reply.truncate_to is not None:
                         self.send_header("Connection", "close")
                     self.end_headers()
-                    self.wfile.write(body if reply.truncate_to is None
-                                     else body[: reply.truncate_to])
+                    sent = body if reply.truncate_to is None else body[: reply.truncate_to]
+                    if reply.drip_s:
+                        self._drip(sent, reply.drip_s)
+                    else:
+                        self.wfile.write(sent)
                     self.wfile.flush()
                 except (BrokenPipeError, ConnectionResetError):
                     pass
                 if reply.truncate_to is not None:
                     self.close_connection = True
+
+            def _drip(self, body: bytes, interval: float) -> None:
+                """Until the client hangs up (the write then fails) or the body ends."""
+                for i in range(len(body)):
+                    self.wfile.write(body[i:i + 1])
+                    self.wfile.flush()
+                    time.sleep(interval)
 
         return _H

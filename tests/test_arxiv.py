@@ -12,13 +12,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import yaml
-from loralay_build.config import load_config
 from pylatexenc.latex2text import LatexNodes2Text
 
+from loralay_build.http import forbidden_host
 from loralay_build.records import Candidate, Rejection
+from loralay_build.settings import load_settings
 from loralay_build.sources import FetchContext, HarvestStopped
 from loralay_build.sources.arxiv import (
     abstract_text,
@@ -35,7 +37,8 @@ from .conftest import harvest_source, shared_path
 from .fakeserver import FakeServer, Reply, Request
 
 SNAPSHOT = ("fixtures", "arxiv", "kaggle_arxiv_metadata_snapshot_lines_001-008.jsonl")
-FAST = {"requests_per_second": 1000, "timeout_s": 1, "connect_timeout_s": 1,
+FAST = {"contact": "loralay-tests@example.org", "requests_per_second": 1000, "timeout_s": 1,
+        "connect_timeout_s": 1,
         "backoff_factor": 0.01, "retry_after_max_s": 1, "max_retries": 2, "pdf_attempts": 2}
 API = "/storage/v1/b/arxiv-dataset/o"
 PDF_TYPE = {"Content-Type": "application/pdf"}
@@ -103,7 +106,7 @@ def make_config(tmp_path: Path, server: FakeServer, ids_dir: Path, metadata: Pat
         "ids_dir": str(ids_dir), "metadata_path": str(metadata),
         "bucket_api_url": server.url(API), "bucket_download_url": server.url("/arxiv-dataset"),
         **FAST, **over}), encoding="utf-8")
-    return load_config("arxiv", path)
+    return load_settings("arxiv", path)
 
 
 def harvest(cfg: dict[str, Any], state: RunState, out: Path, limit: int | None = None,
@@ -268,11 +271,30 @@ def test_download_faults(setup: dict[str, Any]) -> None:
     assert not list(setup["out"].glob("pdfs/.part-*"))
 
 
-def test_403_stops_and_a_rerun_continues(setup: dict[str, Any]) -> None:
-    b, state_path = setup["bucket"], setup["tmp"] / "state.sqlite"
-    b.object_faults = {"arxiv/arxiv/pdf/0704/0704.0002v1.pdf": [Reply(403, b"Access denied")]}
+def test_pdf_403_records_forbidden_and_goes_on(setup: dict[str, Any]) -> None:
+    b, srv, state_path = setup["bucket"], setup["server"], setup["tmp"] / "state.sqlite"
+    denied = "arxiv/arxiv/pdf/0704/0704.0002v1.pdf"
+    b.object_faults = {denied: [Reply(403, b"<Error>AccessDenied</Error>")]}
     with RunState(state_path) as state:
-        with pytest.raises(HarvestStopped):
+        items = {i.id: i for i in harvest(setup["cfg"], state, setup["out"])}
+        assert len(items) == 8  # every id recorded: the harvest went on
+        refused = {k for k, v in items.items() if getattr(v, "cls", None) == "forbidden"}
+        assert "0704.0002" in refused and len(refused) > 1  # later ids on the bucket too
+        host = urlsplit(srv.url("")).netloc
+        assert all(forbidden_host(items[k].message) == host for k in refused)
+        assert srv.requests[-1].path.endswith(denied)  # nothing sent to the bucket after
+        assert harvest(setup["cfg"], state, setup["out"]) == []  # a rerun leaves them
+        again = list(fetch(FetchContext("arxiv", setup["cfg"], state, setup["out"],
+                                        retry=frozenset({"forbidden"}))))
+    assert {i.id for i in again} == refused
+    assert isinstance({i.id: i for i in again}["0704.0002"], Candidate)
+
+
+def test_listing_403_stops_and_a_rerun_continues(setup: dict[str, Any]) -> None:
+    b, state_path = setup["bucket"], setup["tmp"] / "state.sqlite"
+    b.listing_faults = {"arxiv/arxiv/pdf/0704/0704.0002v": [Reply(403, b"Access denied")]}
+    with RunState(state_path) as state:
+        with pytest.raises(HarvestStopped, match="403"):
             harvest(setup["cfg"], state, setup["out"])
         assert state.status("0704.0002", "fetch") is None  # not recorded: retried later
         first = {r.doc_id for r in state.results("fetch")}
@@ -308,7 +330,7 @@ def test_limit_counts_items(setup: dict[str, Any]) -> None:
 
 
 def test_missing_inputs_are_a_clear_error(tmp_path: Path, fake_server: FakeServer) -> None:
-    cfg = load_config("arxiv")
+    cfg = load_settings("arxiv")
     with RunState(tmp_path / "s.sqlite") as state, pytest.raises(ValueError, match="ids_dir"):
         list(fetch(FetchContext("arxiv", cfg, state, tmp_path)))
 

@@ -16,9 +16,10 @@ from urllib.parse import urlsplit
 
 import pytest
 import yaml
-from loralay_build.config import load_config
 
+from loralay_build.http import forbidden_host
 from loralay_build.records import Candidate, Rejection
+from loralay_build.settings import load_settings
 from loralay_build.sources import FetchContext, HarvestStopped, record_fetch_item
 from loralay_build.sources.hal import CHECKPOINT, fetch
 from loralay_build.sources.hal_records import collect_abstracts, parse_hal_date, to_candidate
@@ -29,7 +30,8 @@ from .fakeserver import FakeServer, Reply, Request
 
 DROIT = ("fixtures", "hal", "hal_search_2026-10-04_domain_shs.droit_cursorMark_rows5.json")
 ART_2020 = ("fixtures", "hal", "hal_search_authIdHal_docType_ART_omitHeader.json")
-FAST = {"requests_per_second": 1000, "timeout_s": 1, "connect_timeout_s": 1,
+FAST = {"contact": "loralay-tests@example.org", "requests_per_second": 1000, "timeout_s": 1,
+        "connect_timeout_s": 1,
         "backoff_factor": 0.01, "retry_after_max_s": 1, "max_retries": 3,
         "page_attempts": 2, "pdf_attempts": 2}
 PDF_TYPE = {"Content-Type": "application/pdf"}
@@ -55,7 +57,7 @@ def make_config(tmp_path: Path, api_url: str, **over: Any) -> dict[str, Any]:
     """Through a user `--config` file, as a user would override the defaults."""
     path = tmp_path / "hal-test.yaml"
     path.write_text(yaml.safe_dump({"api_url": api_url, **FAST, **over}), encoding="utf-8")
-    return load_config("hal", path)
+    return load_settings("hal", path)
 
 
 def harvest(cfg: dict[str, Any], state: RunState, out: Path, limit: int | None = None,
@@ -317,12 +319,13 @@ def test_unreachable_pdf_is_recorded_and_a_rerun_retries_it(fake_server, tmp_pat
     first = {i.id: i for i in harvest(cfg, state, tmp_path)}
     assert first["hal-09000001"].cls == "unreachable"
     assert sum(isinstance(i, Candidate) for i in first.values()) == 3
-    assert state.get_checkpoint(CHECKPOINT) is None  # never moved past the unreachable one
+    assert state.get_checkpoint(CHECKPOINT)["cursor"] == "c2"  # the cursor does not stall
 
-    second = harvest(cfg, state, tmp_path)
+    second = harvest(cfg, state, tmp_path)  # retried from its stored record
     assert [i.id for i in second] == ["hal-09000001"] and isinstance(second[0], Candidate)
     assert fake_server.hits("/hal-09000000/document") == 1  # the others are not fetched again
     assert state.get_checkpoint(CHECKPOINT)["cursor"] == "c2"
+    assert search.cursors == ["*", "c1", "c2", "c2"]  # the rerun resumed at the saved cursor
 
 
 def test_a_pdf_host_down_stops_the_harvest_without_recording_the_rest(fake_server, pdf_host,
@@ -342,42 +345,65 @@ def test_a_pdf_host_down_stops_the_harvest_without_recording_the_rest(fake_serve
     assert len([i for i in harvest(cfg, state, tmp_path) if isinstance(i, Candidate)]) == 8
 
 
-def test_pdf_403_defers_that_host_and_goes_on_with_others(fake_server, pdf_host, tmp_path,
-                                                          state):
-    """Real portal hosts (2020 recording) mapped to two local hosts; the main one refuses."""
+def harvest_retrying(cfg: dict[str, Any], state: RunState, out: Path,
+                     retry: frozenset[str]) -> list[Candidate | Rejection]:
+    """A rerun with `--retry CLASS ...` (the driver passes the classes as `ctx.retry`)."""
+    items = []
+    for item in fetch(FetchContext("hal", cfg, state, out, retry=retry)):
+        record_fetch_item(state, item)
+        items.append(item)
+    return items
+
+
+def test_pdf_403_records_that_host_forbidden_and_goes_on(fake_server, pdf_host, tmp_path,
+                                                         state):
+    """Real portal hosts (2020 recording) mapped to two local hosts; one refuses."""
     pdf = corpus_pdf("fr_ahrf_censure")
     on_blocked = [synthetic_doc(i, pdf_host.url("")) for i in (0, 2, 4)]
     on_open = [synthetic_doc(i, fake_server.url("")) for i in (1, 3, 5)]
     docs = [on_blocked[0], on_open[0], on_blocked[1], on_open[1], on_blocked[2], on_open[2]]
-    fake_server.add_handler("/search/", PagedSearch(docs, rows=2))
+    search = PagedSearch(docs, rows=2)
+    fake_server.add_handler("/search/", search)
     serve_pdfs(fake_server, pdf)
     pdf_host.add_handler("/hal-*", lambda req: Reply(403, "forbidden"))
     cfg = make_config(tmp_path, fake_server.url("/search/"), rows=2)
-    first = harvest(cfg, state, tmp_path)
+    first = {i.id: i for i in harvest(cfg, state, tmp_path)}
 
-    assert [i.id for i in first] == ["hal-09000001", "hal-09000003", "hal-09000005"]
-    assert pdf_host.hits("/hal-09000000/document") == 1 and len(pdf_host.requests) == 1
-    assert state.get_checkpoint(CHECKPOINT) is None  # never moved past the deferred record
+    assert len(first) == 6 and search.cursors == ["*", "c1", "c2", "c3"]
+    refused = {k for k, v in first.items() if isinstance(v, Rejection)}
+    assert refused == {"hal-09000000", "hal-09000002", "hal-09000004"}
+    host = urlsplit(pdf_host.url("")).netloc
+    for k in refused:
+        assert first[k].cls == "forbidden" and forbidden_host(first[k].message) == host
+        assert first[k].message.startswith(f"host {host} answered 403 Forbidden")
+    assert len(pdf_host.requests) == 1  # no request to the refusing host after its 403
+    assert state.get_checkpoint(CHECKPOINT)["cursor"] == "c3"  # paged to the end
 
-    serve_pdfs(pdf_host, pdf)  # a later run, the host lets us in again
-    second = harvest(cfg, state, tmp_path)
-    assert [i.id for i in second] == ["hal-09000000", "hal-09000002", "hal-09000004"]
-    assert all(isinstance(i, Candidate) for i in second)
-    assert state.get_checkpoint(CHECKPOINT)["cursor"] == "c3"
+    serve_pdfs(pdf_host, pdf)  # the host lets us in again, but a plain rerun does not ask
+    assert harvest(cfg, state, tmp_path) == [] and len(pdf_host.requests) == 1
+    again = harvest_retrying(cfg, state, tmp_path, frozenset({"forbidden"}))
+    assert sorted(i.id for i in again) == sorted(refused)
+    assert all(isinstance(i, Candidate) and Path(i.pdf_path).read_bytes() == pdf
+               for i in again)
+    assert state.ids_with_class("fetch", ["forbidden"]) == set()
+    assert search.cursors[-1] == "c3"  # the retry did not restart the search
 
 
-def test_pdf_403_on_the_only_host_stops_cleanly(fake_server, pdf_host, tmp_path, state):
+def test_pdf_403_on_the_only_host_still_pages_to_the_end(fake_server, pdf_host, tmp_path,
+                                                         state):
     docs = [synthetic_doc(i, pdf_host.url("")) for i in range(6)]
     search = PagedSearch(docs, rows=2)
     fake_server.add_handler("/search/", search)
     pdf_host.add("/hal-09000000/document", Reply(200, corpus_pdf("en_hal_reaim"), PDF_TYPE))
     pdf_host.add_handler("/hal-*", lambda req: Reply(403, "forbidden"))
     cfg = make_config(tmp_path, fake_server.url("/search/"), rows=2)
-    with pytest.raises(HarvestStopped, match="at cursor c1: host .* answered 403 Forbidden"):
-        harvest(cfg, state, tmp_path)
-    assert search.cursors == ["*", "c1"]  # went on while a download got through, then stopped
-    assert state.ids_with("fetch") == {"hal-09000000"}
-    assert state.get_checkpoint(CHECKPOINT) is None
+    items = harvest(cfg, state, tmp_path)
+    assert search.cursors == ["*", "c1", "c2", "c3"]
+    assert isinstance(items[0], Candidate) and [i.cls for i in items[1:]] == ["forbidden"] * 5
+    assert [r.path for r in pdf_host.requests] == ["/hal-09000000/document",
+                                                   "/hal-09000001/document"]
+    assert state.get_checkpoint(CHECKPOINT)["cursor"] == "c3"
+    assert harvest(cfg, state, tmp_path) == []  # a rerun does not stall on them
 
 
 # --- resume and limit ---------------------------------------------------------------
@@ -503,3 +529,36 @@ def test_hostile_id_stays_inside_the_pdf_folder(fake_server, tmp_path, state):
     path = Path(cand.pdf_path)
     assert cand.id == "../../etc/passwd" and path.parent == tmp_path / "pdfs"
     assert path.name.startswith("etc_passwd-") and path.suffix == ".pdf"
+
+
+# --- hostile bodies: bombs, deep JSON, slow drips ------------------------------------------
+def test_search_gzip_bomb_and_deep_json_stop_in_one_line(fake_server, tmp_path, state):
+    """The real recorded page padded to 40 MB and gzipped, then JSON nested 100,000 deep."""
+    import gzip
+
+    page = shared_path(*DROIT).read_bytes()
+    bomb = gzip.compress(page + b" " * (40 << 20), compresslevel=9)
+    fake_server.add("/search/", Reply(200, bomb, {"Content-Encoding": "gzip"}))
+    cfg = make_config(tmp_path, fake_server.url("/search/"), max_body_mb=1)
+    with pytest.raises(HarvestStopped, match=r"over the 1 MB cap \(max_body_mb\)") as err:
+        harvest(cfg, state, tmp_path)
+    assert "\n" not in str(err.value) and state.get_checkpoint(CHECKPOINT) is None
+
+    fake_server.add("/search/", Reply(200, '{"a":[' * 50_000 + "]}" * 50_000))  # 400 kB
+    with pytest.raises(HarvestStopped, match="nested too deep") as err:
+        harvest(cfg, state, tmp_path)
+    assert "\n" not in str(err.value)
+
+
+def test_slow_drip_pdf_is_unreachable_and_leaves_no_part_file(fake_server, tmp_path, state):
+    pdf = corpus_pdf("fr_ahrf_censure")
+    docs = [synthetic_doc(i, fake_server.url("")) for i in range(2)]
+    fake_server.add_handler("/search/", PagedSearch(docs, rows=5))
+    fake_server.add("/hal-09000000/document", Reply(200, pdf, PDF_TYPE, drip_s=0.2))
+    fake_server.add("/hal-09000001/document", Reply(200, pdf, PDF_TYPE))
+    cfg = make_config(tmp_path, fake_server.url("/search/"), request_deadline_s=1.0)
+    items = {i.id: i for i in harvest(cfg, state, tmp_path)}
+    assert items["hal-09000000"].cls == "unreachable"
+    assert "within the 1 s deadline" in items["hal-09000000"].message
+    assert isinstance(items["hal-09000001"], Candidate)
+    assert not list((tmp_path / "pdfs").glob(".part-*"))

@@ -48,7 +48,8 @@ def serve(srv) -> None:
 
 
 def write_config(tmp_path: Path, api_url: str, **over) -> Path:
-    cfg = {"api_url": api_url, "rows": 2, "requests_per_second": 1000, "timeout_s": 2,
+    cfg = {"api_url": api_url, "contact": "loralay-tests@example.org", "rows": 2,
+           "requests_per_second": 1000, "timeout_s": 2,
            "backoff_factor": 0.01, "retry_after_max_s": 1, "max_pages_percentile": None,
            "min_summary_percentile": None, "split_proportions": [0.34, 0.33, 0.33], **over}
     path = tmp_path / "test.yaml"

@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import json
+import os
+import stat
 import time
+from urllib.parse import urlsplit
 
 import pytest
 
 from loralay_build.failures import FailureClass, StageError
-from loralay_build.http import HostBlocked, HostDown, HttpSettings, PoliteClient
+from loralay_build.http import (
+    HostBlocked,
+    HostDown,
+    HostForbidden,
+    HttpSettings,
+    PoliteClient,
+    forbidden_host,
+    write_atomic,
+)
 
 from .conftest import shared_path
 from .fakeserver import Reply
@@ -109,11 +122,23 @@ def test_403_blocks_the_host_for_the_run(fake_server):
     fake_server.add("/a", Reply(403, "forbidden"))
     fake_server.add("/b", Reply(200, "{}"))
     c = client()
-    with pytest.raises(HostBlocked):
+    with pytest.raises(HostForbidden) as first:
         c.get_json(fake_server.url("/a"))
-    with pytest.raises(HostBlocked):
+    with pytest.raises(HostForbidden) as later:
         c.get_json(fake_server.url("/b"))
     assert fake_server.hits("/b") == 0
+    host = urlsplit(fake_server.url("/")).netloc
+    for e in (first.value, later.value):
+        assert e.failure.cls is FailureClass.FORBIDDEN and forbidden_host(str(e)) == host
+        assert str(e).startswith(f"host {host} answered 403 Forbidden")
+    assert first.value.refused_now and not later.value.refused_now
+
+
+def test_forbidden_host_reads_only_forbidden_messages():
+    assert forbidden_host("host files.example answered 403 Forbidden; no more requests to "
+                          "it this run") == "files.example"
+    assert forbidden_host("host files.example is down (requests failed in a row)") is None
+    assert forbidden_host("http://x/a.pdf: HTTP 404") is None
 
 
 def test_pdf_download_is_verified_and_atomic(fake_server, tmp_path, pdf_bytes):
@@ -157,3 +182,93 @@ def test_size_cap(fake_server, tmp_path, pdf_bytes):
     fake_server.add("/big.pdf", Reply(200, pdf_bytes))
     with pytest.raises(StageError, match="cap"):
         client(max_pdf_mb=0.01).download_pdf(fake_server.url("/big.pdf"), tmp_path / "b.pdf")
+
+
+# --- bodies capped once decoded, deadlines, deep JSON, redirects, file modes -------------
+HAL_PAGE = ("fixtures", "hal", "hal_search_2026-10-04_domain_shs.droit_cursorMark_rows5.json")
+GZIP = {"Content-Encoding": "gzip"}
+
+
+def bomb(real: bytes, padding_mb: int) -> bytes:
+    """A real body followed by `padding_mb` MB of spaces, gzipped: tiny on the wire."""
+    return gzip.compress(real + b" " * (padding_mb * 1024 * 1024), compresslevel=9)
+
+
+def test_gzipped_api_body_is_decoded_and_a_bomb_is_capped(fake_server):
+    page = shared_path(*HAL_PAGE).read_bytes()
+    fake_server.add("/ok", Reply(200, gzip.compress(page), {**GZIP, "Content-Type":
+                                                            "application/json"}))
+    fake_server.add("/bomb", Reply(200, bomb(page, 40), {**GZIP, "Content-Type":
+                                                         "application/json"}))
+    c = client(max_body_mb=2)
+    assert c.get_json(fake_server.url("/ok")) == json.loads(page)
+    assert len(bomb(page, 40)) < 100_000  # what the server sends
+    with pytest.raises(StageError, match=r"over the 2 MB cap \(max_body_mb\) once decoded") as e:
+        c.get_json(fake_server.url("/bomb"))
+    assert e.value.failure.cls is FailureClass.UNAVAILABLE and "\n" not in str(e.value)
+
+
+def test_gzipped_pdf_is_accepted_and_a_pdf_bomb_is_capped(fake_server, tmp_path, pdf_bytes):
+    fake_server.add("/z.pdf", Reply(200, gzip.compress(pdf_bytes), GZIP))
+    fake_server.add("/bomb.pdf", Reply(200, bomb(pdf_bytes, 30), GZIP))
+    c = client(max_pdf_mb=2)
+    d = c.download_pdf(fake_server.url("/z.pdf"), tmp_path / "z.pdf")
+    assert (tmp_path / "z.pdf").read_bytes() == pdf_bytes and d.size == len(pdf_bytes)
+    with pytest.raises(StageError, match=r"over the 2 MB cap \(max_pdf_mb\)") as e:
+        c.download_pdf(fake_server.url("/bomb.pdf"), tmp_path / "bomb.pdf")
+    assert e.value.failure.cls is FailureClass.UNAVAILABLE
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["z.pdf"]  # no .part-* left
+
+
+def test_json_nested_100000_deep_is_one_line(fake_server):
+    fake_server.add("/deep", Reply(200, "[" * 100_000 + "]" * 100_000))
+    fake_server.add("/deep-object", Reply(200, '{"a":' * 100_000 + "1" + "}" * 100_000))
+    for path in ("/deep", "/deep-object"):
+        with pytest.raises(StageError, match="nested too deep") as e:
+            client().get_json(fake_server.url(path))
+        assert e.value.failure.cls is FailureClass.BAD_METADATA
+
+
+def test_slow_drip_hits_the_total_deadline_and_leaves_no_part_file(fake_server, tmp_path,
+                                                                   pdf_bytes):
+    fake_server.add("/drip.pdf", Reply(200, pdf_bytes, drip_s=0.2))
+    fake_server.add("/drip.json", Reply(200, json.dumps({"n": 1}) + " " * 1000, drip_s=0.2))
+    c = client(timeout_s=1, request_deadline_s=1.5, host_down_after=10)
+    t = time.monotonic()
+    with pytest.raises(StageError, match=r"no complete answer within the 1.5 s deadline") as e:
+        c.download_pdf(fake_server.url("/drip.pdf"), tmp_path / "drip.pdf")
+    assert e.value.failure.cls is FailureClass.UNREACHABLE
+    assert time.monotonic() - t < 4  # each byte came within the read timeout
+    assert list(tmp_path.iterdir()) == []  # no .part-* file
+    with pytest.raises(StageError, match="deadline") as e:
+        c.get_json(fake_server.url("/drip.json"))
+    assert e.value.failure.cls is FailureClass.UNREACHABLE
+
+
+@pytest.mark.parametrize("path, words", [
+    ("/to-file", "not http"), ("/loop", "too many redirects"),
+])
+def test_refused_redirects_are_unavailable_and_do_not_take_the_host_down(fake_server, path,
+                                                                          words):
+    fake_server.add("/to-file", Reply(302, "", {"Location": "file:///etc/passwd"}))
+    fake_server.add("/loop", Reply(302, "", {"Location": "/loop"}))
+    fake_server.add("/ok", Reply(200, '{"ok": 1}'))
+    c = client(host_down_after=1)
+    for _ in range(3):
+        with pytest.raises(StageError, match=words) as e:
+            c.get_json(fake_server.url(path))
+        assert e.value.failure.cls is FailureClass.UNAVAILABLE
+        assert not isinstance(e.value, HostBlocked)
+    assert c.get_json(fake_server.url("/ok")) == {"ok": 1}  # the host is not taken for down
+
+
+def test_written_files_follow_the_umask(fake_server, tmp_path, pdf_bytes):
+    fake_server.add("/ok.pdf", Reply(200, pdf_bytes))
+    old = os.umask(0o027)
+    try:
+        client().download_pdf(fake_server.url("/ok.pdf"), tmp_path / "a.pdf")
+        write_atomic(tmp_path / "b.pdf", pdf_bytes)
+    finally:
+        os.umask(old)
+    for name in ("a.pdf", "b.pdf"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o640, name

@@ -9,8 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from loralay_build.config import load_config
-
+from loralay_build.settings import load_settings
 from loralay_build.sources import FetchContext, get_fetcher, record_fetch_item
 from loralay_build.sources.crawl.spiders.koreascience import split_abstracts
 from loralay_build.state import RunState
@@ -38,9 +37,9 @@ def _page(template: str, doc_id: str, rec: dict, pdf: str) -> str:
 
 
 def _ctx(tmp_path: Path, srv) -> FetchContext:
-    cfg = load_config("koreascience")
-    cfg.update({"search_url": srv.url("/search/advanced.page"), "years": [2015],
-                "download_delay_s": 0.0, "max_retries": 1, "timeout_s": 5})
+    cfg = load_settings("koreascience").replace(
+        search_url=srv.url("/search/advanced.page"), years=[2015], download_delay_s=0.0,
+        max_retries=1, timeout_s=5)
     return FetchContext("koreascience", cfg, RunState(tmp_path / "state.sqlite"), tmp_path)
 
 
@@ -111,7 +110,7 @@ def test_cli_build_end_to_end(tmp_path, fake_server):
                                                                     "application/pdf"}))
     conf = tmp_path / "local.yaml"
     conf.write_text(f"search_url: {fake_server.url('/search/advanced.page')}\n"
-                    "years: [2015]\ndownload_delay_s: 0\n")
+                    "years: [2015]\ndownload_delay_s: 0\ncontact: loralay-tests@example.org\n")
     out = tmp_path / "out"
     proc = subprocess.run([sys.executable, "-m", "loralay_build.cli", "build", "--source",
                            "koreascience", "--out", str(out), "--config", str(conf)],
@@ -156,3 +155,29 @@ def test_scrapy_check_contracts_offline(tmp_path, fake_server):
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "Ran 2 contracts" in out.stderr and "OK" in out.stderr
+
+
+def test_pdf_403_records_forbidden_without_more_pdf_requests(tmp_path, fake_server):
+    """The PDF host is the site itself: after a 403 on one PDF, the article pages are
+    still crawled, their PDFs are `forbidden` without a request."""
+    from loralay_build.http import forbidden_host
+
+    tsp, _ = _paper("ko_hufs_tsp")
+    pat, _ = _paper("ko_ssrn_kopdp")
+    fake_server.add_handler("/search/advanced.page", lambda req: Reply(
+        200, (FIX / f"search_page{req.query['pageNo'][0]}.html").read_bytes(), HTML))
+    for n, rec in (("1", tsp), ("2", pat), ("3", pat)):
+        doc_id = f"JAKO20151000000000{n}"
+        fake_server.add(f"/article/{doc_id}.page", Reply(
+            200, _page("article.html", doc_id, rec, f"/article/{doc_id}.pdf"), HTML))
+    fake_server.add_handler("/article/*", lambda req: Reply(403, "denied"))  # the PDFs
+    ctx = _ctx(tmp_path, fake_server)
+    items = []
+    for item in get_fetcher("koreascience")(ctx):
+        record_fetch_item(ctx.state, item)
+        items.append(item)
+    assert len(items) == 3 and {i.cls for i in items} == {"forbidden"}
+    host = fake_server.url("").split("//")[1]
+    assert {forbidden_host(i.message) for i in items} == {host}
+    assert sum(r.path.endswith(".pdf") for r in fake_server.requests) == 1
+    assert all(fake_server.hits(f"/article/JAKO20151000000000{n}.page") == 1 for n in "123")

@@ -5,9 +5,14 @@ from __future__ import annotations
 import json
 
 from loralay_build.records import Candidate, Rejection
+from loralay_build.settings import load_settings
 from loralay_build.sources import FetchContext, record_fetch_item
 from loralay_build.sources.local import fetch
 from loralay_build.state import RunState
+
+
+def local(manifest):
+    return load_settings("local", None, {"manifest": str(manifest)})
 
 
 def _write(path, lines):
@@ -24,7 +29,7 @@ def test_manifest_lines_become_candidates_and_bad_lines_rejections(tmp_path):
         {"id": "c", "language": "en", "abstracts": {"en": "x"}},
     ])
     with RunState(tmp_path / "s.sqlite") as st:
-        items = list(fetch(FetchContext("local", {"manifest": str(man)}, st, tmp_path)))
+        items = list(fetch(FetchContext("local", local(man), st, tmp_path)))
         for item in items:
             record_fetch_item(st, item)
         a = items[0]
@@ -43,13 +48,13 @@ def test_limit_and_state_survive_reopening(tmp_path):
                   "abstracts": {"en": "text"}} for i in range(5)])
     path = tmp_path / "s.sqlite"
     with RunState(path) as st:
-        for item in fetch(FetchContext("local", {"manifest": str(man)}, st, tmp_path, limit=3)):
+        for item in fetch(FetchContext("local", local(man), st, tmp_path, limit=3)):
             record_fetch_item(st, item)
         st.set_checkpoint("cursor", {"mark": "AoE"})
     with RunState(path) as st:
         assert [c.id for c in st.candidates()] == ["d0", "d1", "d2"]
         assert st.get_checkpoint("cursor") == {"mark": "AoE"}
         # re-recording keeps the first order and does not duplicate
-        for item in fetch(FetchContext("local", {"manifest": str(man)}, st, tmp_path)):
+        for item in fetch(FetchContext("local", local(man), st, tmp_path)):
             record_fetch_item(st, item)
         assert [c.id for c in st.candidates()] == ["d0", "d1", "d2", "d3", "d4"]

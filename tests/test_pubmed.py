@@ -17,14 +17,16 @@ import json
 import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import yaml
-from loralay_build.config import load_config
 from lxml import etree
 
+from loralay_build.http import forbidden_host
 from loralay_build.records import Candidate, Rejection
-from loralay_build.sources import HarvestStopped, jats, pubmed
+from loralay_build.settings import load_settings
+from loralay_build.sources import FetchContext, HarvestStopped, jats, pubmed
 from loralay_build.sources.pubmed import in_ncbi_peak, record_to_candidate, s3_to_https
 from loralay_build.state import RunState
 
@@ -34,7 +36,8 @@ from .test_arxiv import write_cohan
 
 GETRECORD = ("fixtures", "pmc", "pmc_oai_v1_GetRecord_pmc_PMC10858524_2026-09-14.xml")
 NXML = ("fixtures", "pmc", "jats_PMC3460867_pone.0046493.nxml")
-FAST = {"requests_per_second": 1000, "timeout_s": 1, "connect_timeout_s": 1,
+FAST = {"contact": "loralay-tests@example.org", "requests_per_second": 1000, "timeout_s": 1,
+        "connect_timeout_s": 1,
         "backoff_factor": 0.01, "retry_after_max_s": 1, "max_retries": 2, "pdf_attempts": 2,
         "attempts": 2, "cloud_requests_per_second": 1000, "peak_oai_requests": None}
 XML_TYPE = {"Content-Type": "text/xml"}
@@ -137,7 +140,7 @@ def setup(tmp_path: Path, fake_server: FakeServer) -> dict[str, Any]:
         "pdf_metadata_url": fake_server.url("/cloud/metadata/{pmcid_ver}.json"),
         "s3_https_url": fake_server.url("/s3/{bucket}"), "email": "team@example.org",
         **FAST}), encoding="utf-8")
-    return {"cfg": load_config("pubmed", path), "pmc": pmc, "server": fake_server,
+    return {"cfg": load_settings("pubmed", path), "pmc": pmc, "server": fake_server,
             "out": tmp_path / "out", "state": tmp_path / "state.sqlite"}
 
 
@@ -280,12 +283,34 @@ def test_pdf_faults(setup: dict[str, Any]) -> None:
     assert not list((setup["out"] / "pdfs").glob("*PMC42*"))
 
 
-def test_403_stops_the_harvest_and_a_rerun_continues(setup: dict[str, Any]) -> None:
+def test_oai_403_stops_the_harvest_and_a_rerun_continues(setup: dict[str, Any]) -> None:
     setup["pmc"].records["3460867"].insert(0, Reply(403, b"denied"))
     with pytest.raises(HarvestStopped):
         harvest(setup["cfg"], setup["state"], setup["out"])
     items = harvest(setup["cfg"], setup["state"], setup["out"])
     assert [i.id for i in items] == ["PMC3460867", "PMC42", "PMC5828200", "abc"]
+
+
+def test_cloud_403_records_forbidden_and_goes_on(setup: dict[str, Any]) -> None:
+    pmc, srv = setup["pmc"], setup["server"]
+    key = "/s3/pmc-oa-opendata/PMC10858524.1/PMC10858524.1.pdf"
+    pmc.objects[key].insert(0, Reply(403, b"<Error>AccessDenied</Error>"))
+    items = {i.id: i for i in harvest(setup["cfg"], setup["state"], setup["out"])}
+    assert len(items) == 5  # the OAI part went on for every id
+    host = urlsplit(srv.url("")).netloc
+    for doc_id in ("PMC10858524", "PMC3460867", "PMC42"):  # the same bucket: no request
+        assert items[doc_id].cls == "forbidden", doc_id
+        assert forbidden_host(items[doc_id].message) == host
+    cloud = [r.path for r in srv.requests if not r.path.startswith("/oai")]
+    assert cloud[-1] == key  # nothing sent to the cloud host after its 403
+    assert items["PMC5828200"].cls == "unavailable"
+    assert harvest(setup["cfg"], setup["state"], setup["out"]) == []
+    with RunState(setup["state"]) as state:
+        ctx = FetchContext("pubmed", setup["cfg"], state, setup["out"],
+                           retry=frozenset({"forbidden"}))
+        again = list(pubmed.fetch(ctx))
+    assert sorted(i.id for i in again) == ["PMC10858524", "PMC3460867", "PMC42"]
+    assert all(isinstance(i, Candidate) for i in again)
 
 
 def test_resume_after_abandon_has_no_duplicates_and_loses_nothing(setup: dict[str, Any]
@@ -355,7 +380,7 @@ def test_ncbi_peak_hours() -> None:
 def test_large_runs_stop_in_peak_hours(setup: dict[str, Any], monkeypatch: pytest.MonkeyPatch,
                                        moment: dt.datetime, expected: int) -> None:
     monkeypatch.setattr(pubmed, "now_utc", lambda: moment)
-    cfg = {**setup["cfg"], "peak_oai_requests": 2}
+    cfg = setup["cfg"].replace(peak_oai_requests=2)
     items: list[Candidate | Rejection] = []
     try:
         items = harvest(cfg, setup["state"], setup["out"])
@@ -366,3 +391,23 @@ def test_large_runs_stop_in_peak_hours(setup: dict[str, Any], monkeypatch: pytes
         assert len(list(state.results("fetch"))) == expected
     if expected == 5:
         assert len(items) == 5
+
+
+def test_oai_gzip_bomb_and_deep_cloud_json_are_one_line_failures(setup: dict[str, Any]
+                                                                 ) -> None:
+    """sickle's responses come through PoliteClient, so an OAI body is capped once decoded."""
+    import gzip
+
+    pmc = setup["pmc"]
+    real = pmc.records["10858524"][0].body
+    bomb = gzip.compress(real + b" " * (40 << 20), compresslevel=9)
+    pmc.records["10858524"] = [Reply(200, bomb, {**XML_TYPE, "Content-Encoding": "gzip"})]
+    pmc.metadata["/cloud/metadata/PMC3460867.1.json"] = [
+        Reply(200, b"[" * 100_000 + b"]" * 100_000, {"Content-Type": "application/json"})]
+    cfg = setup["cfg"].replace(max_body_mb=2)
+    items = {i.id: i for i in harvest(cfg, setup["state"], setup["out"])}
+    assert items["PMC10858524"].cls == "unavailable"
+    assert "over the 2 MB cap (max_body_mb)" in items["PMC10858524"].message
+    assert items["PMC3460867"].cls == "bad_metadata"
+    assert "nested too deep" in items["PMC3460867"].message
+    assert isinstance(items["PMC42"], Candidate)  # the harvest went on

@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
-from loralay_build.config import load_config
 
+from loralay_build.settings import load_settings
 from loralay_build.sources import FetchContext, HarvestStopped, get_fetcher, record_fetch_item
 from loralay_build.state import RunState
 
@@ -62,10 +62,9 @@ def _serve(srv, records: dict[str, dict], page_size: int = 2) -> None:
 
 
 def _ctx(tmp_path: Path, srv, source: str = "scielo-pt", limit=None, **over) -> FetchContext:
-    cfg = load_config(source)
-    cfg.update({"articlemeta_url": srv.url("/api/v1/"), "collections": ["scl"],
-                "download_delay_s": 0.0, "max_retries": 2, "retry_after_max_s": 1,
-                "page_size": 2, "timeout_s": 5, **over})
+    cfg = load_settings(source).replace(
+        articlemeta_url=srv.url("/api/v1/"), collections=["scl"], download_delay_s=0.0,
+        max_retries=2, retry_after_max_s=1, page_size=2, timeout_s=5, **over)
     state = RunState(tmp_path / "state.sqlite")
     return FetchContext(source, cfg, state, tmp_path, limit=limit)
 
@@ -150,6 +149,42 @@ def test_unreachable_pdf_is_retried_by_the_next_run(tmp_path, fake_server):
     assert fake_server.hits("/pdf/U1.pdf") == 1
 
 
+def test_pdf_403_records_that_host_forbidden_and_the_crawl_goes_on(tmp_path, fake_server):
+    """Two PDF hosts; the second refuses: its papers are `forbidden`, the rest is crawled."""
+    from urllib.parse import urlsplit
+
+    from loralay_build.http import forbidden_host
+
+    from .fakeserver import FakeServer
+
+    base = _record()
+    body = _pdf("pt_scielo_rsp_hindex")
+    with FakeServer() as refusing:
+        recs = {f"F{i}": _variant(base, f"F{i}", "pt", refusing.url(f"/pdf/F{i}.pdf"))
+                for i in range(4)}
+        recs.update({f"O{i}": _variant(base, f"O{i}", "pt", fake_server.url(f"/pdf/O{i}.pdf"))
+                     for i in range(2)})
+        _serve(fake_server, dict(sorted(recs.items())))
+        refusing.add_handler("/pdf/*", lambda req: Reply(403, "forbidden"))
+        fake_server.add_handler("/pdf/*", lambda req: Reply(200, body))
+        by_id = {i.id: i for i in _run(_ctx(tmp_path, fake_server))}
+        assert len(by_id) == 6
+        host = urlsplit(refusing.url("")).netloc
+        for i in range(4):
+            item = by_id[f"scl-F{i}"]
+            assert item.cls == "forbidden" and forbidden_host(item.message) == host
+        assert all(by_id[f"scl-O{i}"].pdf_path for i in range(2))  # the crawl went on
+        assert sum(r.path.startswith("/pdf/") for r in refusing.requests) == 1
+
+        refusing.add_handler("/pdf/*", lambda req: Reply(200, body))
+        assert _run(_ctx(tmp_path, fake_server)) == []  # not retried unless asked
+        ctx = _ctx(tmp_path, fake_server)
+        ctx.retry = frozenset({"forbidden"})
+        again = _run(ctx)
+        assert sorted(i.id for i in again) == [f"scl-F{i}" for i in range(4)]
+        assert all(i.pdf_path for i in again)
+
+
 def test_robots_disallow_is_honoured(tmp_path, fake_server):
     base = _record()
     _serve(fake_server, {PID: _variant(base, PID, "pt", fake_server.url("/pdf/a.pdf"))})
@@ -225,7 +260,7 @@ def test_cli_build_end_to_end(tmp_path, fake_server, shared_corpus, source, pref
     _serve(fake_server, recs, page_size=1000)
     conf = tmp_path / "local.yaml"
     conf.write_text(f"articlemeta_url: {fake_server.url('/api/v1/')}\ncollections: [scl]\n"
-                    "download_delay_s: 0\n")
+                    "download_delay_s: 0\ncontact: loralay-tests@example.org\n")
     out = tmp_path / "out"
     proc = subprocess.run([sys.executable, "-m", "loralay_build.cli", "build", "--source",
                            source, "--out", str(out), "--config", str(conf)],
@@ -255,7 +290,8 @@ def test_a_crawl_that_reaches_no_server_stops_in_one_line(tmp_path):
         port = sock.getsockname()[1]  # closed again below: connections are refused
     conf = tmp_path / "local.yaml"
     conf.write_text(f"articlemeta_url: http://127.0.0.1:{port}/api/v1/\ncollections: [scl]\n"
-                    "download_delay_s: 0\nmax_retries: 1\ntimeout_s: 5\n")
+                    "download_delay_s: 0\nmax_retries: 1\ntimeout_s: 5\n"
+                    "contact: loralay-tests@example.org\n")
     out = subprocess.run([sys.executable, "-m", "loralay_build.cli", "build", "--source",
                           "scielo-pt", "--out", str(tmp_path / "out"), "--config", str(conf)],
                          capture_output=True, text=True, timeout=300)

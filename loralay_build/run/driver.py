@@ -61,7 +61,7 @@ def fetch_phase(settings: CommonSettings, layout: RunLayout, limit: int | None,
     counts = {"ok": 0, "failed": 0}
     seen: set[str] = set()
     with RunState(layout.fetch_db) as state:
-        ctx = FetchContext(source, settings.model_dump(), state, layout.out, limit)
+        ctx = FetchContext(source, settings, state, layout.out, limit, retry=retry)
         progress = Progress(f"fetch {source}", None, settings.log_every_s)
         with logging_redirect_tqdm():
             for item in fetch(ctx):

@@ -101,7 +101,15 @@ class HttpFields(_Model):
     retry_after_max_s: NonNegative = Field(120, description="cap on an honoured Retry-After")
     max_pdf_mb: float = Field(100, gt=0, le=10_000, allow_inf_nan=False,
                               description="PDF size cap")
+    max_body_mb: float = Field(50, gt=0, le=10_000, allow_inf_nan=False,
+                               description="cap on any other body (API JSON, OAI XML), decoded")
+    request_deadline_s: PositiveSeconds = Field(
+        300, description="a whole request, headers to last byte (a slow drip cannot hang)")
     host_down_after: Count = Field(3, description="failed requests in a row: the host is down")
+
+    @property
+    def full_user_agent(self) -> str:
+        return f"{self.user_agent} (mailto:{self.contact})" if self.contact else self.user_agent
 
 
 class RunFields(_Model):

@@ -21,12 +21,14 @@ from __future__ import annotations
 import importlib
 import logging
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
-from ..failures import RETRIED_ON_RERUN
+from ..failures import RETRIED_ON_RERUN, StageError
+from ..http import PDF_MAGIC, HostDown, HostForbidden, PoliteClient
+from ..paths import pdf_path_for
 from ..records import Candidate, Rejection
+from ..settings import CommonSettings
 from ..state import RunState
 
 SOURCES: dict[str, str] = {
@@ -59,23 +61,37 @@ class HarvestStopped(ConnectionError):
 @dataclass
 class FetchContext:
     source: str
-    config: dict[str, Any]
+    settings: CommonSettings  # the source's own typed settings (settings/sources.py)
     state: RunState
     out_dir: Path
     limit: int | None = None
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("loralay.fetch"))
+    # failure classes the user asked this run to try again (`--retry CLASS`), on top of
+    # those every rerun retries (`unreachable`); a `forbidden` record waits for this
+    retry: frozenset[str] = frozenset()
 
     @property
     def pdf_dir(self) -> Path:
-        return self.out_dir / "pdfs"
+        from ..run.layout import RunLayout
+
+        return RunLayout(self.out_dir).pdf_dir
+
+    @property
+    def retried_classes(self) -> frozenset[str]:
+        """Failure classes this run fetches again: always `unreachable`, plus `--retry`."""
+        return RETRIED_ON_RERUN | frozenset(self.retry)
 
     def already_fetched(self, doc_id: str) -> bool:
-        """Recorded by an earlier run, unless as a failure a rerun retries (`unreachable`)."""
-        return self.state.settled(doc_id, "fetch", RETRIED_ON_RERUN)
+        """Recorded by an earlier run, unless as a failure this run retries."""
+        return self.state.settled(doc_id, "fetch", self.retried_classes)
 
     def settled_ids(self) -> set[str]:
         """Every id `already_fetched` is true of, in one query (for skip lists)."""
-        return self.state.ids_with("fetch") - self.state.ids_with_class("fetch", RETRIED_ON_RERUN)
+        return self.state.ids_with("fetch") - self.to_retry()
+
+    def to_retry(self) -> set[str]:
+        """Ids recorded with a failure this run tries again."""
+        return self.state.ids_with_class("fetch", self.retried_classes)
 
 
 FetchFn = Callable[[FetchContext], Iterator[Candidate | Rejection]]
@@ -103,3 +119,45 @@ def record_fetch_item(state: RunState, item: Candidate | Rejection) -> None:
             if item.candidate is not None:
                 state.put_candidate(item.candidate)
             state.record_failure_raw(item.id, "fetch", item.cls, item.message)
+
+
+def download_candidate(ctx: FetchContext, client: PoliteClient, cand: Candidate,
+                       attempts: int) -> Candidate | Rejection:
+    """The candidate with its PDF on disk, or a classed rejection; the PDF step of every
+    source that downloads through `PoliteClient`.
+
+    A PDF already at the destination comes from a run killed between the download and
+    the record: it was written atomically and checked, so it is reused. A PDF host that
+    answered 403 costs only its own papers (`forbidden`, said once per host), so the
+    harvest goes on with the others; a host that is down stops it (`HarvestStopped`)
+    instead of burning the rest of the list."""
+    assert cand.pdf_url is not None
+    dest = pdf_path_for(ctx.pdf_dir, cand.id)
+    if _is_pdf_file(dest):
+        return replace(cand, pdf_path=str(dest), extra={**cand.extra, "pdf_reused": True})
+    try:
+        got = client.download_pdf(cand.pdf_url, dest, attempts)
+    except HostDown as e:
+        raise HarvestStopped(f"{ctx.source}: {e}") from e
+    except HostForbidden as e:
+        return forbidden(ctx, cand, e)
+    except StageError as e:
+        return Rejection(cand.id, cand.source, e.failure.cls.value, e.failure.message, cand)
+    extra = {**cand.extra, "pdf_sha256": got.sha256, "pdf_bytes": got.size}
+    return replace(cand, pdf_path=str(got.path), extra=extra)
+
+
+def forbidden(ctx: FetchContext, cand: Candidate, e: HostForbidden) -> Rejection:
+    """A paper whose PDF host refused us; one warning per host, the first time it refuses."""
+    if e.refused_now:
+        ctx.log.warning("%s: %s; its papers are recorded `forbidden` (rerun with --retry "
+                        "forbidden to try them again)", ctx.source, e)
+    return Rejection(cand.id, cand.source, e.failure.cls.value, e.failure.message, cand)
+
+
+def _is_pdf_file(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return PDF_MAGIC in fh.read(1024)
+    except OSError:
+        return False

@@ -19,7 +19,7 @@ import json
 import re
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any
 from urllib.parse import quote
@@ -27,10 +27,11 @@ from urllib.parse import quote
 from pylatexenc.latex2text import LatexNodes2Text
 
 from ..failures import FailureClass, StageError
-from ..http import HostBlocked, HttpSettings, PoliteClient
+from ..http import HostBlocked, HostForbidden, PoliteClient
 from ..records import Candidate, Rejection
-from . import BadRunInput, FetchContext, HarvestStopped
-from .cohan import download, read_ids
+from ..settings import ArxivSettings
+from . import BadRunInput, FetchContext, HarvestStopped, download_candidate, forbidden
+from .cohan import read_ids
 
 SOURCE = "arxiv"
 NEW_ID = re.compile(r"^(\d{4})\.(\d{4,5})$")  # 0704.0001, 1501.00001
@@ -41,25 +42,14 @@ _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _LATEX = LatexNodes2Text()
 
 
-@dataclass(frozen=True, slots=True)
-class ArxivSettings:
-    ids_dir: str = ""
-    metadata_path: str = ""
-    bucket_api_url: str = "https://storage.googleapis.com/storage/v1/b/arxiv-dataset/o"
-    bucket_download_url: str = "https://storage.googleapis.com/arxiv-dataset"
-    pdf_attempts: int = 3
-    listing_pages: int = 5  # pages of one id's listing followed (one is the norm)
-
-    @classmethod
-    def from_config(cls, cfg: dict[str, Any]) -> ArxivSettings:
-        values = {k: cfg[k] for k in cls.__dataclass_fields__ if cfg.get(k) is not None}
-        settings = cls(**values)
-        if not settings.ids_dir or not settings.metadata_path:
-            raise BadRunInput("arxiv: set ids_dir (the Cohan et al. files) and metadata_path "
-                             "(arxiv-metadata-oai-snapshot.json) with --config FILE")
-        if not Path(settings.metadata_path).is_file():
-            raise BadRunInput(f"arxiv: {settings.metadata_path}: metadata snapshot not found")
-        return settings
+def require_inputs(s: ArxivSettings) -> ArxivSettings:
+    """The two local inputs have no default: say which key to set."""
+    if not s.ids_dir or not s.metadata_path:
+        raise BadRunInput("arxiv: set ids_dir (the Cohan et al. files) and metadata_path "
+                         "(arxiv-metadata-oai-snapshot.json) with --config FILE")
+    if not Path(s.metadata_path).is_file():
+        raise BadRunInput(f"arxiv: {s.metadata_path}: metadata snapshot not found")
+    return s
 
 
 # --- ids and bucket paths ------------------------------------------------------------
@@ -148,7 +138,8 @@ def stream_snapshot(path: str | Path, wanted: dict[str, str]
     """(Cohan id, metadata) for each snapshot line whose slash-less id is in `wanted`.
 
     The id is read from the start of the line without parsing the rest; a line of
-    another shape is parsed in full. A line that is not JSON is skipped."""
+    another shape is parsed in full. A line that is not JSON (or nests too deep to
+    parse) is skipped."""
     with _open_binary(Path(path)) as fh:
         for line in fh:
             m = _SNAPSHOT_ID.match(line)
@@ -158,7 +149,7 @@ def stream_snapshot(path: str | Path, wanted: dict[str, str]
                     continue
             try:
                 meta = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):  # not JSON, or nested past the stack
                 continue
             if not isinstance(meta, dict) or not isinstance(meta.get("id"), str):
                 continue
@@ -225,6 +216,10 @@ class ArxivHarvest:
         assert prefix is not None  # pending() kept only known forms
         try:
             found = latest_version(self.list_names(prefix), prefix)
+        except HostForbidden as e:
+            if e.refused_now:  # the listing itself was refused: the source is closed to us
+                raise HarvestStopped(f"arxiv: {e}") from e
+            return forbidden(self.ctx, item, e)  # the bucket refused a PDF earlier this run
         except HostBlocked as e:
             raise HarvestStopped(f"arxiv: {e}") from e
         except StageError as e:
@@ -235,7 +230,7 @@ class ArxivHarvest:
         version, name = found
         url = f"{self.settings.bucket_download_url.rstrip('/')}/{quote(name)}"
         item = replace(item, pdf_url=url, extra={**item.extra, "version": version})
-        return download(self.client, item, self.ctx.pdf_dir, SOURCE, self.settings.pdf_attempts)
+        return download_candidate(self.ctx, self.client, item, self.settings.pdf_attempts)
 
     def list_names(self, prefix: str) -> list[str]:
         """Object names under `prefix`, following `nextPageToken` a bounded number of times."""
@@ -256,6 +251,7 @@ class ArxivHarvest:
 
 
 def fetch(ctx: FetchContext) -> Iterator[Candidate | Rejection]:
-    settings = ArxivSettings.from_config(ctx.config)
-    client = PoliteClient(HttpSettings.from_config(ctx.config))
+    assert isinstance(ctx.settings, ArxivSettings)
+    settings = require_inputs(ctx.settings)
+    client = PoliteClient(settings.http_fields())
     yield from ArxivHarvest(ctx, settings, client).run()

@@ -4,9 +4,12 @@ Paging uses Solr's `cursorMark` sorted on the unique key (`docid asc`), so pages
 consistent while HAL keeps indexing and a rerun started from the saved cursor also picks
 up documents deposited since. The cursor is saved only once every record of a page has
 been recorded, so a kill at any moment loses nothing (the driver records each item
-before asking for the next). A service that keeps failing, or a host that answers 403,
-stops the harvest with `HarvestStopped` (an OSError, which the driver prints as one
-line) and leaves the checkpoint in place.
+before asking for the next). A search service that keeps failing or answers 403, or a
+PDF host that is down, stops the harvest with `HarvestStopped` (an OSError, which the
+driver prints as one line) and leaves the checkpoint in place. A PDF host that answers
+403 costs only its records (`forbidden`): the cursor moves on, and a rerun asked to
+(`--retry forbidden`) downloads them again from their stored candidates, as every rerun
+does for `unreachable` ones.
 """
 
 from __future__ import annotations
@@ -19,12 +22,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..failures import RETRIED_ON_RERUN, FailureClass, StageError
-from ..http import PDF_MAGIC, HostBlocked, HttpSettings, PoliteClient
-from ..paths import pdf_path_for
+from ..failures import FailureClass, StageError
+from ..http import HostBlocked, PoliteClient
 from ..records import Candidate, Rejection
-from . import FetchContext, HarvestStopped
-from .hal_records import SOURCE, to_candidate
+from ..settings import HalSettings
+from . import FetchContext, HarvestStopped, download_candidate
+from .hal_records import to_candidate
 
 CHECKPOINT = "hal.cursor"
 FIRST_CURSOR = "*"
@@ -37,43 +40,24 @@ DEFAULT_FIELDS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class HalSettings:
-    api_url: str = "https://api.archives-ouvertes.fr/search/"
-    rows: int = 500
-    language: str = "fr"
-    submit_type: str = "file"
-    doc_types: tuple[str, ...] = ("ART", "COMM")
-    extra_filters: tuple[str, ...] = ()
-    fields: tuple[str, ...] = DEFAULT_FIELDS
-    page_attempts: int = 3
-    pdf_attempts: int = 3
-    max_future_years: int = 1
-    backoff_factor: float = 1.0
+def search_filters(s: HalSettings) -> list[str]:
+    """Separate `fq`s, which Solr intersects (LoRaLay's single `a+b+c` fq was an OR)."""
+    fq = [f"language_s:{s.language}", f"submitType_s:{s.submit_type}"]
+    if s.doc_types:
+        fq.append(f"docType_s:({' OR '.join(s.doc_types)})")
+    return fq + list(s.extra_filters)
 
-    @classmethod
-    def from_config(cls, cfg: dict[str, Any]) -> HalSettings:
-        tuples = {"doc_types", "extra_filters", "fields"}
-        values = {k: (tuple(cfg[k] or ()) if k in tuples else cfg[k])
-                  for k in cls.__dataclass_fields__ if k in cfg}
-        return cls(**values)
 
-    def filters(self) -> list[str]:
-        """Separate `fq`s, which Solr intersects (LoRaLay's single `a+b+c` fq was an OR)."""
-        fq = [f"language_s:{self.language}", f"submitType_s:{self.submit_type}"]
-        if self.doc_types:
-            fq.append(f"docType_s:({' OR '.join(self.doc_types)})")
-        return fq + list(self.extra_filters)
+def search_params(s: HalSettings, cursor: str) -> list[tuple[str, str]]:
+    base = [("q", "*:*"), ("wt", "json"), ("sort", SORT), ("rows", str(s.rows)),
+            ("cursorMark", cursor), ("fl", ",".join(s.fields))]
+    return base + [("fq", f) for f in search_filters(s)]
 
-    def params(self, cursor: str) -> list[tuple[str, str]]:
-        base = [("q", "*:*"), ("wt", "json"), ("sort", SORT), ("rows", str(self.rows)),
-                ("cursorMark", cursor), ("fl", ",".join(self.fields))]
-        return base + [("fq", f) for f in self.filters()]
 
-    def fingerprint(self) -> str:
-        """What decides which records the cursor walks over; a changed query restarts."""
-        key = json.dumps({"q": "*:*", "fq": self.filters(), "sort": SORT})
-        return hashlib.sha1(key.encode("utf-8")).hexdigest()[:16]
+def query_fingerprint(s: HalSettings) -> str:
+    """What decides which records the cursor walks over; a changed query restarts."""
+    key = json.dumps({"q": "*:*", "fq": search_filters(s), "sort": SORT})
+    return hashlib.sha1(key.encode("utf-8")).hexdigest()[:16]
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,10 +70,6 @@ class SearchPage:
     @property
     def is_last(self) -> bool:
         return not self.docs or self.next_cursor is None or self.next_cursor == self.cursor
-
-
-class _Deferred:
-    """A record whose PDF host refused us (403): left unrecorded so a rerun tries again."""
 
 
 def parse_page(cursor: str, data: Any) -> SearchPage:
@@ -115,16 +95,14 @@ class HalHarvest:
         self.client = client
         self.today = today or dt.date.today()
         self.yielded = 0
-        self.checkpoint_frozen = False  # set once a record was deferred this run
-        self.downloads_reached = 0  # downloads that got an answer from their host
-        self.last_block = ""  # why the last deferred record was deferred
+        self.retried_now: set[str] = set()  # ids the retry pass of this run tried
 
     # --- checkpoint -----------------------------------------------------------
     def resume_cursor(self) -> str:
         saved = self.ctx.state.get_checkpoint(CHECKPOINT)
         if not isinstance(saved, dict) or not saved.get("cursor"):
             return FIRST_CURSOR
-        if saved.get("query") != self.settings.fingerprint():
+        if saved.get("query") != query_fingerprint(self.settings):
             self.ctx.log.warning("hal: the query changed since the saved cursor; starting over "
                                  "(records already fetched are skipped)")
             return FIRST_CURSOR
@@ -132,9 +110,8 @@ class HalHarvest:
         return str(saved["cursor"])
 
     def save_cursor(self, cursor: str) -> None:
-        if not self.checkpoint_frozen:
-            self.ctx.state.set_checkpoint(CHECKPOINT, {"cursor": cursor,
-                                                       "query": self.settings.fingerprint()})
+        self.ctx.state.set_checkpoint(CHECKPOINT, {"cursor": cursor,
+                                                   "query": query_fingerprint(self.settings)})
 
     # --- search pages -----------------------------------------------------------
     def get_page(self, cursor: str) -> SearchPage:
@@ -142,7 +119,8 @@ class HalHarvest:
         attempts = max(1, self.settings.page_attempts)
         for attempt in range(attempts):
             try:
-                data = self.client.get_json(self.settings.api_url, self.settings.params(cursor))
+                params = search_params(self.settings, cursor)
+                data = self.client.get_json(self.settings.api_url, params)
                 return parse_page(cursor, data)
             except HostBlocked as e:
                 raise HarvestStopped(f"search stopped: {e}") from e
@@ -166,41 +144,42 @@ class HalHarvest:
                           page.num_found / rate / 3600)
 
     # --- records ----------------------------------------------------------------
-    def process(self, doc: dict[str, Any]) -> Candidate | Rejection | _Deferred | None:
+    def process(self, doc: dict[str, Any]) -> Candidate | Rejection | None:
         """The item to yield for one record, None when it was fetched by an earlier run."""
         item = to_candidate(doc, self.today, self.settings.max_future_years,
                             self.settings.language)
-        if self.ctx.already_fetched(item.id):
+        if item.id in self.retried_now or self.ctx.already_fetched(item.id):
             return None
         if isinstance(item, Rejection):
             return item
         return self.download(item)
 
-    def download(self, cand: Candidate) -> Candidate | Rejection | _Deferred:
-        assert cand.pdf_url is not None
-        dest = pdf_path_for(self.ctx.pdf_dir, cand.id)
-        if _is_pdf_file(dest):  # a kill after the download and before the record
-            return replace(cand, pdf_path=str(dest), extra={**cand.extra, "pdf_reused": True})
-        try:
-            got = self.client.download_pdf(cand.pdf_url, dest, self.settings.pdf_attempts)
-        except HostBlocked as e:
-            if str(e) != self.last_block:  # once per blocked host, not once per record
-                self.ctx.log.warning("hal: %s and later records on that host deferred: %s",
-                                     cand.id, e)
-            self.last_block = str(e)
-            return _Deferred()
-        except StageError as e:
-            self.downloads_reached += 1
-            return Rejection(cand.id, SOURCE, e.failure.cls.value, e.failure.message, cand)
-        self.downloads_reached += 1
-        extra = {**cand.extra, "pdf_sha256": got.sha256, "pdf_bytes": got.size}
-        return replace(cand, pdf_path=str(got.path), extra=extra)
+    def download(self, cand: Candidate) -> Candidate | Rejection:
+        return download_candidate(self.ctx, self.client, cand, self.settings.pdf_attempts)
+
+    def retry_recorded(self) -> Iterator[Candidate | Rejection]:
+        """Records an earlier run gave up for a reason this run retries (`unreachable`,
+        and `--retry` classes such as `forbidden`), downloaded again from their stored
+        candidate: the cursor moved past them, so the page walk would not see them."""
+        wanted = self.ctx.to_retry()
+        if not wanted:
+            return
+        cands = [c for c in self.ctx.state.candidates() if c.id in wanted and c.pdf_url]
+        self.ctx.log.info("hal: %d recorded failures to retry (%s)", len(cands),
+                          ", ".join(sorted(self.ctx.retried_classes)))
+        for cand in sorted(cands, key=lambda c: c.id):
+            if self.limit_reached():
+                return
+            self.retried_now.add(cand.id)
+            self.yielded += 1
+            yield self.download(replace(cand, pdf_path=None))
 
     # --- the loop ---------------------------------------------------------------------
     def limit_reached(self) -> bool:
         return self.ctx.limit is not None and self.yielded >= self.ctx.limit
 
     def run(self) -> Iterator[Candidate | Rejection]:
+        yield from self.retry_recorded()
         cursor = self.resume_cursor()
         first = True
         while not self.limit_reached():
@@ -217,46 +196,23 @@ class HalHarvest:
             cursor = str(page.next_cursor)
 
     def run_page(self, page: SearchPage) -> Iterator[Candidate | Rejection]:
-        deferred, retried, reached_before = 0, 0, self.downloads_reached
+        """Every record of the page, then the next cursor saved: each record is recorded
+        whatever became of it (a refusing PDF host included), so the cursor never stalls."""
         for doc in page.docs:
             if self.limit_reached():
                 return  # the cursor stays on this page; a rerun skips what was recorded
             item = self.process(doc)
-            if isinstance(item, _Deferred):
-                deferred += 1
-                continue
             if item is None:
                 continue
-            retried += isinstance(item, Rejection) and item.cls in RETRIED_ON_RERUN
             self.yielded += 1
             yield item
-        self.after_page(page, deferred, retried, self.downloads_reached - reached_before)
-
-    def after_page(self, page: SearchPage, deferred: int, retried: int, reached: int) -> None:
-        """Save the next cursor, unless records were left behind or are to be retried (the
-        cursor then stays on this page for a rerun); stop if no host is left."""
-        if deferred or retried:
-            if not self.checkpoint_frozen:
-                self.ctx.log.warning("hal: records deferred or unreachable at cursor %s; the "
-                                     "saved cursor stays there so a rerun retries them",
-                                     page.cursor)
-            self.checkpoint_frozen = True
-        if deferred and not reached:
-            raise HarvestStopped(f"harvest stopped at cursor {page.cursor}: {self.last_block}")
         if page.next_cursor is not None:
             self.save_cursor(page.next_cursor)
 
 
-def _is_pdf_file(path: Any) -> bool:
-    try:
-        with open(path, "rb") as fh:
-            return PDF_MAGIC in fh.read(1024)
-    except OSError:
-        return False
-
-
 def fetch(ctx: FetchContext) -> Iterator[Candidate | Rejection]:
     """The fetch contract of `loralay_build.sources` for HAL."""
-    settings = HalSettings.from_config(ctx.config)
-    client = PoliteClient(HttpSettings.from_config(ctx.config))
+    settings = ctx.settings
+    assert isinstance(settings, HalSettings)
+    client = PoliteClient(settings.http_fields())
     yield from HalHarvest(ctx, settings, client).run()

@@ -16,7 +16,7 @@ from .manifest import read_manifest
 
 
 def fetch(ctx: FetchContext) -> Iterator[Candidate | Rejection]:
-    manifest = ctx.config.get("manifest")
+    manifest = getattr(ctx.settings, "manifest", None)
     if not manifest:
         raise BadRunInput("--source local needs --manifest PATH (or `manifest:` in --config)")
     path = Path(manifest)

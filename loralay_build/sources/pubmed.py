@@ -2,8 +2,10 @@
 
 Abstracts: `GetRecord` (`metadataPrefix` pmc_fm by default) through sickle, whose
 protocol handling (OAI error codes as exceptions, record parsing) we keep, while the
-HTTP goes through our PoliteClient (rate limit, UA, retries, 403 stop) and the XML is
-parsed strictly (no entities, no network, no silent repair of a body cut short).
+HTTP goes through our PoliteClient (rate limit, UA, retries, a 403 from the OAI service
+stops the harvest) and the XML is parsed strictly (no entities, no network, no silent
+repair of a body cut short). A 403 from the cloud bucket costs only the paper asked for
+and the later ones (`forbidden`, no request sent): the harvest goes on.
 
 PDFs: PMC retired the OA web service (`oa.fcgi`) and the FTP tree the original used in
 August 2026. The cloud dataset has, per article version, a metadata JSON
@@ -19,7 +21,7 @@ import hashlib
 import re
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
@@ -30,10 +32,11 @@ from sickle import Sickle, oaiexceptions
 from sickle.response import OAIResponse
 
 from ..failures import FailureClass, StageError
-from ..http import HostBlocked, HttpSettings, PoliteClient
+from ..http import HostBlocked, HostForbidden, PoliteClient
 from ..records import Candidate, Rejection
-from . import BadRunInput, FetchContext, HarvestStopped, jats
-from .cohan import download, read_ids
+from ..settings import PubmedSettings
+from . import BadRunInput, FetchContext, HarvestStopped, download_candidate, forbidden, jats
+from .cohan import read_ids
 
 SOURCE = "pubmed"
 PMC_ID = re.compile(r"^(?:PMC)?(\d+)$", re.IGNORECASE)
@@ -45,39 +48,19 @@ OAI_ERRORS = tuple(c for c in vars(oaiexceptions).values()
                    if isinstance(c, type) and issubclass(c, Exception))
 
 
-@dataclass(frozen=True, slots=True)
-class PubmedSettings:
-    ids_dir: str = ""
-    oai_url: str = "https://pmc.ncbi.nlm.nih.gov/api/oai/v1/mh/"
-    metadata_prefix: str = "pmc_fm"
-    pdf_metadata_url: str = "https://pmc-oa-opendata.s3.amazonaws.com/metadata/{pmcid_ver}.json"
-    s3_https_url: str = "https://{bucket}.s3.amazonaws.com"
-    tool: str = "loralay-build"
-    email: str = ""
-    send_tool_email: bool = True
-    attempts: int = 3  # per request whose body was cut short or unreadable
-    cloud_requests_per_second: float = 1.0  # the AWS bucket is not NCBI's OAI service
-    peak_oai_requests: int | None = 100  # OAI requests allowed per run in NCBI's peak hours
-    pdf_attempts: int = 3
-    backoff_factor: float = 1.0
+def require_inputs(s: PubmedSettings) -> PubmedSettings:
+    if not s.ids_dir:
+        raise BadRunInput("pubmed: set ids_dir (the Cohan et al. PubMed files) with "
+                         "--config FILE")
+    return s
 
-    @classmethod
-    def from_config(cls, cfg: dict[str, Any]) -> PubmedSettings:
-        values = {k: cfg[k] for k in cls.__dataclass_fields__ if cfg.get(k) is not None}
-        if "peak_oai_requests" in cfg:  # null switches the peak-hours stop off
-            values["peak_oai_requests"] = cfg["peak_oai_requests"]
-        values.setdefault("email", cfg.get("contact") or "")
-        settings = cls(**values)
-        if not settings.ids_dir:
-            raise BadRunInput("pubmed: set ids_dir (the Cohan et al. PubMed files) with "
-                             "--config FILE")
-        return settings
 
-    def oai_extra(self) -> dict[str, str]:
-        """NCBI asks every client to name itself with `tool` and `email`."""
-        if not self.send_tool_email:
-            return {}
-        return {k: v for k, v in (("tool", self.tool), ("email", self.email)) if v}
+def oai_extra(s: PubmedSettings) -> dict[str, str]:
+    """NCBI asks every client to name itself with `tool` and `email` (default: contact)."""
+    if not s.send_tool_email:
+        return {}
+    email = s.email or s.contact
+    return {k: v for k, v in (("tool", s.tool), ("email", email)) if v}
 
 
 def _eastern() -> dt.tzinfo:
@@ -183,7 +166,7 @@ class PubmedHarvest:
         self.ctx = ctx
         self.settings = settings
         self.client = cloud_client
-        self.oai = PoliteSickle(settings.oai_url, oai_client, settings.oai_extra())
+        self.oai = PoliteSickle(settings.oai_url, oai_client, oai_extra(settings))
         self.yielded = 0
         self.oai_requests = 0
 
@@ -197,13 +180,14 @@ class PubmedHarvest:
         self.oai_requests += 1
 
     def retrying(self, what: str, fn: Callable[[], T]) -> T:
-        """`fn` tried `attempts` times on a transient StageError; a 403 stops the harvest."""
+        """`fn` tried `attempts` times on a transient StageError; a blocked host is not
+        retried (the caller decides whether it stops the harvest)."""
         attempts = max(1, self.settings.attempts)
         for attempt in range(attempts):
             try:
                 return fn()
-            except HostBlocked as e:
-                raise HarvestStopped(f"pubmed: {e}") from e
+            except HostBlocked:
+                raise
             except StageError as e:
                 if attempt + 1 == attempts or e.failure.cls not in TRANSIENT:
                     raise
@@ -248,6 +232,8 @@ class PubmedHarvest:
                              "not a PMC id")
         try:
             root = self.retrying(f"{article_id} OAI", lambda: self.get_record(digits))
+        except HostBlocked as e:  # NCBI's OAI service refused us or is down
+            raise HarvestStopped(f"pubmed: {e}") from e
         except StageError as e:
             return Rejection(article_id, SOURCE, e.failure.cls.value, e.failure.message)
         item = record_to_candidate(article_id, split, root)
@@ -256,11 +242,15 @@ class PubmedHarvest:
         try:
             url, md5 = self.retrying(f"{article_id} PDF metadata",
                                      lambda: self.pdf_location(item))
+        except HostForbidden as e:  # the cloud bucket holds the PDFs: a refusal costs this one
+            return forbidden(self.ctx, item, e)
+        except HostBlocked as e:
+            raise HarvestStopped(f"pubmed: {e}") from e
         except StageError as e:
             return Rejection(article_id, SOURCE, e.failure.cls.value, e.failure.message, item)
         item = replace(item, pdf_url=url, extra={**item.extra, "pdf_md5": md5})
-        return self.check_md5(download(self.client, item, self.ctx.pdf_dir, SOURCE,
-                                       self.settings.pdf_attempts))
+        return self.check_md5(download_candidate(self.ctx, self.client, item,
+                                                 self.settings.pdf_attempts))
 
     def check_md5(self, item: Candidate | Rejection) -> Candidate | Rejection:
         if isinstance(item, Rejection) or not item.extra.get("pdf_md5") or not item.pdf_path:
@@ -284,8 +274,9 @@ class PubmedHarvest:
 
 
 def fetch(ctx: FetchContext) -> Iterator[Candidate | Rejection]:
-    settings = PubmedSettings.from_config(ctx.config)
-    oai_client = PoliteClient(HttpSettings.from_config(ctx.config))
-    cloud_client = PoliteClient(HttpSettings.from_config(
-        {**ctx.config, "requests_per_second": settings.cloud_requests_per_second}))
+    assert isinstance(ctx.settings, PubmedSettings)
+    settings = require_inputs(ctx.settings)
+    oai_client = PoliteClient(settings.http_fields())
+    cloud_client = PoliteClient(settings.http_fields().replace(
+        requests_per_second=settings.cloud_requests_per_second))
     yield from PubmedHarvest(ctx, settings, oai_client, cloud_client).run()

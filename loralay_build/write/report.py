@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..corpus.split import SPLITS
-from ..failures import RETRIED_ON_RERUN
+from ..failures import RETRIED_ON_RERUN, FailureClass
 from ..records import ProcessedDoc
 
 REPORT_DIR = "report"
@@ -137,6 +137,19 @@ def drop_table(outcomes: Mapping[str, Outcome]) -> list[dict[str, Any]]:
     return rows
 
 
+def refusing_hosts(outcomes: Mapping[str, Outcome]) -> list[dict[str, Any]]:
+    """Hosts that answered 403, with how many records each refused, most first."""
+    from ..http import forbidden_host
+
+    counts: dict[str, int] = {}
+    for o in outcomes.values():
+        if o.cls == FailureClass.FORBIDDEN.value:
+            host = forbidden_host(o.message or "") or "unknown host"
+            counts[host] = counts.get(host, 0) + 1
+    return [{"host": h, "count": n} for h, n in sorted(counts.items(), key=lambda kv: (-kv[1],
+                                                                                     kv[0]))]
+
+
 def leakage(docs: Sequence[DocFacts], threshold: float, ngram: int) -> dict[str, Any]:
     """Every (document, abstract language) share; a leak is a share strictly above threshold."""
     pairs = [(d.id, lang, float(s)) for d in docs for lang, s in sorted(d.leak.items())]
@@ -163,14 +176,10 @@ def verdict(kept: int, total: int, leaks: int, drops: Sequence[Mapping[str, Any]
     return f"{line} ({classes})" if classes else line
 
 
-def build_report(run: RunFacts, docs: Iterable[DocFacts]) -> dict[str, Any]:
-    """All the figures, as JSON-ready data; the markdown is rendered from this alone."""
-    docs = list(docs)
-    order = _split_order(docs, run.outcomes)
-    drops = drop_table(run.outcomes)
-    leak = leakage(docs, run.leak_threshold, run.leak_ngram)
+def run_warnings(run: RunFacts, docs: Sequence[DocFacts], drops: Sequence[Mapping[str, Any]],
+                 hosts: Sequence[Mapping[str, Any]]) -> list[str]:
+    """What the user should do something about: inconsistent inputs, papers to fetch again."""
     kept_ids = {i for i, o in run.outcomes.items() if o.status == "kept"}
-    total = len(run.outcomes) or (run.funnel[0][1] if run.funnel else len(docs))
     warnings = []
     if run.outcomes and kept_ids != {d.id for d in docs}:
         warnings.append(f"{len(kept_ids):,} outcomes say kept but {len(docs):,} documents "
@@ -180,6 +189,23 @@ def build_report(run: RunFacts, docs: Iterable[DocFacts]) -> dict[str, Any]:
         warnings.append(f"{retry:,} documents could not be fetched for now (network errors, "
                         "timeouts, 429/5xx after retries): rerun the same command to try them "
                         "again")
+    if hosts:
+        named = ", ".join(f"{h['host']} {h['count']}" for h in hosts[:5])
+        warnings.append(f"{sum(h['count'] for h in hosts):,} documents refused (HTTP 403) by "
+                        f"{len(hosts)} host(s): {named}; they are not asked again unless you "
+                        "rerun the same command with `--retry forbidden`")
+    return warnings
+
+
+def build_report(run: RunFacts, docs: Iterable[DocFacts]) -> dict[str, Any]:
+    """All the figures, as JSON-ready data; the markdown is rendered from this alone."""
+    docs = list(docs)
+    order = _split_order(docs, run.outcomes)
+    drops = drop_table(run.outcomes)
+    leak = leakage(docs, run.leak_threshold, run.leak_ngram)
+    total = len(run.outcomes) or (run.funnel[0][1] if run.funnel else len(docs))
+    hosts = refusing_hosts(run.outcomes)
+    warnings = run_warnings(run, docs, drops, hosts)
     stats = split_stats(docs, order)
     return {
         "verdict": verdict(len(docs), total, leak["above_threshold"], drops),
@@ -188,6 +214,7 @@ def build_report(run: RunFacts, docs: Iterable[DocFacts]) -> dict[str, Any]:
         "split_rule": run.split_rule,
         "funnel": [{"stage": s, "count": int(n)} for s, n in run.funnel],
         "drops": drops,
+        "refusing_hosts": hosts,
         "thresholds": dict(run.thresholds),
         "splits": {s: v for s, v in stats.items() if v["count"] or s in SPLITS},
         "leakage": leak,

@@ -77,8 +77,8 @@ def _prepare(ctx: FetchContext) -> tuple[Path, Path]:
     return work, work / "items.jsonl"
 
 
-def run_crawl(ctx: FetchContext, spider: str, spider_args: dict[str, Any],
-              settings: dict[str, Any]) -> Iterator[Candidate | Rejection]:
+def run_crawl(ctx: FetchContext, spider: str, spider_args: dict[str, Any]
+              ) -> Iterator[Candidate | Rejection]:
     """Yield the feed's items not yet recorded, then everything a new child crawls."""
     work, feed = _prepare(ctx)
     yielded = 0
@@ -93,7 +93,9 @@ def run_crawl(ctx: FetchContext, spider: str, spider_args: dict[str, Any],
     # what is recorded is not crawled again, but for failures a rerun retries
     skip = ctx.settled_ids()
     (work / "skip.json").write_text(json.dumps(sorted(skip)))
-    job = {"spider": spider, "args": spider_args, "settings": settings,
+    # the child re-validates the settings into the source's model (settings_class)
+    job = {"spider": spider, "args": spider_args, "source": ctx.source,
+           "settings": ctx.settings.model_dump(mode="json"),
            "feed": str(feed), "skip": str(work / "skip.json"),
            "jobdir": str(work / "jobdir"), "clean_mark": str(work / CLEAN_MARK),
            "log": str(work / "crawl.log"), "stats": str(work / "stats.json")}

@@ -9,6 +9,7 @@ from typing import Any
 
 from scrapy.crawler import CrawlerProcess
 
+from ...settings import settings_class
 from .settings import scrapy_settings
 from .spiders import SPIDERS
 
@@ -16,7 +17,8 @@ from .spiders import SPIDERS
 def main(job_path: str) -> int:
     job = json.loads(Path(job_path).read_text())
     skip = set(json.loads(Path(job["skip"]).read_text()))
-    settings = scrapy_settings(job["settings"], jobdir=job["jobdir"], feed=job["feed"],
+    typed = settings_class(job["source"]).model_validate(job["settings"])
+    settings = scrapy_settings(typed, jobdir=job["jobdir"], feed=job["feed"],
                                clean_mark=job["clean_mark"], log_file=job["log"])
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(SPIDERS[job["spider"]])

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...http import HttpSettings
+from ...settings import CommonSettings
 
 _HERE = "loralay_build.sources.crawl"
 
 
-def scrapy_settings(cfg: dict[str, Any], jobdir: str, feed: str, clean_mark: str,
+def scrapy_settings(s: CommonSettings, jobdir: str, feed: str, clean_mark: str,
                     log_file: str) -> dict[str, Any]:
     """One request at a time per domain, a floor on the delay, an honest User-Agent."""
-    http = HttpSettings.from_config(cfg)
-    delay = float(cfg.get("download_delay_s", 1.0))
+    http = s.http_fields()
+    delay = float(getattr(s, "download_delay_s", 1.0))
     return {
         "BOT_NAME": "loralay-build",
         "USER_AGENT": http.full_user_agent,
@@ -30,7 +30,6 @@ def scrapy_settings(cfg: dict[str, Any], jobdir: str, feed: str, clean_mark: str
         "DOWNLOAD_MAXSIZE": int(http.max_pdf_mb * 1024 * 1024),
         "DOWNLOAD_WARNSIZE": 0,
         "DOWNLOAD_FAIL_ON_DATALOSS": True,
-        "MEDIA_ALLOW_REDIRECTS": True,
         "REDIRECT_ENABLED": True,
         "RETRY_ENABLED": True,
         "RETRY_TIMES": http.max_retries,
@@ -48,6 +47,6 @@ def scrapy_settings(cfg: dict[str, Any], jobdir: str, feed: str, clean_mark: str
         "COOKIES_ENABLED": False,
         "TELNETCONSOLE_ENABLED": False,
         "LOG_FILE": log_file,
-        "LOG_LEVEL": cfg.get("crawl_log_level", "INFO"),
+        "LOG_LEVEL": getattr(s, "crawl_log_level", "INFO"),
         "REQUEST_FINGERPRINTER_IMPLEMENTATION": "2.7",
     }

@@ -87,7 +87,13 @@ class ScieloSpider(PdfSpider):
         """
         if not self.api.startswith("http"):  # `scrapy check` builds the spider without args
             self.api = response.url.split("article/identifiers/")[0]
-        objects = json.loads(response.text).get("objects") or []
+        try:
+            page = json.loads(response.text)
+        except (ValueError, RecursionError):
+            self.logger.error("%s: identifiers page is not usable JSON; %s stops here",
+                              response.url, collection)
+            return
+        objects = (page.get("objects") if isinstance(page, dict) else None) or []
         for obj in objects:
             col, pid = obj.get("collection") or collection, obj.get("code")
             if not pid or f"{col}-{pid}" in self.skip_ids:
@@ -104,7 +110,7 @@ class ScieloSpider(PdfSpider):
         doc_id = f"{collection}-{pid}"
         try:
             record = json.loads(response.text)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the stack
             yield rejection_item(doc_id, self.source, FailureClass.BAD_METADATA,
                                  "ArticleMeta answered something that is not JSON")
             return
