@@ -38,15 +38,14 @@ from urllib3.exceptions import DecodeError
 from urllib3.util.retry import Retry
 
 from .failures import FailureClass, StageError
+from .pdfmagic import HEAD, has_pdf_magic
 from .settings.common import HttpFields
 
 log = logging.getLogger(__name__)
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
-PDF_MAGIC = b"%PDF-"
 MB = 1024 * 1024
 CHUNK = 64 * 1024
-HEAD = 1024  # the PDF magic must be within the first KB
 # a redirect we will not follow is the server's refusal, not a network failure: it is
 # not retried by a rerun and does not count towards `host_down_after`
 REFUSED_REDIRECTS = (requests.TooManyRedirects, requests.exceptions.InvalidSchema,
@@ -322,7 +321,7 @@ class PoliteClient:
 
 def _check_pdf_head(head: bytes, url: str, ctype: str) -> None:
     """The magic bytes decide; a PDF content type with an HTML body is still not a PDF."""
-    if PDF_MAGIC not in head:
+    if not has_pdf_magic(head):
         raise StageError(FailureClass.UNAVAILABLE,
                          f"{url}: not a PDF (content type {ctype or 'none'})")
 
@@ -403,7 +402,7 @@ def check_pdf_bytes(body: bytes, max_bytes: int) -> str | None:
         return "empty body"
     if len(body) > max_bytes:
         return f"body of {len(body)} bytes is over the cap"
-    if PDF_MAGIC not in body[:HEAD]:
+    if not has_pdf_magic(body):
         return "not a PDF (no %PDF- magic)"
     return None
 

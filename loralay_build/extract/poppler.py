@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..failures import Failure, FailureClass
+from ..pdfmagic import has_pdf_magic
 from ..records import Document
 from .boxes import normalise_page_boxes
 from .parse import BBoxLayoutParser
@@ -70,7 +71,7 @@ def check_pdf_file(path: Path) -> Failure | None:
         return Failure(FailureClass.UNAVAILABLE, f"cannot read file ({e.strerror})")
     if not head:
         return Failure(FailureClass.UNAVAILABLE, "empty file")
-    if b"%PDF-" not in head:
+    if not has_pdf_magic(head):
         kind = "an HTML page" if b"<html" in head.lower() or b"<!doctype" in head.lower() \
             else "not a PDF"
         return Failure(FailureClass.UNAVAILABLE, f"{kind} (no %PDF- header)")

@@ -25,8 +25,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..failures import RETRIED_ON_RERUN, StageError
-from ..http import PDF_MAGIC, HostDown, HostForbidden, PoliteClient
+from ..http import HostDown, HostForbidden, PoliteClient
 from ..paths import pdf_path_for
+from ..pdfmagic import is_pdf_file
 from ..records import Candidate, Rejection
 from ..settings import CommonSettings
 from ..state import RunState
@@ -75,6 +76,10 @@ class FetchContext:
         from ..run.layout import RunLayout
 
         return RunLayout(self.out_dir).pdf_dir
+
+    def limit_reached(self, yielded: int) -> bool:
+        """The one `--limit` rule: a fetcher stops once it has yielded `limit` items."""
+        return self.limit is not None and yielded >= self.limit
 
     @property
     def retried_classes(self) -> frozenset[str]:
@@ -133,7 +138,7 @@ def download_candidate(ctx: FetchContext, client: PoliteClient, cand: Candidate,
     instead of burning the rest of the list."""
     assert cand.pdf_url is not None
     dest = pdf_path_for(ctx.pdf_dir, cand.id)
-    if _is_pdf_file(dest):
+    if is_pdf_file(dest):
         return replace(cand, pdf_path=str(dest), extra={**cand.extra, "pdf_reused": True})
     try:
         got = client.download_pdf(cand.pdf_url, dest, attempts)
@@ -153,11 +158,3 @@ def forbidden(ctx: FetchContext, cand: Candidate, e: HostForbidden) -> Rejection
         ctx.log.warning("%s: %s; its papers are recorded `forbidden` (rerun with --retry "
                         "forbidden to try them again)", ctx.source, e)
     return Rejection(cand.id, cand.source, e.failure.cls.value, e.failure.message, cand)
-
-
-def _is_pdf_file(path: Path) -> bool:
-    try:
-        with open(path, "rb") as fh:
-            return PDF_MAGIC in fh.read(1024)
-    except OSError:
-        return False

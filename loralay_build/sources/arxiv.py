@@ -167,7 +167,7 @@ class ArxivHarvest:
         self.yielded = 0
 
     def limit_reached(self) -> bool:
-        return self.ctx.limit is not None and self.yielded >= self.ctx.limit
+        return self.ctx.limit_reached(self.yielded)
 
     def pending(self) -> tuple[dict[str, str], list[Rejection]]:
         """Ids still to fetch (id -> split) and rejections for ids of no known form."""

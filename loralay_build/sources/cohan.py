@@ -15,15 +15,11 @@ import gzip
 import json
 import logging
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from ..failures import StageError
-from ..http import PDF_MAGIC, HostBlocked, PoliteClient
-from ..paths import pdf_path_for
-from ..records import Candidate, Rejection
-from . import BadRunInput, HarvestStopped
+from . import BadRunInput
 
 log = logging.getLogger(__name__)
 
@@ -84,32 +80,3 @@ def read_ids(ids_dir: str | Path) -> Iterator[CohanId]:
                     continue
                 seen.add(article_id)
                 yield CohanId(article_id, split, n)
-
-
-def _is_pdf_file(path: Path) -> bool:
-    try:
-        with path.open("rb") as fh:
-            return PDF_MAGIC in fh.read(1024)
-    except OSError:
-        return False
-
-
-def download(client: PoliteClient, cand: Candidate, pdf_dir: Path, source: str,
-             attempts: int) -> Candidate | Rejection:
-    """The candidate with its PDF on disk, or a classed rejection.
-
-    A PDF already at the destination comes from a run killed between the download and
-    the record: it was written atomically and checked, so it is reused. A 403 stops the
-    harvest (HarvestStopped) instead of burning every remaining id."""
-    assert cand.pdf_url is not None
-    dest = pdf_path_for(pdf_dir, cand.id)
-    if _is_pdf_file(dest):
-        return replace(cand, pdf_path=str(dest), extra={**cand.extra, "pdf_reused": True})
-    try:
-        got = client.download_pdf(cand.pdf_url, dest, attempts)
-    except HostBlocked as e:
-        raise HarvestStopped(f"{source}: {e}") from e
-    except StageError as e:
-        return Rejection(cand.id, source, e.failure.cls.value, e.failure.message, cand)
-    extra = {**cand.extra, "pdf_sha256": got.sha256, "pdf_bytes": got.size}
-    return replace(cand, pdf_path=str(got.path), extra=extra)

@@ -176,7 +176,7 @@ class HalHarvest:
 
     # --- the loop ---------------------------------------------------------------------
     def limit_reached(self) -> bool:
-        return self.ctx.limit is not None and self.yielded >= self.ctx.limit
+        return self.ctx.limit_reached(self.yielded)
 
     def run(self) -> Iterator[Candidate | Rejection]:
         yield from self.retry_recorded()

@@ -23,6 +23,6 @@ def fetch(ctx: FetchContext) -> Iterator[Candidate | Rejection]:
     if not path.is_file():
         raise BadRunInput(f"{path}: manifest not found")
     for count, line in enumerate(read_manifest(path)):
-        if ctx.limit is not None and count >= ctx.limit:
+        if ctx.limit_reached(count):
             return
         yield line.item

@@ -265,7 +265,7 @@ class PubmedHarvest:
 
     def run(self) -> Iterator[Candidate | Rejection]:
         for cid in read_ids(self.settings.ids_dir):
-            if self.ctx.limit is not None and self.yielded >= self.ctx.limit:
+            if self.ctx.limit_reached(self.yielded):
                 return
             if self.ctx.already_fetched(cid.article_id):
                 continue

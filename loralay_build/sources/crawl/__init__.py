@@ -85,7 +85,7 @@ def run_crawl(ctx: FetchContext, spider: str, spider_args: dict[str, Any]
     # items a killed run wrote but the driver never recorded come first
     old, pos = _read_feed(feed, 0)
     for d in old:
-        if ctx.limit is not None and yielded >= ctx.limit:
+        if ctx.limit_reached(yielded):
             return
         if ctx.state.status(d["id"], "fetch") is None:
             yield item_from_json(d)
@@ -115,13 +115,13 @@ def _follow(ctx: FetchContext, proc: subprocess.Popen[bytes], feed: Path, pos: i
         alive = proc.poll() is None
         items, pos = _read_feed(feed, pos)
         for d in items:
-            if ctx.limit is not None and yielded >= ctx.limit:
+            if ctx.limit_reached(yielded):
                 return
             if ctx.already_fetched(d["id"]):
                 continue
             yield item_from_json(d)
             yielded += 1
-        if ctx.limit is not None and yielded >= ctx.limit:
+        if ctx.limit_reached(yielded):
             return
         if not alive:
             judge_crawl(ctx, proc.returncode, feed.parent)
