@@ -73,7 +73,8 @@ def test_an_alias_bomb_is_refused_before_it_grows(tmp_path):
 def test_hal_keys_belong_to_hal_only(tmp_path):
     path = write(tmp_path, "rows: 100\n")
     assert load_settings("hal", path).rows == 100
-    with pytest.raises(ConfigError, match="unknown key 'rows'"):
+    hint = r"unknown key 'rows' for --source local \(a key of hal\)"
+    with pytest.raises(ConfigError, match=hint):
         load_settings("local", path)
 
 

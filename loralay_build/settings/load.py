@@ -83,10 +83,11 @@ def validate(cls: type[CommonSettings], values: dict[str, Any], origin: str) -> 
     try:
         return cls.model_validate(values)
     except ValidationError as e:
-        raise ConfigError(describe_error(e, cls, origin)) from None
+        raise ConfigError(describe_error(e, cls, origin, values.get("source", ""))) from None
 
 
-def describe_error(e: ValidationError, cls: type[CommonSettings], origin: str) -> str:
+def describe_error(e: ValidationError, cls: type[CommonSettings], origin: str,
+                   source: str = "") -> str:
     """The first problem as one line: key, value, what was expected; and how many more."""
     errors = e.errors(include_url=False)
     first = errors[0]
@@ -94,16 +95,21 @@ def describe_error(e: ValidationError, cls: type[CommonSettings], origin: str) -
     more = f" (and {len(errors) - 1} more problem{'s' * (len(errors) > 2)})" \
         if len(errors) > 1 else ""
     if first["type"] == "extra_forbidden":
-        return f"{origin}: unknown key {key!r}{_did_you_mean(key, cls)}{more}"
+        return f"{origin}: unknown key {key!r}{_did_you_mean(key, cls, source)}{more}"
     value = _short(first.get("input"))
     expected = _expected(cls, key, first)
     return f"{origin}: {key}: {value} is not valid: {expected}{more}"
 
 
-def _did_you_mean(key: str, cls: type[CommonSettings]) -> str:
+def _did_you_mean(key: str, cls: type[CommonSettings], source: str) -> str:
     known = [k for k in cls.model_fields if k != "source"]
     close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
-    return f" (did you mean `{close[0]}`?)" if close else " (see loralay settings --source …)"
+    if close:
+        return f" (did you mean `{close[0]}`?)"
+    owners = sorted(name for name, c in SETTINGS.items() if key in c.model_fields)
+    if owners:
+        return f" for --source {source} (a key of {', '.join(owners)})"
+    return f" (`loralay settings --source {source}` lists every key)"
 
 
 def _expected(cls: type[CommonSettings], key: str, err: Mapping[str, Any]) -> str:
