@@ -142,5 +142,48 @@ def build(source: str, out: Path, config: Path | None, manifest: Path | None,
     _guarded(lambda: run_build(request))
 
 
+@main.group()
+def export() -> None:
+    """Write a built dataset in another tool's format."""
+
+
+@export.command("vila")
+@click.argument("dataset_dir", type=click.Path(path_type=Path))
+@click.option("--out", "out", required=True, type=click.Path(path_type=Path),
+              help="Folder for {train,dev,test}-token.json, groups, docs, labels, summary.")
+@click.option("--group", type=click.Choice(["block", "line"]), default="block",
+              show_default=True, help="Ids that separate I-VILA text and make H-VILA groups; "
+              "line when Poppler splits pages into many one-word blocks.")
+@click.option("--bbox", type=click.Choice(["points", "norm1000"]), default="points",
+              show_default=True, help="VILA's PDF-point boxes, or our 0-1000 boxes.")
+@click.option("--indicator", type=click.Choice(["BLK", "SEP"]), default="BLK",
+              show_default=True, help="I-VILA's layout indicator token.")
+def export_vila(dataset_dir: Path, out: Path, group: str, bbox: str, indicator: str) -> None:
+    """VILA's token JSON (one item per page), I-VILA text and H-VILA groups."""
+    from .export import VilaOptions
+    from .export import export_vila as run_export
+    from .export.vila_write import summary_lines
+
+    opts = VilaOptions(group=group, bbox=bbox, indicator=indicator)
+    summary = _guarded(lambda: run_export(dataset_dir, out, opts))
+    for line in summary_lines(summary):
+        click.echo(line)
+
+
+@main.command()
+@click.argument("dataset_dir", type=click.Path(path_type=Path))
+@click.argument("article_id")
+@click.option("--page", type=int, default=None,
+              help="Physical page (default: the first page an abstract was cut from, else 1).")
+@click.option("--out", "out", type=click.Path(path_type=Path), default=None,
+              help="PNG to write (default: ID-pN.png in the current folder).")
+def show(dataset_dir: Path, article_id: str, page: int | None, out: Path | None) -> None:
+    """Draw one page of a document as the dataset sees it: words, lines, blocks, cuts."""
+    from .show import show_document
+
+    written = _guarded(lambda: show_document(dataset_dir, article_id, page, out))
+    click.echo(str(written))
+
+
 if __name__ == "__main__":
     main()

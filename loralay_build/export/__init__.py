@@ -1,0 +1,6 @@
+"""Exports of a built dataset into other tools' formats (VILA's token JSON)."""
+
+from .vila import VilaOptions
+from .vila_write import export_vila
+
+__all__ = ["VilaOptions", "export_vila"]
