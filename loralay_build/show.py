@@ -1,0 +1,292 @@
+"""`loralay show DIR ID`: one page of one document as the dataset sees it, as a PNG.
+
+What the picture is for: checking a build by eye. Kept words, Poppler's lines and blocks
+come straight from the dataset row; the words the build cut out (abstracts, a cover page)
+are not in the dataset, so they are found again the only exact way there is: the PDF is
+re-extracted and `strip_abstracts` re-run with the run's own settings
+(`DIR/report/config.yaml`), and every word of the extraction missing from the kept body is
+shaded in its abstract's language. If the re-run's body differs from the row (another
+Poppler), the caption says so rather than silently shading the wrong words.
+The PDF is the candidate's (`DIR/state/fetch.sqlite`, `candidates`), else the manifest's
+(`manifest:` of the run's config); when neither is on disk the error says where it looked.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+from .export.rows import find_row
+from .records import Candidate, Document
+
+SCALE = 2.0  # 144 dpi: small words stay readable, an A4 page is 1190 x 1684 pixels
+COVER = "cover page"
+
+
+@dataclass
+class Cuts:
+    """What the re-run removed: per removed word its page, box and language (or COVER)."""
+
+    words: list[tuple[int, tuple[float, ...], str]] = field(default_factory=list)
+    leakage: dict[str, float] = field(default_factory=dict)
+    differs: int = 0  # kept words of the re-run minus those of the dataset row
+    num_pages: int = 0
+
+
+def _state_candidate(dataset_dir: Path, article_id: str) -> Candidate | None:
+    db = dataset_dir / "state" / "fetch.sqlite"
+    if not db.is_file():
+        return None
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        hit = conn.execute("SELECT body FROM candidates WHERE id = ?", (article_id,)).fetchone()
+    return Candidate.from_json(json.loads(hit[0])) if hit else None
+
+
+def _manifest_candidate(settings: Any, article_id: str) -> Candidate | None:
+    from .sources.manifest import read_manifest
+
+    manifest = getattr(settings, "manifest", None)
+    if not manifest or not Path(manifest).is_file():
+        return None
+    for line in read_manifest(Path(manifest)):
+        if isinstance(line.item, Candidate) and line.item.id == article_id:
+            return line.item
+    return None
+
+
+def locate_pdf(dataset_dir: Path, article_id: str, settings: Any) -> tuple[Candidate, Path]:
+    """The candidate and its PDF on disk; a ConfigError naming every place looked at."""
+    tried: list[str] = []
+    for cand in (_state_candidate(dataset_dir, article_id),
+                 _manifest_candidate(settings, article_id)):
+        if cand is None or not cand.pdf_path:
+            continue
+        for path in (Path(cand.pdf_path), dataset_dir / cand.pdf_path):
+            if path.is_file():
+                return cand, path
+            tried.append(str(path))
+    where = ", ".join(dict.fromkeys(tried)) or "no candidate in the run state or manifest"
+    raise ConfigError(f"{article_id}: its PDF is gone ({where})")
+
+
+def run_settings(dataset_dir: Path, source: str) -> Any:
+    """The build's settings, from the configuration it wrote beside its report."""
+    from .settings import load_settings
+
+    config = dataset_dir / "report" / "config.yaml"
+    if not config.is_file():
+        raise ConfigError(f"{config}: missing (not the folder of a finished build?)")
+    return load_settings(source, config)
+
+
+def removed_indices(doc: Document, kept: Document) -> list[int]:
+    """Indices of `doc` absent from `kept`, which is `doc.keep(mask)`: a subsequence."""
+    j, removed = 0, []
+    for i in range(len(doc)):
+        if j < len(kept) and (doc.words[i], doc.boxes[i], doc.word_pages[i]) == (
+                kept.words[j], kept.boxes[j], kept.word_pages[j]):
+            j += 1
+        else:
+            removed.append(i)
+    return removed
+
+
+def recut(pdf: Path, cand: Candidate, settings: Any, row_words: list[str]) -> Cuts:
+    """Re-extract and re-strip the PDF as the build did; where each removed word was."""
+    from .extract import extract_document
+    from .failures import Failure
+    from .run.process import extract_limits
+    from .strip import leakage, strip_abstracts
+
+    s = settings.document()
+    doc = extract_document(pdf, cand.id, extract_limits(s))
+    stripped = doc if isinstance(doc, Failure) else strip_abstracts(doc, cand, s)
+    if isinstance(stripped, Failure):
+        raise ConfigError(f"{cand.id}: re-extracting {pdf} failed now: {stripped.message}")
+    assert isinstance(doc, Document)
+    kept, matches = stripped
+    cuts = Cuts(leakage=leakage(kept, cand.abstracts, s.leak_ngram),
+                differs=len(kept) - len(row_words), num_pages=len(doc.pages))
+    if kept.words != row_words and not cuts.differs:
+        cuts.differs = sum(a != b for a, b in zip(kept.words, row_words, strict=True))
+    for i in removed_indices(doc, kept):
+        lang = next((m.language for m in matches if m.start <= i < m.end), COVER)
+        cuts.words.append((doc.word_pages[i], tuple(doc.boxes[i]), lang))
+    return cuts
+
+
+def show_document(dataset_dir: str | Path, article_id: str, page: int | None = None,
+                  out: str | Path | None = None, scale: float = SCALE) -> Path:
+    """Draw one page (default: the first page something was cut from, else 1); the PNG."""
+
+    dataset_dir = Path(dataset_dir)
+    split, row = find_row(dataset_dir, article_id)
+    settings = run_settings(dataset_dir, row["source"])
+    cand, pdf = locate_pdf(dataset_dir, article_id, settings)
+    cuts = recut(pdf, cand, settings, row["article_words"])
+    if page is None:
+        page = min((p for p, _, _ in cuts.words), default=1)
+    if not 1 <= page <= cuts.num_pages:
+        raise ConfigError(f"{article_id}: no page {page} (the PDF has {cuts.num_pages})")
+    caption = Caption(article_id, split, page, cuts.num_pages, row, cuts)
+    image = draw_page(pdf, page, row, cuts, caption, scale)
+    target = Path(out) if out is not None else Path(f"{article_id}-p{page}.png")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    image.save(target, optimize=True)
+    return target
+
+
+# --- drawing ---------------------------------------------------------------------------
+
+WORD, LINE, BLOCK = (25, 90, 230), (0, 160, 70), (225, 30, 30)
+LANG_COLOURS = {"en": (255, 140, 0), "fr": (150, 60, 220), "es": (0, 170, 200),
+                "pt": (220, 0, 140), "ko": (130, 130, 0), "de": (140, 80, 20)}
+OTHER_COLOURS = ((200, 90, 90), (60, 140, 140), (150, 150, 60), (90, 90, 200))
+COVER_COLOUR = (110, 110, 110)
+SHADE_ALPHA = 110  # of 255: the text under the shade stays legible
+
+
+def lang_colour(lang: str) -> tuple[int, int, int]:
+    if lang == COVER:
+        return COVER_COLOUR
+    return LANG_COLOURS.get(lang, OTHER_COLOURS[sum(map(ord, lang)) % len(OTHER_COLOURS)])
+
+
+def _px(box: Any, scale: float) -> tuple[int, int, int, int]:
+    x0, y0, x1, y1 = (float(v) * scale for v in box)
+    return round(x0), round(y0), round(max(x1, x0 + 1)), round(max(y1, y0 + 1))
+
+
+def _union(boxes: list[Any]) -> tuple[float, float, float, float]:
+    return (min(b[0] for b in boxes), min(b[1] for b in boxes),
+            max(b[2] for b in boxes), max(b[3] for b in boxes))
+
+
+@dataclass
+class Caption:
+    """The lines under the picture: who, where, what was kept and cut, how much leaked."""
+
+    article_id: str
+    split: str
+    page: int
+    num_pages: int
+    row: dict[str, Any]
+    cuts: Cuts
+
+    def lines(self) -> list[str]:
+        r, on_page = self.row, [i for i, p in enumerate(self.row["article_pages"])
+                                if p == self.page]
+        cut = Counter(lang for _, _, lang in self.cuts.words)
+        here = sum(1 for p, _, _ in self.cuts.words if p == self.page)
+        leak = ", ".join(f"{k} {100 * v:.1f}%" for k, v in sorted(self.cuts.leakage.items()))
+        lines = [
+            f"{self.article_id}  |  split {self.split}  |  page {self.page} of "
+            f"{self.num_pages}  |  {r.get('language')} ({r.get('source')})",
+            f"kept: {len(r['article_words'])} words in the document; on this page "
+            f"{len(on_page)} words, {len({r['article_line_ids'][i] for i in on_page})} lines, "
+            f"{len({r['article_block_ids'][i] for i in on_page})} blocks",
+            "cut: " + (", ".join(f"{n} {k} words" for k, n in sorted(cut.items())) or "nothing")
+            + f" in the document, {here} on this page",
+            f"leakage (share of each abstract's n-grams left in the body): {leak or 'n/a'}"]
+        if self.cuts.differs:
+            lines.append(f"WARNING: re-extraction differs from the dataset ({self.cuts.differs:+d}"
+                         " words): the shading may be off")
+        return lines
+
+
+def _render(pdf: Path, page: int, scale: float) -> Any:
+    import pypdfium2 as pdfium
+
+    doc = pdfium.PdfDocument(str(pdf))
+    try:
+        return doc[page - 1].render(scale=scale).to_pil().convert("RGB")
+    finally:
+        doc.close()
+
+
+def _shade(img: Any, cuts: Cuts, page: int, scale: float) -> Any:
+    """Removed words filled with their language's colour; the language written once per
+    language on the page, above its first word."""
+    from PIL import Image, ImageDraw
+
+    overlay = Image.new("RGBA", img.size, (0, 0, 0, 0))
+    draw = ImageDraw.Draw(overlay)
+    firsts: dict[str, Any] = {}
+    for p, box, lang in cuts.words:
+        if p == page:
+            draw.rectangle(_px(box, scale), fill=(*lang_colour(lang), SHADE_ALPHA))
+            firsts.setdefault(lang, box)
+    out = Image.alpha_composite(img.convert("RGBA"), overlay).convert("RGB")
+    text = ImageDraw.Draw(out)
+    font = _font(11 * scale)
+    for lang, box in firsts.items():
+        x0, y0, _, _ = _px(box, scale)
+        label = lang if lang == COVER else f"{lang} abstract (cut)"
+        at = (x0, max(0, y0 - 13 * scale))
+        text.rectangle(text.textbbox(at, label, font=font), fill="white")
+        text.text(at, label, fill=lang_colour(lang), font=font)
+    return out
+
+
+def _outlines(img: Any, row: dict[str, Any], page: int, scale: float) -> None:
+    """Blocks, then lines (each padded outwards), then words on top: distinct colours."""
+    from PIL import ImageDraw
+
+    draw = ImageDraw.Draw(img)
+    idx = [i for i, p in enumerate(row["article_pages"]) if p == page]
+    boxes = row["article_bboxes"]
+    for key, colour, pad, width in (("article_block_ids", BLOCK, 3, 2),
+                                    ("article_line_ids", LINE, 1, 1)):
+        groups: dict[int, list[Any]] = {}
+        for i in idx:
+            groups.setdefault(row[key][i], []).append(boxes[i])
+        for members in groups.values():
+            x0, y0, x1, y1 = _px(_union(members), scale)
+            draw.rectangle((x0 - pad, y0 - pad, x1 + pad, y1 + pad), outline=colour,
+                           width=width)
+    for i in idx:
+        draw.rectangle(_px(boxes[i], scale), outline=WORD, width=1)
+
+
+def _font(size: float) -> Any:
+    from PIL import ImageFont
+
+    return ImageFont.load_default(size=max(8, round(size)))
+
+
+def _with_caption(img: Any, caption: Caption, langs: list[str], scale: float) -> Any:
+    """The page above a white band: the caption's lines, then a colour legend."""
+    from PIL import Image, ImageDraw
+
+    font, step = _font(8 * scale), round(11 * scale)
+    lines = caption.lines()
+    band = Image.new("RGB", (img.width, step * (len(lines) + 2)), "white")
+    draw = ImageDraw.Draw(band)
+    for k, line in enumerate(lines):
+        draw.text((step, step // 2 + k * step), line, fill=(0, 0, 0), font=font)
+    x, y = step, step // 2 + len(lines) * step
+    legend = [("word", WORD), ("line", LINE), ("block", BLOCK)]
+    legend += [(lang if lang == COVER else f"{lang} abstract", lang_colour(lang))
+               for lang in langs]
+    for name, colour in legend:
+        draw.rectangle((x, y + 2, x + step - 4, y + step - 4), outline=colour, width=2)
+        draw.text((x + step + 2, y), name, fill=colour, font=font)
+        x += step * 2 + round(draw.textlength(name, font=font))
+    out = Image.new("RGB", (img.width, img.height + band.height), "white")
+    out.paste(img, (0, 0))
+    out.paste(band, (0, img.height))
+    return out
+
+
+def draw_page(pdf: Path, page: int, row: dict[str, Any], cuts: Cuts, caption: Caption,
+              scale: float = SCALE) -> Any:
+    """The rendered page with shading, outlines and caption, as a PIL image."""
+    img = _shade(_render(pdf, page, scale), cuts, page, scale)
+    _outlines(img, row, page, scale)
+    langs = sorted({lang for _, _, lang in cuts.words})
+    return _with_caption(img, caption, langs, scale)
