@@ -174,7 +174,7 @@ def export_vila(dataset_dir: Path, out: Path, group: str, bbox: str, indicator: 
 @click.argument("dataset_dir", type=click.Path(path_type=Path))
 @click.argument("article_id")
 @click.option("--page", type=int, default=None,
-              help="Physical page (default: the first page an abstract was cut from, else 1).")
+              help="Physical page (default: the first page an abstract was cut from).")
 @click.option("--out", "out", type=click.Path(path_type=Path), default=None,
               help="PNG to write (default: ID-pN.png in the current folder).")
 def show(dataset_dir: Path, article_id: str, page: int | None, out: Path | None) -> None:

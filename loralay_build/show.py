@@ -120,9 +120,15 @@ def recut(pdf: Path, cand: Candidate, settings: Any, row_words: list[str]) -> Cu
     return cuts
 
 
+def default_page(cuts: Cuts) -> int:
+    """The first page an abstract was cut from; else the first cut page (a cover); else 1."""
+    abstract_pages = [p for p, _, lang in cuts.words if lang != COVER]
+    return min(abstract_pages or [p for p, _, _ in cuts.words] or [1])
+
+
 def show_document(dataset_dir: str | Path, article_id: str, page: int | None = None,
                   out: str | Path | None = None, scale: float = SCALE) -> Path:
-    """Draw one page (default: the first page something was cut from, else 1); the PNG."""
+    """Draw one page (default: `default_page`) into `out` (default ID-pN.png); its path."""
 
     dataset_dir = Path(dataset_dir)
     split, row = find_row(dataset_dir, article_id)
@@ -130,7 +136,7 @@ def show_document(dataset_dir: str | Path, article_id: str, page: int | None = N
     cand, pdf = locate_pdf(dataset_dir, article_id, settings)
     cuts = recut(pdf, cand, settings, row["article_words"])
     if page is None:
-        page = min((p for p, _, _ in cuts.words), default=1)
+        page = default_page(cuts)
     if not 1 <= page <= cuts.num_pages:
         raise ConfigError(f"{article_id}: no page {page} (the PDF has {cuts.num_pages})")
     caption = Caption(article_id, split, page, cuts.num_pages, row, cuts)
