@@ -1,0 +1,130 @@
+"""`loralay show`: the picture's pixels say what the dataset kept and what the build cut.
+
+Kept words come from the dataset row; the cut words are found here independently of
+`show.py`'s own bookkeeping: every word Poppler extracts on the page whose box is not a
+kept box was removed, and must sit under a shade of its language's colour.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from click.testing import CliRunner
+from PIL import Image
+
+from loralay_build import api
+from loralay_build.cli import main
+from loralay_build.errors import ConfigError
+from loralay_build.export.rows import find_row
+from loralay_build.extract import extract_document
+from loralay_build.show import (
+    COVER_COLOUR,
+    LANG_COLOURS,
+    SCALE,
+    SHADE_ALPHA,
+    WORD,
+    show_document,
+)
+
+from .conftest import REPO
+
+DOC = "fr_hal_cover_glaciers"  # a HAL cover page, a French and an English abstract
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("show") / "ds"
+    api.build("local", out, manifest=str(REPO / "data/sample/manifest.jsonl"), workers=2)
+    return out
+
+
+def tint(colour: tuple[int, int, int]) -> np.ndarray:
+    """What a shade of `colour` makes of white paper."""
+    a = SHADE_ALPHA / 255
+    return np.array([255 * (1 - a) + c * a for c in colour])
+
+
+def _px(v: float) -> int:
+    return round(float(v) * SCALE)
+
+
+def tinted_share(img: np.ndarray, box, colours) -> float:
+    """Share of the pixels strictly inside `box` that are white paper under one of `colours`."""
+    x0, y0, x1, y1 = (_px(v) for v in box)
+    inner = img[y0 + 1:y1, x0 + 1:x1].reshape(-1, 3).astype(float)
+    if not len(inner):
+        return 1.0
+    hits = np.zeros(len(inner), dtype=bool)
+    for c in colours:
+        hits |= (np.abs(inner - tint(c)) <= 2).all(axis=1)
+    return float(hits.mean())
+
+
+def cut_boxes(sample: Path, page: int) -> tuple[list, list]:
+    """(kept boxes, removed boxes) of `page`: removed = extracted but not kept."""
+    _, row = find_row(sample, DOC)
+    kept = [b for b, p in zip(row["article_bboxes"], row["article_pages"], strict=True)
+            if p == page]
+    keys = {tuple(float(v) for v in b) for b in kept}  # float32 values, exactly
+    doc = extract_document(REPO / "data/sample/pdf/fr_hal_cover_glaciers.pdf", DOC)
+    removed = [b for b, p in zip(doc.boxes, doc.word_pages, strict=True)
+               if p == page and tuple(float(np.float32(v)) for v in b) not in keys]
+    return kept, removed
+
+
+def test_kept_words_outlined_and_abstracts_shaded(sample, tmp_path):
+    png = show_document(sample, DOC, page=2, out=tmp_path / "p2.png")
+    img = np.asarray(Image.open(png).convert("RGB"))
+    kept, removed = cut_boxes(sample, 2)
+    assert len(kept) > 100 and len(removed) > 100
+    for x0, y0, x1, _ in kept:  # the top edge of every kept word's box is drawn
+        mid = (_px(x0) + max(_px(x1), _px(x0) + 1)) // 2
+        assert tuple(img[_px(y0), mid]) == WORD
+    langs = (LANG_COLOURS["fr"], LANG_COLOURS["en"])
+    shaded = [tinted_share(img, b, langs) for b in removed]
+    assert min(shaded) > 0.2, "a removed abstract word is not shaded"
+    assert max(tinted_share(img, b, langs) for b in kept) < 0.05, "a kept word is shaded"
+
+
+def test_cover_page_shaded_and_caption(sample, tmp_path):
+    png = show_document(sample, DOC, page=1, out=tmp_path / "p1.png")
+    img = np.asarray(Image.open(png).convert("RGB"))
+    kept, removed = cut_boxes(sample, 1)
+    assert not kept and len(removed) > 50
+    assert min(tinted_share(img, b, [COVER_COLOUR]) for b in removed) > 0.2
+    assert img.shape[0] > _px(842) + 40  # the caption band under the page
+
+
+def test_default_page_and_cli(sample, tmp_path):
+    run = CliRunner().invoke(main, ["show", str(sample), DOC, "--out", str(tmp_path / "x.png")])
+    assert run.exit_code == 0, run.output
+    assert (tmp_path / "x.png").is_file()
+    assert Image.open(tmp_path / "x.png").size[0] == _px(595.28)
+
+
+def test_errors_are_one_line(sample, tmp_path):
+    with pytest.raises(ConfigError, match="no document"):
+        show_document(sample, "nope", out=tmp_path / "n.png")
+    with pytest.raises(ConfigError, match="no page 9"):
+        show_document(sample, DOC, page=9, out=tmp_path / "n.png")
+    gone = tmp_path / "gone"
+    shutil.copytree(sample, gone, ignore=shutil.ignore_patterns("*.lock"))
+    with sqlite3.connect(gone / "state" / "fetch.sqlite") as conn:
+        body = json.loads(conn.execute("SELECT body FROM candidates WHERE id=?",
+                                       (DOC,)).fetchone()[0])
+        body["pdf_path"] = str(tmp_path / "moved.pdf")
+        conn.execute("UPDATE candidates SET body=? WHERE id=?", (json.dumps(body), DOC))
+    config = gone / "report" / "config.yaml"
+    settings = yaml.safe_load(config.read_text())
+    settings["manifest"] = str(tmp_path / "no-manifest.jsonl")
+    config.write_text(yaml.safe_dump(settings))
+    run = CliRunner().invoke(main, ["show", str(gone), DOC])
+    assert run.exit_code == 2
+    assert run.output.count("\n") == 1 and "its PDF is gone" in run.output
+    assert "moved.pdf" in run.output
