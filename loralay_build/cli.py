@@ -54,7 +54,7 @@ def extract(pdfs: tuple[Path, ...], fmt: str, out_dir: Path | None, timeout_s: f
 
 
 SOURCE = click.option("--source", required=True, help="local, hal, arxiv, pubmed, scielo-es, "
-                      "scielo-pt or koreascience.")
+                      "scielo-pt, koreascience or citesum.")
 OUT = click.option("--out", "out", required=True, type=click.Path(path_type=Path),
                    help="The run's folder: dataset, report, state and PDFs.")
 CONFIG = click.option("--config", type=click.Path(path_type=Path), default=None,
@@ -140,6 +140,18 @@ def build(source: str, out: Path, config: Path | None, manifest: Path | None,
         ok = _guarded(lambda: check_only(request, click.echo))
         sys.exit(0 if ok else 1)
     _guarded(lambda: run_build(request))
+
+
+@main.command("eval")
+@click.argument("dataset", type=click.Path(path_type=Path))
+@click.option("--split", default="test", show_default=True)
+@click.option("--predictions", type=click.Path(path_type=Path), default=None,
+              help="JSON lines {\"id\", \"prediction\"}: score them instead of the baselines.")
+def eval_(dataset: Path, split: str, predictions: Path | None) -> None:
+    """ROUGE of the CiteSum baselines (or your predictions) on a dataset's split."""
+    from .evaluate import run_eval
+
+    click.echo(_guarded(lambda: run_eval(dataset, split, predictions)))
 
 
 if __name__ == "__main__":

@@ -153,3 +153,22 @@ def build_citesum(s: Any, out: Path, workers: int = 1, fresh: bool = False) -> d
         write_card(out, s, counts, report["card"])
     log.info("done: %s", ", ".join(f"{k} {v}" for k, v in counts.items()))
     return report
+
+
+def run_citesum(req: Any) -> Any:
+    """`run_build`'s branch for `--source citesum` (a `BuildRequest` in, a `BuildResult` out);
+    --limit and --shard have no meaning here: the shards of S2ORC are the unit of work."""
+    from ..errors import BuildStopped
+    from ..run.pipeline import BuildResult
+
+    req.check()
+    if req.limit is not None or req.sharded or req.finish_only or req.retry:
+        raise ConfigError("--source citesum takes --workers and --fresh; not --limit, "
+                          "--shard/--num-shards, --finish or --retry")
+    report = build_citesum(req.settings, req.out, req.workers, req.fresh)
+    counts = report["splits"]
+    papers = report["funnel"][0]["count"]
+    if not any(counts.values()):
+        raise BuildStopped(f"{req.out}: no example kept of {papers} papers; "
+                           f"{req.out / 'report.md'} says why each was dropped")
+    return BuildResult(req.out, counts, papers, report["verdict"])
