@@ -26,7 +26,9 @@ def _parse(record: dict[str, Any]) -> dict[str, Any]:
 
 def _link(bib: dict[str, Any], ref: str | None) -> str | None:
     entry = bib.get(ref) if ref else None
-    link = entry.get("link") if isinstance(entry, dict) else None
+    if not isinstance(entry, dict):
+        return None
+    link = entry.get("link") or entry.get("links")  # `links`: the release's example file
     return str(link) if link not in (None, "") else None
 
 
