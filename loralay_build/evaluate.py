@@ -11,11 +11,13 @@ same numbers `RougeScorer(...).score(target=reference, prediction=candidate)` gi
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 
@@ -51,10 +53,15 @@ class Rouge:
         return {k: s[k].fmeasure for k in KEYS}
 
 
-def sentences(text: str) -> list[str]:
+@functools.lru_cache(maxsize=1)
+def _segmenter() -> Any:
     import pysbd
 
-    found = [s.strip() for s in pysbd.Segmenter(language="en", clean=False).segment(text)]
+    return pysbd.Segmenter(language="en", clean=False)
+
+
+def sentences(text: str) -> list[str]:
+    found = [s.strip() for s in _segmenter().segment(text)]
     return [s for s in found if s] or [text]
 
 

@@ -87,16 +87,17 @@ def _stale(state: RunState, stage: str, fingerprint: str, also: tuple[str, ...] 
         state.set_checkpoint(f"{stage}:fingerprint", fingerprint)
 
 
-def run_pass1(s: Any, work: Path, state: RunState, citing: list[Path], workers: int) -> list[Path]:
+def run_pass1(s: Any, work: Path, state: RunState, citing: list[Path], workers: int
+              ) -> dict[str, Path]:
+    """Candidates file per citing shard key; a shard added to the glob is only a new task."""
     (work / "pass1").mkdir(parents=True, exist_ok=True)
-    fp = _digest([s.s2orc_format, s.related_work_pattern, s.sentence_splitter,
-                  [str(p) for p in citing]])
+    fp = _digest([s.s2orc_format, s.related_work_pattern, s.sentence_splitter])
     _stale(state, PASS1, fp, also=(PASS2,))
     tasks = {f"citing/{p.name}": (str(p), str(work / "pass1" / f"{shard_key(p)}.jsonl"))
              for p in citing}
     _run_stage(state, PASS1, tasks, passes.pass1, workers, passes.init_pass1,
                (s.s2orc_format, s.related_work_pattern, s.sentence_splitter, s.drop_examples))
-    return [Path(t[1]) for _, t in sorted(tasks.items())]
+    return {k: Path(t[1]) for k, t in sorted(tasks.items())}
 
 
 def cited_ids(files: list[Path], dest: Path) -> str:
@@ -146,10 +147,10 @@ def build_citesum(s: Any, out: Path, workers: int = 1, fresh: bool = False) -> d
         work.mkdir(parents=True, exist_ok=True)
         with RunState(layout.state_dir / "citesum.sqlite") as state:
             p1 = run_pass1(s, work, state, citing, workers)
-            fp = cited_ids(p1, work / "cited-ids.txt")
+            fp = cited_ids(list(p1.values()), work / "cited-ids.txt")
             p2 = run_pass2(work, state, cited, fp, workers)
-            counts, scored = finish(s, out, work, p1, p2, workers)
-            report = write_report(out, s, state, [PASS1, PASS2], scored, counts)
+            counts, scored = finish(s, out, work, list(p1.values()), p2, workers)
+            report = write_report(out, s, state, [PASS1, PASS2], list(p1), scored, counts)
         write_card(out, s, counts, report["card"])
     log.info("done: %s", ", ".join(f"{k} {v}" for k, v in counts.items()))
     return report

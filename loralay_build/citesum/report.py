@@ -102,9 +102,10 @@ def _atomic(path: Path, text: str) -> None:
 
 
 def write_report(out: Path, settings: Any, state: RunState, stages: list[str],
-                 scored: list[dict[str, Any]], splits: dict[str, int]) -> dict[str, Any]:
-    pass1 = [state.get_checkpoint(f"{stages[0]}:{r.doc_id}", {})
-             for r in state.results(stages[0]) if r.status == "ok"]
+                 citing: list[str], scored: list[dict[str, Any]], splits: dict[str, int]
+                 ) -> dict[str, Any]:
+    """`citing`: this run's citing shard keys (a shard no longer in the glob is not counted)."""
+    pass1 = [state.get_checkpoint(f"{stages[0]}:{key}", {}) for key in citing]
     counts, drops = _sum(pass1 + scored)
     rows = funnel_rows(counts)
     failures = _failures(state, stages)
