@@ -19,7 +19,7 @@ SHARED ?= ../shared
 PYTEST_ARGS ?=
 SOURCES = arxiv pubmed hal scielo-es scielo-pt koreascience
 
-.PHONY: install system-packages demo test bench lint $(SOURCES)
+.PHONY: install system-packages demo test bench lint citesum $(SOURCES)
 
 # System packages: Poppler runs the pipeline; qpdf and the Noto CJK font are what
 # `python -m loralay_build.samples` needs, and a test re-makes the sample corpus with them.
@@ -68,3 +68,9 @@ lint: install
 
 $(SOURCES): install
 	$(VENV)/bin/loralay build --source $@ --out $(OUT)/$@ --workers $(WORKERS) $(CONFIG_ARG)
+
+# CiteSum from S2ORC shards on disk: CONFIG names them (README, "CiteSum"); no PDFs, no network.
+citesum: install
+	@test -n "$(CONFIG)" || { echo "make citesum needs CONFIG=your-citesum.yaml (README: CiteSum)"; exit 2; }
+	$(VENV)/bin/loralay build --source citesum --out $(OUT)/citesum --workers $(WORKERS) $(CONFIG_ARG)
+	$(VENV)/bin/loralay eval $(OUT)/citesum --split test

@@ -54,7 +54,7 @@ def extract(pdfs: tuple[Path, ...], fmt: str, out_dir: Path | None, timeout_s: f
 
 
 SOURCE = click.option("--source", required=True, help="local, hal, arxiv, pubmed, scielo-es, "
-                      "scielo-pt or koreascience.")
+                      "scielo-pt, koreascience or citesum.")
 OUT = click.option("--out", "out", required=True, type=click.Path(path_type=Path),
                    help="The run's folder: dataset, report, state and PDFs.")
 CONFIG = click.option("--config", type=click.Path(path_type=Path), default=None,
@@ -183,6 +183,18 @@ def show(dataset_dir: Path, article_id: str, page: int | None, out: Path | None)
 
     written = _guarded(lambda: show_document(dataset_dir, article_id, page, out))
     click.echo(str(written))
+
+
+@main.command("eval")
+@click.argument("dataset", type=click.Path(path_type=Path))
+@click.option("--split", default="test", show_default=True)
+@click.option("--predictions", type=click.Path(path_type=Path), default=None,
+              help="JSON lines {\"id\", \"prediction\"}: score them instead of the baselines.")
+def eval_(dataset: Path, split: str, predictions: Path | None) -> None:
+    """ROUGE of the CiteSum baselines (or your predictions) on a dataset's split."""
+    from .evaluate import run_eval
+
+    click.echo(_guarded(lambda: run_eval(dataset, split, predictions)))
 
 
 if __name__ == "__main__":

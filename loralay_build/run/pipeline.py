@@ -99,6 +99,10 @@ def _fetch(settings: CommonSettings, layout: RunLayout, limit: int | None,
 
 
 def run_build(req: BuildRequest) -> BuildResult:
+    if req.settings.source == "citesum":  # S2ORC shards on disk: its own two-pass build
+        from ..citesum.build import run_citesum
+
+        return run_citesum(req)
     req.check()
     check_inputs(req.settings)
     versions = tool_versions()

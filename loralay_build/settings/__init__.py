@@ -20,6 +20,7 @@ from .load import check_contact, load_settings, read_config_file, settings_class
 from .sources import (
     SETTINGS,
     ArxivSettings,
+    CiteSumSettings,
     HalSettings,
     KoreaScienceSettings,
     LocalSettings,
@@ -28,7 +29,8 @@ from .sources import (
 )
 
 __all__ = [
-    "PLACEHOLDER_CONTACT", "SETTINGS", "ArxivSettings", "CommonSettings", "ConfigError",
+    "PLACEHOLDER_CONTACT", "SETTINGS", "ArxivSettings", "CiteSumSettings", "CommonSettings",
+    "ConfigError",
     "CorpusSettings", "DocumentSettings", "HalSettings", "HttpFields", "KoreaScienceSettings",
     "LocalSettings", "PubmedSettings", "ScieloSettings", "check_contact", "load_settings",
     "read_config_file", "settings_class",

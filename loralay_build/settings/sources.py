@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+import re
+from typing import Annotated, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from .common import CommonSettings
 from .fields import (
@@ -119,6 +120,46 @@ class KoreaScienceSettings(NetworkSettings):
     split_proportions: Proportions = [0.94, 0.03, 0.03]
 
 
+RELATED_WORK_PATTERN = (r"(?i)^\W*(?:[0-9IVX]+(?:\.[0-9]+)*\.?\s*)?(?:background\s+and\s+)?"
+                        r"(?:related\s+works?|prior\s+works?|previous\s+works?"
+                        r"|literature\s+review|related\s+literature)\b")
+
+
+class CiteSumSettings(CommonSettings):
+    """CiteSum (Mao et al. 2022) from S2ORC shards on disk: no PDFs, no network.
+
+    Glob keys stay null by default: which shards to read is the user's choice."""
+
+    s2orc_format: Literal["2020", "datasets-api"] = Field(
+        "2020", description="2020 release (pdf_parses + metadata) or the Datasets API")
+    pdf_parses: str | None = Field(None, min_length=1, description="2020: pdf_parses glob")
+    metadata: str | None = Field(None, min_length=1, description="2020: metadata glob")
+    s2orc: str | None = Field(None, min_length=1, description="datasets-api: s2orc glob")
+    abstracts: str | None = Field(None, min_length=1, description="datasets-api: abstracts glob")
+    papers: str | None = Field(None, min_length=1,
+                               description="datasets-api: papers glob (titles, fields; optional)")
+    related_work_pattern: str = Field(RELATED_WORK_PATTERN, min_length=1,
+                                      description="regex a Related Work section title matches")
+    sentence_splitter: Literal["pysbd", "scispacy"] = Field(
+        "pysbd", description="pysbd, or scispaCy en_core_sci_sm when installed")
+    min_cited_abstract_chars: NonNegativeCount = Field(
+        100, description="a cited abstract must be longer than this")
+    rouge_recall_min: list[Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]] = Field(
+        [0.5, 0.2, 0.4], min_length=3, max_length=3,
+        description="ROUGE-1/2/L recall floors of the sentence against the cited abstract")
+    drop_examples: NonNegativeCount = Field(3, description="examples of each drop in the report")
+    rows_per_shard: Count = 100_000
+
+    @field_validator("related_work_pattern")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        try:
+            re.compile(value)
+        except re.error as e:
+            raise ValueError(f"a Python regular expression ({e})") from None
+        return value
+
+
 SETTINGS: dict[str, type[CommonSettings]] = {
     "local": LocalSettings,
     "hal": HalSettings,
@@ -127,4 +168,5 @@ SETTINGS: dict[str, type[CommonSettings]] = {
     "scielo-es": ScieloSettings,
     "scielo-pt": ScieloSettings,
     "koreascience": KoreaScienceSettings,
+    "citesum": CiteSumSettings,
 }

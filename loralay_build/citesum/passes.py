@@ -1,0 +1,148 @@
+"""The two streaming passes over the shards, one shard per task.
+
+Pass 1 reads citing shards (`pdf_parses` or `s2orc`) and writes the candidate sentences of
+each to `work/pass1/<shard>.jsonl`, with the shard's funnel counts; pass 2 reads abstracts
+and metadata shards and keeps only the papers pass 1 cited. A task writes its file under a
+temporary name and renames it, and the driver records the shard in the run state after the
+rename: a killed run redoes at most the shards that were in flight. Memory holds one record
+and, in pass 2, the set of cited ids, never a shard.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from . import read2020, readapi
+from .read2020 import NotARecord
+from .records import CitedPaper
+from .sentences import make_splitter
+from .shards import BadLine, records
+from .steps import candidate, classify, sentences_of
+
+CITING = {"2020": read2020.citing_paper, "datasets-api": readapi.citing_paper}
+CITED = {"metadata": read2020.cited_paper, "abstracts": readapi.cited_abstract,
+         "papers": readapi.cited_metadata}
+ID_OF = {"metadata": read2020.record_id, "abstracts": readapi.record_id,
+         "papers": readapi.record_id}
+_WORKER: dict[str, Any] = {}
+
+
+def init_pass1(fmt: str, pattern: str, splitter: str, examples: int) -> None:
+    _WORKER.update(read=CITING[fmt], pattern=re.compile(pattern),
+                   split=make_splitter(splitter), examples=examples)
+
+
+def init_pass2(ids_file: str) -> None:
+    _WORKER["ids"] = set(Path(ids_file).read_text(encoding="utf-8").split())
+
+
+class Funnel:
+    """Counts of one shard and the first few examples of each drop."""
+
+    def __init__(self, examples: int) -> None:
+        self.counts: Counter[str] = Counter()
+        self.drops: dict[str, list[str]] = {}
+        self.bad: list[tuple[int, str]] = []
+        self.examples = examples
+
+    def drop(self, reason: str, example: str) -> None:
+        self.counts[reason] += 1
+        kept = self.drops.setdefault(reason, [])
+        if len(kept) < self.examples:
+            kept.append(example)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"counts": dict(self.counts), "drops": self.drops, "bad": self.bad}
+
+
+def _atomic_lines(path: Path, lines: Any) -> int:
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    n = 0
+    with open(tmp, "w", encoding="utf-8") as fh:
+        for obj in lines:
+            fh.write(json.dumps(obj, ensure_ascii=False) + "\n")
+            n += 1
+    os.replace(tmp, path)
+    return n
+
+
+def _paper_candidates(paper: Any, funnel: Funnel) -> Any:
+    found = False
+    for sid, section, s in sentences_of(paper, _WORKER["pattern"], _WORKER["split"]):
+        if not found:
+            funnel.counts["with_related_work"] += 1
+            found = True
+        funnel.counts["sentences"] += 1
+        why = classify(s)
+        if why == "no_citation":
+            funnel.counts["no_citation"] += 1
+            continue
+        if why is None or why == "unlinked":
+            funnel.counts["single_citation"] += 1
+        if why:
+            funnel.drop(why, f"{sid}: {s.text}")
+            continue
+        yield candidate(paper.paper_id, sid, section, s).to_json()
+    if not found:
+        funnel.drop("no_related_work", paper.paper_id)
+
+
+def pass1(task: tuple[str, str]) -> tuple[str, dict[str, Any]]:
+    """One citing shard -> its candidates file; returns (shard key, funnel)."""
+    path, out = Path(task[0]), Path(task[1])
+    funnel = Funnel(_WORKER["examples"])
+
+    def lines() -> Any:
+        for lineno, rec in records(path):
+            if isinstance(rec, BadLine):
+                funnel.bad.append((lineno, str(rec)))
+                continue
+            try:
+                paper = _WORKER["read"](rec)
+            except (NotARecord, AttributeError, TypeError) as e:
+                funnel.bad.append((lineno, f"line {lineno}: {e}"))
+                continue
+            funnel.counts["papers_read"] += 1
+            yield from _paper_candidates(paper, funnel)
+    funnel.counts["candidates"] = _atomic_lines(out, lines())
+    return task[1], funnel.to_json()
+
+
+def pass2(task: tuple[str, str, str]) -> tuple[str, dict[str, Any]]:
+    """One abstracts / metadata shard -> the cited papers it holds."""
+    kind, path, out = task[0], Path(task[1]), Path(task[2])
+    wanted, read, id_of = _WORKER["ids"], CITED[kind], ID_OF[kind]
+    bad: list[tuple[int, str]] = []
+
+    def lines() -> Any:
+        for lineno, rec in records(path):
+            if isinstance(rec, BadLine):
+                bad.append((lineno, str(rec)))
+                continue
+            if id_of(rec) not in wanted:
+                continue
+            try:
+                yield read(rec).to_json()
+            except (NotARecord, AttributeError, TypeError) as e:
+                bad.append((lineno, f"line {lineno}: {e}"))
+    found = _atomic_lines(out, lines())
+    return task[2], {"counts": {"found": found}, "bad": bad}
+
+
+def load_cited(files: list[Path]) -> dict[str, CitedPaper]:
+    """The cited papers pass 2 kept, merged field by field across kinds (abstracts, papers)."""
+    cited: dict[str, CitedPaper] = {}
+    for path in files:
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                c = CitedPaper.from_json(json.loads(line))
+                if c.paper_id in cited:
+                    cited[c.paper_id].merge(c)
+                else:
+                    cited[c.paper_id] = c
+    return cited

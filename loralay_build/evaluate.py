@@ -1,0 +1,152 @@
+"""`loralay eval DIR`: the CiteSum paper's extractive baselines, or your model's outputs.
+
+Baselines (Mao et al. 2022, Table 5) on a CiteSum dataset, `src` sentences split with pysbd:
+EXT-LEAD the first sentence; EXT-HEURISTIC the first containing "propose", "introduce" or
+"in this paper" (else LEAD); EXT-ORACLE the sentence with the best ROUGE-2 F1 against `tgt`.
+Scores are `rouge-score` F1 x 100 (stemming on), averaged over the split's examples, i.e. the
+same numbers `RougeScorer(...).score(target=reference, prediction=candidate)` gives.
+`--predictions` scores JSON lines {"id", "prediction"} against `tgt` (CiteSum) or `abstract`
+(a LoRaLay dataset), and refuses a file whose ids are not exactly the split's.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from .errors import ConfigError
+
+KEYS = ("rouge1", "rouge2", "rougeL")
+PAPER_TABLE5 = {"lead": (21.94, 7.35, 17.36), "heuristic": (29.32, 12.53, 23.99),
+                "oracle": (44.17, 27.22, 38.32)}
+CUES = re.compile(r"propose|introduce|in this paper", re.IGNORECASE)
+
+
+def load_split(dataset: Path, split: str) -> tuple[list[str], list[str], list[str] | None]:
+    """(ids, references, sources or None) of one split, rows in file order."""
+    files = sorted((dataset / "data").glob(f"{split}-*.parquet"))
+    if not files:
+        raise ConfigError(f"{dataset}: no split {split!r} (no data/{split}-*.parquet)")
+    rows = [r for f in files for r in pq.read_table(f).to_pylist()]
+    if rows and "tgt" in rows[0]:
+        return [r["id"] for r in rows], [r["tgt"] for r in rows], [r["src"] for r in rows]
+    if rows and "abstract" in rows[0]:
+        return [r["article_id"] for r in rows], [r["abstract"] for r in rows], None
+    raise ConfigError(f"{dataset}: neither a CiteSum (src/tgt) nor a LoRaLay (abstract) dataset")
+
+
+class Rouge:
+    def __init__(self) -> None:
+        from rouge_score import rouge_scorer
+
+        self.scorer = rouge_scorer.RougeScorer(list(KEYS), use_stemmer=True)
+
+    def f1(self, reference: str, candidate: str) -> dict[str, float]:
+        s = self.scorer.score(target=reference, prediction=candidate)
+        return {k: s[k].fmeasure for k in KEYS}
+
+
+@functools.lru_cache(maxsize=1)
+def _segmenter() -> Any:
+    import pysbd
+
+    return pysbd.Segmenter(language="en", clean=False)
+
+
+def sentences(text: str) -> list[str]:
+    found = [s.strip() for s in _segmenter().segment(text)]
+    return [s for s in found if s] or [text]
+
+
+def lead(sents: list[str], ref: str, rouge: Rouge) -> str:
+    return sents[0]
+
+
+def heuristic(sents: list[str], ref: str, rouge: Rouge) -> str:
+    return next((s for s in sents if CUES.search(s)), sents[0])
+
+
+def oracle(sents: list[str], ref: str, rouge: Rouge) -> str:
+    return max(sents, key=lambda s: rouge.f1(ref, s)["rouge2"])  # first of equals wins
+
+
+BASELINES: dict[str, Callable[[list[str], str, Rouge], str]] = {
+    "lead": lead, "heuristic": heuristic, "oracle": oracle}
+
+
+def mean_f1(pairs: list[tuple[str, str]], rouge: Rouge) -> dict[str, float]:
+    """(reference, candidate) pairs -> mean F1 x 100 per ROUGE kind."""
+    totals = dict.fromkeys(KEYS, 0.0)
+    for ref, cand in pairs:
+        for k, v in rouge.f1(ref, cand).items():
+            totals[k] += v
+    return {k: 100 * v / max(1, len(pairs)) for k, v in totals.items()}
+
+
+def read_predictions(path: Path, ids: list[str]) -> list[str]:
+    """Predictions in the split's order; a missing, extra or repeated id is an error."""
+    found: dict[str, str] = {}
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+            key, text = str(obj["id"]), obj["prediction"]
+        except (json.JSONDecodeError, KeyError, TypeError) as e:
+            raise ConfigError(f"{path}: line {n}: not {{\"id\", \"prediction\"}} ({e})") from None
+        if key in found:
+            raise ConfigError(f"{path}: line {n}: id {key!r} given twice")
+        found[key] = str(text)
+    missing, extra = [i for i in ids if i not in found], sorted(set(found) - set(ids))
+    if missing or extra:
+        raise ConfigError(f"{path}: {len(missing)} ids of the split missing "
+                          f"{missing[:3]}, {len(extra)} ids not in it {extra[:3]}")
+    return [found[i] for i in ids]
+
+
+def table(scores: dict[str, dict[str, float]], n: int, split: str) -> str:
+    lines = [f"{split}: {n} examples; ROUGE F1 x 100 (rouge-score, stemming)",
+             f"{'system':<12}{'R-1':>8}{'R-2':>8}{'R-L':>8}   paper (Table 5) R-1/R-2/R-L"]
+    for name, s in scores.items():
+        paper = PAPER_TABLE5.get(name)
+        beside = "/".join(f"{x:.2f}" for x in paper) if paper else "—"
+        lines.append(f"{name:<12}{s['rouge1']:>8.2f}{s['rouge2']:>8.2f}{s['rougeL']:>8.2f}"
+                     f"   {beside}")
+    return "\n".join(lines)
+
+
+def evaluate(dataset: Path, split: str = "test", predictions: Path | None = None
+             ) -> dict[str, object]:
+    """The scores as `eval-{split}.json` holds them (`predictions` instead of baselines)."""
+    ids, refs, srcs = load_split(dataset, split)
+    rouge = Rouge()
+    if predictions is not None:
+        preds = read_predictions(predictions, ids)
+        return {"predictions": mean_f1(list(zip(refs, preds)), rouge), "examples": len(ids)}
+    if srcs is None:
+        raise ConfigError(f"{dataset}: the baselines need a CiteSum dataset; on a LoRaLay "
+                          "dataset pass --predictions")
+    split_srcs = [sentences(s) for s in srcs]
+    out: dict[str, object] = {}
+    for name, pick in BASELINES.items():
+        out[name] = mean_f1([(r, pick(ss, r, rouge)) for r, ss in zip(refs, split_srcs)], rouge)
+    out["examples"] = len(ids)
+    return out
+
+
+def run_eval(dataset: Path, split: str = "test", predictions: Path | None = None) -> str:
+    """Scores written to DIR/eval-{split}.json (…-predictions.json for --predictions)."""
+    result = evaluate(dataset, split, predictions)
+    name = f"eval-{split}{'-predictions' if predictions else ''}.json"
+    tmp = dataset / f".{name}.tmp"
+    tmp.write_text(json.dumps(result, indent=1), encoding="utf-8")
+    os.replace(tmp, dataset / name)
+    scores = {k: v for k, v in result.items() if isinstance(v, dict)}
+    return table(scores, int(result["examples"]), split) + f"\nwritten: {dataset / name}"
