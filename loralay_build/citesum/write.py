@@ -24,7 +24,7 @@ from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard, DatasetCardData
 
 from ..write.card import CARD_NAME, type_name
-from ..write.parquet import DATA_DIR, _clean_stale, _swap_in
+from ..write.parquet import DATA_DIR, clean_stale, swap_in
 
 FEATURES = Features({
     "id": Value("string"),
@@ -92,12 +92,12 @@ def write_rows(out: Path, splits: Mapping[str, Iterable[dict[str, Any]]],
                rows_per_shard: int) -> dict[str, int]:
     """Every split into `DIR/data/`, replacing it only when all are written."""
     out.mkdir(parents=True, exist_ok=True)
-    _clean_stale(out)
+    clean_stale(out)
     tmp = out / f".{DATA_DIR}-tmp-{uuid.uuid4().hex[:8]}"
     tmp.mkdir()
     try:
         counts = {s: _write_split(tmp, s, rows, rows_per_shard) for s, rows in splits.items()}
-        _swap_in(out, tmp)
+        swap_in(out, tmp)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -138,10 +138,10 @@ class _SplitWriter:
         self._writer, self._buffer = None, []
 
 
-def _clean_stale(out_dir: Path) -> None:
+def clean_stale(out_dir: Path) -> None:
     """Undo what a killed run left: its temp folder, or an old folder moved aside for good.
 
-    Only the instant between the two renames of `_swap_in` can leave no `data/`; then the
+    Only the instant between the two renames of `swap_in` can leave no `data/`; then the
     previous data is still whole in `.data-old-*` and is put back.
     """
     for tmp in out_dir.glob(f".{DATA_DIR}-tmp-*"):
@@ -153,7 +153,7 @@ def _clean_stale(out_dir: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def _swap_in(out_dir: Path, tmp: Path) -> None:
+def swap_in(out_dir: Path, tmp: Path) -> None:
     """Replace DIR/data by the complete temporary folder (renames within one filesystem)."""
     data = out_dir / DATA_DIR
     old = out_dir / f".{DATA_DIR}-old-{uuid.uuid4().hex[:8]}"
@@ -194,7 +194,7 @@ def write_shards(out_dir: str | Path, splits: Mapping[str, Iterable[ProcessedDoc
     opts = _Options(rows_per_shard, row_group_bytes, features)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    _clean_stale(out)
+    clean_stale(out)
     tmp = out / f".{DATA_DIR}-tmp-{uuid.uuid4().hex[:8]}"
     tmp.mkdir()
     result = WriteResult(counts={}, features=features)
@@ -207,7 +207,7 @@ def write_shards(out_dir: str | Path, splits: Mapping[str, Iterable[ProcessedDoc
             result.counts[split] = count
             result.shards[split] = [f"{DATA_DIR}/{p.name}" for p in paths]
         result.languages = sorted(tally.languages)
-        _swap_in(out, tmp)
+        swap_in(out, tmp)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
