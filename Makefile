@@ -18,6 +18,9 @@ WORKERS ?= 2
 SHARED ?= ../shared
 PYTEST_ARGS ?=
 SOURCES = arxiv pubmed hal scielo-es scielo-pt koreascience
+# VILA's own preprocessors, for the test that checks `loralay export vila` against them;
+# installed --no-deps, which keeps torch out (the preprocessors need none of it)
+VILA_REFERENCE = vila==0.5.0 layoutparser==0.3.4 opencv-python-headless==5.0.0.93
 
 .PHONY: install system-packages demo test bench lint citesum $(SOURCES)
 
@@ -50,6 +53,7 @@ $(VPY):
 $(STAMP): pyproject.toml | $(VPY)
 	@$(VPY) -m pip --version >/dev/null 2>&1 || $(PYTHON) -m venv --clear $(VENV)
 	$(VPY) -m pip install -q -e '.[dev]'
+	$(VPY) -m pip install -q --no-deps $(VILA_REFERENCE)
 	@touch $@
 
 demo: install
