@@ -31,9 +31,9 @@ def check_outputs(pdfs: Sequence[Path], fmt: str, out_dir: Path | None) -> None:
 def extract_files(pdfs: Sequence[Path], fmt: str, out_dir: Path | None, timeout_s: float,
                   max_pages: int) -> int:
     """Returns how many PDFs failed (each named on stderr with its class)."""
+    from .atomic import write_atomic
     from .extract import ExtractLimits, extract_document
     from .extract.formats import RENDERERS
-    from .http import write_atomic
     from .run.preflight import poppler_version
 
     if timeout_s <= 0 or timeout_s != timeout_s or timeout_s == float("inf"):

@@ -16,17 +16,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import http.client
 import json
 import logging
-import os
 import re
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -37,6 +33,7 @@ from requests.adapters import HTTPAdapter
 from urllib3.exceptions import DecodeError
 from urllib3.util.retry import Retry
 
+from .atomic import AtomicFile, Download
 from .failures import FailureClass, StageError
 from .pdfmagic import HEAD, has_pdf_magic
 from .settings.common import HttpFields
@@ -57,13 +54,6 @@ BODY_ERRORS = (urllib3.exceptions.HTTPError, http.client.HTTPException, OSError,
 
 # the manners every fetcher shares, declared once with the other settings
 HttpSettings = HttpFields
-
-
-@dataclass(frozen=True, slots=True)
-class Download:
-    path: Path
-    sha256: str
-    size: int
 
 
 class HostBlocked(StageError):
@@ -292,7 +282,7 @@ class PoliteClient:
             raise StageError(FailureClass.UNAVAILABLE, f"{url}: {declared} bytes is over the "
                              f"{self.settings.max_pdf_mb} MB cap")
         ctype = resp.headers.get("Content-Type", "").split(";")[0].strip().lower()
-        with _AtomicFile(dest) as (fh, digest):
+        with AtomicFile(dest) as (fh, digest):
             size = self._write_pdf(resp, url, cap, ctype, fh, digest)
             encoded = resp.headers.get("Content-Encoding", "identity") != "identity"
             if declared and declared.isdigit() and size < int(declared) and not encoded:
@@ -348,52 +338,6 @@ class _Truncated(Exception):
     pass
 
 
-_UMASK_LOCK = threading.Lock()
-
-
-def process_umask() -> int:
-    """The process umask, read without changing it where /proc allows (setting it to
-    read it back is racy in a threaded process, so that fallback holds a lock)."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    with _UMASK_LOCK:
-        mask = os.umask(0o022)
-        os.umask(mask)
-    return mask
-
-
-class _AtomicFile:
-    """Write to a temporary name beside `dest`, fsync, then rename; nothing half-written stays."""
-
-    def __init__(self, dest: Path) -> None:
-        self.dest = Path(dest)
-
-    def __enter__(self) -> tuple[Any, Any]:
-        self.dest.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".part-", dir=self.dest.parent)
-        self.tmp = Path(tmp)
-        self.fh = os.fdopen(fd, "wb")
-        return self.fh, hashlib.sha256()
-
-    def __exit__(self, exc_type: object, *rest: object) -> None:
-        if exc_type is None:
-            self.fh.flush()
-            # mkstemp makes the file 0600; the finished file gets the mode any other file
-            # of the process would get, so a shared dataset folder stays readable
-            os.fchmod(self.fh.fileno(), 0o666 & ~process_umask())
-            os.fsync(self.fh.fileno())
-            self.fh.close()
-            os.replace(self.tmp, self.dest)
-        else:
-            self.fh.close()
-            self.tmp.unlink(missing_ok=True)
-
-
 def check_pdf_bytes(body: bytes, max_bytes: int) -> str | None:
     """The acceptance rule for a downloaded body (used by the Scrapy pipeline too).
 
@@ -405,10 +349,3 @@ def check_pdf_bytes(body: bytes, max_bytes: int) -> str | None:
     if not has_pdf_magic(body):
         return "not a PDF (no %PDF- magic)"
     return None
-
-
-def write_atomic(dest: Path, body: bytes) -> Download:
-    with _AtomicFile(dest) as (fh, digest):
-        fh.write(body)
-        digest.update(body)
-    return Download(Path(dest), digest.hexdigest(), len(body))

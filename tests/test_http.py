@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from loralay_build.atomic import write_atomic
 from loralay_build.failures import FailureClass, StageError
 from loralay_build.http import (
     HostBlocked,
@@ -20,7 +21,6 @@ from loralay_build.http import (
     HttpSettings,
     PoliteClient,
     forbidden_host,
-    write_atomic,
 )
 
 from .conftest import shared_path

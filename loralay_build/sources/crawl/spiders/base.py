@@ -22,8 +22,9 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import DeferredLock
 
+from ....atomic import write_atomic
 from ....failures import FailureClass
-from ....http import RETRY_STATUSES, check_pdf_bytes, forbidden_message, write_atomic
+from ....http import RETRY_STATUSES, check_pdf_bytes, forbidden_message
 from ....paths import pdf_path_for
 from ....records import Candidate
 

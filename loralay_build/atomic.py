@@ -1,0 +1,76 @@
+"""Files written whole or not at all, with their sha256, and the mode any file would get.
+
+Why: a run can be killed at any instant; a PDF, a report or an extracted file must never be
+left half-written under its final name (a rerun would take it for done), and `mkstemp`'s
+0600 must not leak into a dataset folder other people read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Download:
+    path: Path
+    sha256: str
+    size: int
+
+
+_UMASK_LOCK = threading.Lock()
+
+
+def process_umask() -> int:
+    """The process umask, read without changing it where /proc allows (setting it to
+    read it back is racy in a threaded process, so that fallback holds a lock)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    with _UMASK_LOCK:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
+
+
+class AtomicFile:
+    """Write to a temporary name beside `dest`, fsync, then rename; nothing half-written stays."""
+
+    def __init__(self, dest: Path) -> None:
+        self.dest = Path(dest)
+
+    def __enter__(self) -> tuple[Any, Any]:
+        self.dest.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".part-", dir=self.dest.parent)
+        self.tmp = Path(tmp)
+        self.fh = os.fdopen(fd, "wb")
+        return self.fh, hashlib.sha256()
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        if exc_type is None:
+            self.fh.flush()
+            # mkstemp makes the file 0600; the finished file gets the mode any other file
+            # of the process would get, so a shared dataset folder stays readable
+            os.fchmod(self.fh.fileno(), 0o666 & ~process_umask())
+            os.fsync(self.fh.fileno())
+            self.fh.close()
+            os.replace(self.tmp, self.dest)
+        else:
+            self.fh.close()
+            self.tmp.unlink(missing_ok=True)
+
+
+def write_atomic(dest: Path, body: bytes) -> Download:
+    with AtomicFile(dest) as (fh, digest):
+        fh.write(body)
+        digest.update(body)
+    return Download(Path(dest), digest.hexdigest(), len(body))
