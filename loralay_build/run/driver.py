@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import astuple
 
@@ -34,6 +33,7 @@ from .fingerprint import (
 )
 from .layout import RunLayout
 from .pool import TaskLimits, map_bounded
+from .preflight import ToolVersions
 from .process import StageResults, process_candidate
 from .progress import Progress
 
@@ -89,17 +89,17 @@ def _count_fetched(item: Candidate | Rejection, counts: dict[str, int], progress
 
 
 def plan_shard(fstate: RunState, sstate: RunState, shard: int, num_shards: int,
-               settings: DocumentSettings, versions: str, sums: PdfChecksums) -> Plan:
+               settings: DocumentSettings, versions: ToolVersions, sums: PdfChecksums) -> Plan:
     """Every fetched document of the shard whose stored result is missing or stale."""
-    digest, body = settings_print(settings)
-    plan = Plan(todo=[], reasons=Counter())
+    plan = Plan(*settings_print(settings))
     for c in fetch_state_candidates(fstate, shard, num_shards):
         plan.total += 1
-        now = InputPrint(candidate_print(c), sums.sha256(c.pdf_path), digest, versions)
-        why = stale_reason(sstate, c.id, now, body)
+        now = InputPrint(candidate_print(c), sums.sha256(c.pdf_path), plan.settings_digest,
+                         str(versions))
+        why = stale_reason(sstate, c.id, now, plan.settings_json)
         if why is not None:
-            plan.todo.append((c, now))  # type: ignore[union-attr]
-            plan.reasons[why] += 1  # type: ignore[index]
+            plan.todo.append((c, now))
+            plan.reasons[why] += 1
     return plan
 
 
@@ -152,8 +152,8 @@ def record_outcome(state: RunState, outcome: StageResults, pdf_path: str | None,
     return cls
 
 
-def process_phase(settings: CommonSettings, layout: RunLayout, versions: str, workers: int = 1,
-                  shard: int = 0, num_shards: int = 1) -> dict[str, int]:
+def process_phase(settings: CommonSettings, layout: RunLayout, versions: ToolVersions,
+                  workers: int = 1, shard: int = 0, num_shards: int = 1) -> dict[str, int]:
     doc_settings = settings.document()
     with RunState(layout.fetch_db) as fstate, \
             RunState(layout.shard_db(shard, num_shards)) as sstate:
@@ -163,12 +163,11 @@ def process_phase(settings: CommonSettings, layout: RunLayout, versions: str, wo
         finally:
             sums.close()
         log.info(plan.line())
-        digest, body = settings_print(doc_settings)
-        sstate.remember_settings(digest, body)
-        prints = {c.id: p for c, p in plan.todo or []}
+        sstate.remember_settings(plan.settings_digest, plan.settings_json)
+        prints = {c.id: p for c, p in plan.todo}
         progress = Progress("process", len(prints), settings.log_every_s)
         with logging_redirect_tqdm():
-            work = (c for c, _ in plan.todo or [])
+            work = (c for c, _ in plan.todo)
             for c, outcome in process_all(work, doc_settings, workers):
                 progress.update(record_outcome(sstate, outcome, c.pdf_path, prints[c.id]))
         progress.close()

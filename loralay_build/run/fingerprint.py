@@ -14,8 +14,9 @@ import hashlib
 import json
 import os
 import sqlite3
+import stat
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -86,7 +87,7 @@ class PdfChecksums:
             st = os.stat(pdf)
         except OSError:
             return "missing"
-        if not Path(pdf).is_file():
+        if not stat.S_ISREG(st.st_mode):
             return "not-a-file"
         row = self.db.execute("SELECT size, mtime_ns, sha256 FROM sums WHERE path=?",
                               (pdf,)).fetchone()
@@ -113,14 +114,16 @@ def _hash_file(path: str) -> str:
 class Plan:
     """Which fetched documents of this shard are (re)done, and why, in one line."""
 
+    settings_digest: str
+    settings_json: str  # kept in the state, so a later rerun can name the keys that changed
     total: int = 0
-    todo: list[tuple[Candidate, InputPrint]] | None = None
-    reasons: Counter[str] | None = None
+    todo: list[tuple[Candidate, InputPrint]] = field(default_factory=list)
+    reasons: Counter[str] = field(default_factory=Counter)
 
     def line(self) -> str:
-        todo = len(self.todo or [])
+        todo = len(self.todo)
         done = self.total - todo
-        reasons = self.reasons or Counter()
+        reasons = self.reasons
         if reasons["new"] == self.total:
             return f"starting: {self.total:,} documents to do"
         if todo == 0:

@@ -18,7 +18,6 @@ from typing import Any
 
 import yaml
 
-from .. import __version__
 from ..corpus.filters import Thresholds, check_document, compute_thresholds
 from ..corpus.split import SPLITS, Dated, chronological, chronological_key, given
 from ..failures import FailureClass
@@ -27,6 +26,7 @@ from ..settings import CommonSettings, CorpusSettings
 from ..state import OK, RunState
 from .codec import decode
 from .layout import RunLayout
+from .preflight import ToolVersions
 
 log = logging.getLogger("loralay.finish")
 
@@ -180,7 +180,7 @@ def split_rule(cs: CorpusSettings) -> str:
 
 
 def finish_run(settings: CommonSettings, layout: RunLayout, num_shards: int,
-               versions: str) -> Decisions:
+               versions: ToolVersions) -> Decisions:
     """Decide every document's fate from the current results, write the dataset and report."""
     from ..write import CardFacts, RunFacts, write_dataset, write_report
 
@@ -220,10 +220,10 @@ def write_config(settings: CommonSettings, layout: RunLayout) -> Path:
     return conf
 
 
-def provenance(config_file: Path, layout: RunLayout, versions: str) -> dict[str, str]:
+def provenance(config_file: Path, layout: RunLayout, versions: ToolVersions
+               ) -> dict[str, str]:
     """What a reader needs to trust or redo the build: tool versions, when, and with what."""
-    poppler = versions.rsplit("poppler ", 1)[-1]
-    return {"loralay_build": __version__, "poppler": poppler,
+    return {"loralay_build": versions.loralay_build, "poppler": versions.poppler,
             "python": platform.python_version(),
             "built_at": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "config": str(config_file.relative_to(layout.out))}

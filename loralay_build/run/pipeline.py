@@ -20,6 +20,7 @@ from .finish import Decisions, IncompleteRun, finish_run
 from .layout import RunLayout
 from .preflight import (
     RunLock,
+    ToolVersions,
     check_inputs,
     check_retry,
     claim_shards,
@@ -118,24 +119,22 @@ def run_build(req: BuildRequest) -> BuildResult:
         return _finish(req, layout, versions, stopped)
 
 
-def _process(req: BuildRequest, layout: RunLayout, versions: str) -> str | None:
+def _process(req: BuildRequest, layout: RunLayout, versions: ToolVersions) -> str | None:
     """Fetch (unless shards share one earlier fetch), then this shard's documents."""
     n = req.num_shards or 1
     if req.sharded and req.settings.source != "local" and not layout.fetch_db.exists():
         raise ConfigError(f"{req.out}: nothing fetched yet; run `loralay fetch --source "
                           f"{req.settings.source} --out {req.out}` before the shards")
-    if layout.fetch_db.exists():
-        claim_shards(layout, n)  # before fetching: a mismatch must cost nothing
+    claim_shards(layout, n)  # before fetching: a mismatch must cost nothing
     stopped = None
     if not req.sharded or req.settings.source == "local":
         stopped = _fetch(req.settings, layout, req.limit, req.retry)
-    claim_shards(layout, n)
     counts = process_phase(req.settings, layout, versions, req.workers, req.shard or 0, n)
     log.info("processed: %s", counts or "nothing new")
     return stopped
 
 
-def _finish(req: BuildRequest, layout: RunLayout, versions: str,
+def _finish(req: BuildRequest, layout: RunLayout, versions: ToolVersions,
             stopped: str | None) -> BuildResult:
     num_shards = recorded_shards(layout) or 1
     try:

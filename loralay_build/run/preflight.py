@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
@@ -44,9 +45,19 @@ def poppler_version() -> str:
     return match.group(1) if match else "unknown"
 
 
-def tool_versions() -> str:
+@dataclass(frozen=True, slots=True)
+class ToolVersions:
     """What, besides inputs and settings, decides a per-document result."""
-    return f"loralay-build {__version__}; poppler {poppler_version()}"
+
+    loralay_build: str
+    poppler: str
+
+    def __str__(self) -> str:
+        return f"loralay-build {self.loralay_build}; poppler {self.poppler}"
+
+
+def tool_versions() -> ToolVersions:
+    return ToolVersions(__version__, poppler_version())
 
 
 def check_retry(classes: tuple[str, ...] | frozenset[str]) -> frozenset[str]:

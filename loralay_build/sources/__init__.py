@@ -29,6 +29,7 @@ from ..http import HostDown, HostForbidden, PoliteClient
 from ..paths import pdf_path_for
 from ..pdfmagic import is_pdf_file
 from ..records import Candidate, Rejection
+from ..run.layout import RunLayout
 from ..settings import CommonSettings
 from ..state import RunState
 
@@ -73,8 +74,6 @@ class FetchContext:
 
     @property
     def pdf_dir(self) -> Path:
-        from ..run.layout import RunLayout
-
         return RunLayout(self.out_dir).pdf_dir
 
     def limit_reached(self, yielded: int) -> bool:
