@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 import unicodedata
 from html.parser import HTMLParser
 from pathlib import Path
@@ -181,13 +182,16 @@ def test_chunked_feeding_matches_whole_parse():
 
 
 def test_cli_extract_formats_and_exit_status(tmp_path):
+    # the console script installed beside the interpreter running the tests (.venv/bin),
+    # not whatever `loralay` happens to be on PATH
+    loralay = str(Path(sys.executable).parent / "loralay")
     good = shared_path("corpus", "pdf", "en_bmc_trauma.pdf")
     bad = shared_path("corpus", "pdf", "en_encrypted_phoenix.pdf")
-    one = subprocess.run(["loralay", "extract", str(good)], capture_output=True, text=True,
+    one = subprocess.run([loralay, "extract", str(good)], capture_output=True, text=True,
                          cwd=REPO)
     first = json.loads(one.stdout.splitlines()[0])
     assert one.returncode == 0 and set(first) == {"text", "box", "page", "line", "block"}
-    both = subprocess.run(["loralay", "extract", "--format", "tsv", "--out-dir", str(tmp_path),
+    both = subprocess.run([loralay, "extract", "--format", "tsv", "--out-dir", str(tmp_path),
                            str(good), str(bad)], capture_output=True, text=True, cwd=REPO)
     assert both.returncode == 1
     assert both.stderr.strip().splitlines()[-1] == \
