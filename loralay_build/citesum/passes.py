@@ -5,7 +5,10 @@ each to `work/pass1/<shard>.jsonl`, with the shard's funnel counts; pass 2 reads
 and metadata shards and keeps only the papers pass 1 cited. A task writes its file under a
 temporary name and renames it, and the driver records the shard in the run state after the
 rename: a killed run redoes at most the shards that were in flight. Memory holds one record
-and, in pass 2, the set of cited ids, never a shard.
+(in pass 2 one batch of records, whose ids are looked up in the on-disk index of cited ids),
+never a shard. Each task runs in a worker of `run/pool.py` (`fn(task, config)`): the config
+comes once per worker, and what it builds (a compiled pattern, a splitter) is kept for the
+worker's next tasks.
 """
 
 from __future__ import annotations
@@ -14,12 +17,12 @@ import json
 import os
 import re
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import read2020, readapi
+from . import index, read2020, readapi
 from .read2020 import NotARecord
-from .records import CitedPaper
 from .sentences import make_splitter
 from .shards import BadLine, records
 from .steps import candidate, classify, sentences_of
@@ -32,13 +35,19 @@ ID_OF = {"metadata": read2020.record_id, "abstracts": readapi.record_id,
 _WORKER: dict[str, Any] = {}
 
 
-def init_pass1(fmt: str, pattern: str, splitter: str, examples: int) -> None:
-    _WORKER.update(read=CITING[fmt], pattern=re.compile(pattern),
-                   split=make_splitter(splitter), examples=examples)
+@dataclass(frozen=True, slots=True)
+class Pass1Config:
+    fmt: str
+    pattern: str
+    splitter: str
+    examples: int
 
 
-def init_pass2(ids_file: str) -> None:
-    _WORKER["ids"] = set(Path(ids_file).read_text(encoding="utf-8").split())
+def _setup_pass1(cfg: Pass1Config) -> None:
+    """Compile and load once per worker (a scispaCy model takes seconds to load)."""
+    if _WORKER.get("pass1") != cfg:
+        _WORKER.update(pass1=cfg, read=CITING[cfg.fmt], pattern=re.compile(cfg.pattern),
+                       split=make_splitter(cfg.splitter), examples=cfg.examples)
 
 
 class Funnel:
@@ -92,8 +101,9 @@ def _paper_candidates(paper: Any, funnel: Funnel) -> Any:
         funnel.drop("no_related_work", paper.paper_id)
 
 
-def pass1(task: tuple[str, str]) -> tuple[str, dict[str, Any]]:
-    """One citing shard -> its candidates file; returns (shard key, funnel)."""
+def pass1(task: tuple[str, str], cfg: Pass1Config) -> dict[str, Any]:
+    """One citing shard (path, out) -> its candidates file; returns its funnel."""
+    _setup_pass1(cfg)
     path, out = Path(task[0]), Path(task[1])
     funnel = Funnel(_WORKER["examples"])
 
@@ -110,39 +120,37 @@ def pass1(task: tuple[str, str]) -> tuple[str, dict[str, Any]]:
             funnel.counts["papers_read"] += 1
             yield from _paper_candidates(paper, funnel)
     funnel.counts["candidates"] = _atomic_lines(out, lines())
-    return task[1], funnel.to_json()
+    return funnel.to_json()
 
 
-def pass2(task: tuple[str, str, str]) -> tuple[str, dict[str, Any]]:
-    """One abstracts / metadata shard -> the cited papers it holds."""
+def _good_records(path: Path, bad: list[tuple[int, str]]) -> Any:
+    for lineno, rec in records(path):
+        if isinstance(rec, BadLine):
+            bad.append((lineno, str(rec)))
+        else:
+            yield lineno, rec
+
+
+def pass2(task: tuple[str, str, str], ids_db: str) -> dict[str, Any]:
+    """One abstracts / metadata shard (kind, path, out) -> the cited papers it holds."""
     kind, path, out = task[0], Path(task[1]), Path(task[2])
-    wanted, read, id_of = _WORKER["ids"], CITED[kind], ID_OF[kind]
+    read, id_of = CITED[kind], ID_OF[kind]
     bad: list[tuple[int, str]] = []
 
-    def lines() -> Any:
-        for lineno, rec in records(path):
-            if isinstance(rec, BadLine):
-                bad.append((lineno, str(rec)))
-                continue
-            if id_of(rec) not in wanted:
-                continue
-            try:
-                yield read(rec).to_json()
-            except (NotARecord, AttributeError, TypeError) as e:
-                bad.append((lineno, f"line {lineno}: {e}"))
-    found = _atomic_lines(out, lines())
-    return task[2], {"counts": {"found": found}, "bad": bad}
-
-
-def load_cited(files: list[Path]) -> dict[str, CitedPaper]:
-    """The cited papers pass 2 kept, merged field by field across kinds (abstracts, papers)."""
-    cited: dict[str, CitedPaper] = {}
-    for path in files:
-        with open(path, encoding="utf-8") as fh:
-            for line in fh:
-                c = CitedPaper.from_json(json.loads(line))
-                if c.paper_id in cited:
-                    cited[c.paper_id].merge(c)
-                else:
-                    cited[c.paper_id] = c
-    return cited
+    def lines(con: Any) -> Any:
+        for chunk in index.batches(_good_records(path, bad)):
+            ids = [(lineno, rec, id_of(rec)) for lineno, rec in chunk]
+            wanted = index.wanted(con, [i for _, _, i in ids if isinstance(i, str)])
+            for lineno, rec, rec_id in ids:
+                if rec_id not in wanted:
+                    continue
+                try:
+                    yield read(rec).to_json()
+                except (NotARecord, AttributeError, TypeError) as e:
+                    bad.append((lineno, f"line {lineno}: {e}"))
+    con = index.open_ro(ids_db)
+    try:
+        found = _atomic_lines(out, lines(con))
+    finally:
+        con.close()
+    return {"counts": {"found": found}, "bad": bad}

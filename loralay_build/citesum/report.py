@@ -73,6 +73,13 @@ def _failures(state: RunState, stages: list[str]) -> list[dict[str, Any]]:
             for stage in stages for r in state.results(stage) if r.status == "failed"]
 
 
+def _verdict(failed_shards: int, bad_records: int) -> str:
+    if failed_shards:
+        return (f"incomplete: {failed_shards} shard(s) failed (a rerun retries them; the "
+                f"report lists them)")
+    return "complete" if not bad_records else f"complete, {bad_records} bad records"
+
+
 def _markdown(rows: list[dict[str, Any]], report: dict[str, Any]) -> str:
     lines = ["# CiteSum build report", "", f"Verdict: **{report['verdict']}**", "",
              "## Funnel", "", "| step | count | of previous | paper | paper's ratio |",
@@ -90,8 +97,12 @@ def _markdown(rows: list[dict[str, Any]], report: dict[str, Any]) -> str:
     for reason in DROPS:
         lines.append(f"- **{reason}** ({report['drops'][reason]['count']:,}):")
         lines += [f"  - {e[:300]}" for e in report["drops"][reason]["examples"]]
-    lines += ["", f"## Failures ({len(report['failures'])})", ""]
-    lines += [f"- `{f['id']}` {f['class']}: {f['message']}" for f in report["failures"][:50]]
+    lines += ["", f"## Failed shards ({len(report['failed_shards'])})", ""]
+    lines += [f"- {f['stage']} `{f['id']}` {f['class']}: {f['message']}"
+              for f in report["failed_shards"]]
+    bad = [f for f in report["failures"] if f not in report["failed_shards"]]
+    lines += ["", f"## Bad records ({len(bad)})", ""]
+    lines += [f"- `{f['id']}` {f['class']}: {f['message']}" for f in bad[:50]]
     return "\n".join(lines) + "\n"
 
 
@@ -102,16 +113,19 @@ def _atomic(path: Path, text: str) -> None:
 
 
 def write_report(out: Path, settings: Any, state: RunState, stages: list[str],
-                 citing: list[str], scored: list[dict[str, Any]], splits: dict[str, int]
+                 citing: list[str], scored: list[str], splits: dict[str, int]
                  ) -> dict[str, Any]:
-    """`citing`: this run's citing shard keys (a shard no longer in the glob is not counted)."""
-    pass1 = [state.get_checkpoint(f"{stages[0]}:{key}", {}) for key in citing]
-    counts, drops = _sum(pass1 + scored)
+    """`stages`: pass 1, pass 2, scoring; `citing` / `scored`: this run's citing shard keys
+    that pass 1 / the scoring did (a shard no longer in the glob is not counted)."""
+    funnels = [state.get_checkpoint(f"{stages[0]}:{key}", {}) for key in citing]
+    funnels += [state.get_checkpoint(f"{stages[-1]}:{key}", {}) for key in scored]
+    counts, drops = _sum(funnels)
     rows = funnel_rows(counts)
     failures = _failures(state, stages)
+    failed_shards = [f for f in failures if "#" not in f["id"]]
     report = {
-        "verdict": "complete" if not failures else f"complete, {len(failures)} bad records",
-        "funnel": rows, "splits": splits,
+        "verdict": _verdict(len(failed_shards), len(failures) - len(failed_shards)),
+        "funnel": rows, "splits": splits, "failed_shards": failed_shards,
         "drops": {d: {"count": counts.get(d, 0),
                       "examples": drops.get(d, [])[:settings.drop_examples]} for d in DROPS},
         "failures": failures, "settings": settings.user_view(),

@@ -1,13 +1,18 @@
 """The finish's per-shard work: resolve each candidate's cited paper, gate it by ROUGE,
 give it its split. Always redone from pass 1 and pass 2's files (cheap next to reading S2ORC),
-so a change of `rouge_recall_min`, `min_cited_abstract_chars` or the split needs no re-read."""
+so a change of `rouge_recall_min`, `min_cited_abstract_chars` or the split needs no re-read.
+Candidates are read in batches whose cited papers are looked up in the on-disk index
+(`index.py`): a worker holds one batch, never every cited abstract."""
 
 from __future__ import annotations
 
 import json
+import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import index
 from .passes import Funnel
 from .records import CitedPaper
 from .split import split_of
@@ -16,10 +21,19 @@ from .steps import LOW_ROUGE, RougeGate, resolve
 _WORKER: dict[str, Any] = {}
 
 
-def init(cited: dict[str, CitedPaper], floors: list[float], min_chars: int,
-         proportions: list[float], examples: int) -> None:
-    _WORKER.update(cited=cited, gate=RougeGate(floors), min_chars=min_chars,
-                   proportions=proportions, examples=examples)
+@dataclass(frozen=True, slots=True)
+class ScoreConfig:
+    cited_db: str
+    floors: tuple[float, ...]
+    min_chars: int
+    proportions: tuple[float, ...]
+    examples: int
+
+
+def _gate(cfg: ScoreConfig) -> RougeGate:
+    if _WORKER.get("cfg") != cfg:
+        _WORKER.update(cfg=cfg, gate=RougeGate(list(cfg.floors)))
+    return _WORKER["gate"]
 
 
 def row(c: dict[str, Any], cited: CitedPaper, recalls: tuple[float, ...]) -> dict[str, Any]:
@@ -34,35 +48,52 @@ def row(c: dict[str, Any], cited: CitedPaper, recalls: tuple[float, ...]) -> dic
     }
 
 
-def score(task: tuple[str, str]) -> dict[str, Any]:
+def score(task: tuple[str, str], cfg: ScoreConfig) -> dict[str, Any]:
     """Candidates of one pass-1 file -> `{split, row}` lines in `task[1]`; the funnel."""
-    funnel = Funnel(_WORKER["examples"])
-    gate: RougeGate = _WORKER["gate"]
-    with open(task[0], encoding="utf-8") as src, open(task[1], "w", encoding="utf-8") as out:
-        for line in src:
-            c = json.loads(line)
-            cited = _WORKER["cited"].get(c["cited_id"])
-            why = resolve(cited, _WORKER["min_chars"])
-            if why:
-                funnel.drop(why, f"{c['id']} -> {c['cited_id']}: {c['sentence']}")
-                continue
-            funnel.counts["resolved"] += 1
-            recalls = gate.recalls(c["stripped"], cited.abstract)
-            if not gate.passes(recalls):
-                shown = "/".join(f"{100 * r:.1f}" for r in recalls)
-                funnel.drop(LOW_ROUGE, f"{c['id']} (R {shown}): {c['sentence']}")
-                continue
-            funnel.counts["rouge_kept"] += 1
-            split = split_of(c["cited_id"], _WORKER["proportions"])
-            out.write(json.dumps({"split": split, "row": row(c, cited, recalls)},
-                                 ensure_ascii=False) + "\n")
+    funnel = Funnel(cfg.examples)
+    gate = _gate(cfg)
+    out = Path(task[1])
+    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+    con = index.open_ro(cfg.cited_db)
+    try:
+        with open(task[0], encoding="utf-8") as src, open(tmp, "w", encoding="utf-8") as fh:
+            for chunk in index.batches(src):
+                cands = [json.loads(line) for line in chunk]
+                cited = index.lookup(con, [c["cited_id"] for c in cands])
+                for c in cands:
+                    line = _one(c, cited.get(c["cited_id"]), gate, cfg, funnel)
+                    if line:
+                        fh.write(line)
+    finally:
+        con.close()
+    os.replace(tmp, out)
     return funnel.to_json()
+
+
+def _one(c: dict[str, Any], cited: CitedPaper | None, gate: RougeGate, cfg: ScoreConfig,
+         funnel: Funnel) -> str | None:
+    """One candidate's output line, or None (its drop counted in the funnel)."""
+    why = resolve(cited, cfg.min_chars)
+    if why or cited is None:
+        funnel.drop(why or "no_abstract", f"{c['id']} -> {c['cited_id']}: {c['sentence']}")
+        return None
+    funnel.counts["resolved"] += 1
+    recalls = gate.recalls(c["stripped"], cited.abstract or "")
+    if not gate.passes(recalls):
+        shown = "/".join(f"{100 * r:.1f}" for r in recalls)
+        funnel.drop(LOW_ROUGE, f"{c['id']} (R {shown}): {c['sentence']}")
+        return None
+    funnel.counts["rouge_kept"] += 1
+    split = split_of(c["cited_id"], list(cfg.proportions))
+    return json.dumps({"split": split, "row": row(c, cited, recalls)}, ensure_ascii=False) + "\n"
 
 
 def rows_of(files: list[Path], split: str) -> Any:
     """One split's rows, shard files in sorted order then file order: the same for any
-    number of workers."""
+    number of workers (a shard that failed has no file and no rows)."""
     for path in files:
+        if not path.exists():
+            continue
         with open(path, encoding="utf-8") as fh:
             for line in fh:
                 obj = json.loads(line)

@@ -148,6 +148,8 @@ class CiteSumSettings(CommonSettings):
         [0.5, 0.2, 0.4], min_length=3, max_length=3,
         description="ROUGE-1/2/L recall floors of the sentence against the cited abstract")
     drop_examples: NonNegativeCount = Field(3, description="examples of each drop in the report")
+    shard_timeout_s: PositiveSeconds = Field(
+        7200, description="wall clock of one shard task (a pass over one shard, or its scoring)")
     rows_per_shard: Count = 100_000
 
     @field_validator("related_work_pattern")
