@@ -26,7 +26,7 @@ from . import index, passes, score
 from .report import write_report
 from .shards import expand, shard_key
 from .split import SPLITS
-from .stages import StageRun, check_retry, ok_keys, run_stage
+from .stages import StageRun, check_retry, ok_keys, run_stage, stamp
 from .write import write_card, write_rows
 
 log = logging.getLogger("loralay.citesum")
@@ -88,8 +88,8 @@ def run_pass2(work: Path, state: RunState, cited: dict[str, list[Path]], p1: lis
                                                    ".jsonl"))
              for kind, paths in cited.items() for p in paths}
     run_stage(state, PASS2, tasks, passes.pass2, str(ids_db), run)
-    done = ok_keys(state, PASS2, sorted(tasks))
-    return [Path(tasks[k][2]) for k in done], _digest([fp, done])
+    files = [Path(tasks[k][2]) for k in ok_keys(state, PASS2, sorted(tasks))]
+    return files, _digest([fp, [(str(p), stamp(p)) for p in files]])
 
 
 def run_score(s: Any, work: Path, state: RunState, p1: dict[str, Path], p2: list[Path],
@@ -123,6 +123,8 @@ def build_citesum(s: Any, out: Path, workers: int = 1, fresh: bool = False,
             shutil.rmtree(work, ignore_errors=True)
             (layout.state_dir / "citesum.sqlite").unlink(missing_ok=True)
         work.mkdir(parents=True, exist_ok=True)
+        for leftover in work.glob("**/.*.tmp-*"):  # a killed task's half file (we hold the lock)
+            leftover.unlink()
         with RunState(layout.state_dir / "citesum.sqlite") as state:
             p1 = run_pass1(s, work, state, citing, run)
             p2, fp2 = run_pass2(work, state, cited, list(p1.values()), run)

@@ -20,7 +20,7 @@ from typing import TypeVar
 
 from .records import CitedPaper
 
-BATCH = 500  # ids per lookup: well under SQLite's bound on query parameters
+BATCH = 200  # ids or records per lookup: bounds what a step holds (and under SQLite's bound)
 T = TypeVar("T")
 
 
@@ -83,7 +83,7 @@ def write_cited(pass2_files: Iterable[Path], dest: Path) -> None:
                                " WITHOUT ROWID")
     for path in pass2_files:
         with open(path, encoding="utf-8") as fh:
-            for chunk in batches(fh, 2000):
+            for chunk in batches(fh):
                 _merge_batch(con, [CitedPaper.from_json(json.loads(line)) for line in chunk])
     _close_into(con, tmp, dest)
 

@@ -75,8 +75,7 @@ def _failures(state: RunState, stages: list[str]) -> list[dict[str, Any]]:
 
 def _verdict(failed_shards: int, bad_records: int) -> str:
     if failed_shards:
-        return (f"incomplete: {failed_shards} shard(s) failed (a rerun retries them; the "
-                f"report lists them)")
+        return f"incomplete: {failed_shards} shard(s) failed"
     return "complete" if not bad_records else f"complete, {bad_records} bad records"
 
 
@@ -100,6 +99,10 @@ def _markdown(rows: list[dict[str, Any]], report: dict[str, Any]) -> str:
     lines += ["", f"## Failed shards ({len(report['failed_shards'])})", ""]
     lines += [f"- {f['stage']} `{f['id']}` {f['class']}: {f['message']}"
               for f in report["failed_shards"]]
+    if report["failed_shards"]:
+        lines += ["", "A rerun retries an `internal_error` shard, and a `timeout` or `memory` "
+                  "one when `shard_timeout_s` / `worker_memory_mb` changed or with "
+                  "`--retry timeout` / `--retry memory`."]
     bad = [f for f in report["failures"] if f not in report["failed_shards"]]
     lines += ["", f"## Bad records ({len(bad)})", ""]
     lines += [f"- `{f['id']}` {f['class']}: {f['message']}" for f in bad[:50]]
