@@ -218,6 +218,24 @@ def test_rouge_gate_is_rouge_score_recall_and_inclusive_at_the_edges():
         assert not RougeGate(above).passes(recalls)
 
 
+def test_rouge_gate_equals_rouge_score_on_real_texts():
+    """The gate keeps the stemmer's answers (speed); its scores stay rouge-score's, on every
+    sentence of a real paper against the real 2020 and Datasets API abstracts, twice."""
+    direct = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], use_stemmer=True)
+    paper = read2020.citing_paper(real("s2orc_20200705_paper_18980380.json"))
+    sentences = [s.text for p in paper.paragraphs for s in split_sentences(p.text, p.spans, SPLIT)]
+    abstracts = [real("s2orc_2020_metadata_18980380.jsonl")["abstract"],
+                 real("s2ag_abstracts_208605629.jsonl")["abstract"]]
+    gate = RougeGate([0, 0, 0])
+    assert len(sentences) > 100
+    for _ in range(2):
+        for sentence in sentences:
+            for abstract in abstracts:
+                want = direct.score(target=sentence, prediction=abstract)
+                assert gate.recalls(sentence, abstract) == tuple(
+                    want[k].recall for k in RougeGate.KEYS)
+
+
 def test_default_floors_are_the_papers():
     assert load_settings("citesum").rouge_recall_min == [0.5, 0.2, 0.4]
 
