@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
 import tempfile
 import time
 from pathlib import Path
@@ -33,8 +35,10 @@ def _real(name: str) -> dict[str, Any]:
 
 def _write_shards(folder: Path, lines: list[str], shards: int) -> None:
     folder.mkdir(parents=True, exist_ok=True)
+    n = len(lines)  # contiguous blocks: every shard gets its share of Related Work papers
     for k in range(shards):
-        (folder / f"part_{k}.jsonl").write_text("".join(lines[k::shards]), encoding="utf-8")
+        (folder / f"part_{k}.jsonl").write_text(
+            "".join(lines[k * n // shards:(k + 1) * n // shards]), encoding="utf-8")
 
 
 def made_2020(root: Path, records: int, rw_share: float, shards: int) -> dict[str, str]:
@@ -95,25 +99,34 @@ def made_api(root: Path, records: int, rw_share: float, shards: int) -> dict[str
             "abstracts": f"{root}/abstracts/*"}
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and its ended children (the pool's workers are waited
+    for when a stage ends): unlike the wall clock, not inflated by other jobs' load."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), \
+        resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def time_stages(keys: dict[str, str], out: Path, workers: int) -> dict[str, float]:
-    """Wall clock of pass 1, pass 2 and the scoring, each from a fresh run state."""
+    """Wall clock and CPU time of pass 1, pass 2 and the scoring, from a fresh run state."""
     s = load_settings("citesum", overrides=keys)
     citing, cited = inputs(s)
     run = StageRun(workers, TaskLimits(s.shard_timeout_s, s.worker_memory_mb))
     work = out / "work"
     with RunState(out / "state.sqlite") as state:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), _cpu()
         p1 = run_pass1(s, work, state, citing, run)
-        t1 = time.perf_counter()
+        t1, c1 = time.perf_counter(), _cpu()
         p2, fp2 = run_pass2(work, state, cited, list(p1.values()), run)
-        t2 = time.perf_counter()
+        t2, c2 = time.perf_counter(), _cpu()
         run_score(s, work, state, p1, p2, fp2, run)
-        t3 = time.perf_counter()
+        t3, c3 = time.perf_counter(), _cpu()
         funnel = {k: 0 for k in ("papers_read", "with_related_work", "candidates")}
         for key in p1:
             for name in funnel:
                 funnel[name] += state.get_checkpoint(f"citesum-pass1:{key}")["counts"].get(name, 0)
-    return {"pass1_s": t1 - t0, "pass2_s": t2 - t1, "score_s": t3 - t2, **funnel}
+    return {"pass1_s": t1 - t0, "pass2_s": t2 - t1, "score_s": t3 - t2, "pass1_cpu_s": c1 - c0,
+            "pass2_cpu_s": c2 - c1, "score_cpu_s": c3 - c2, **funnel}
 
 
 def _mb(pattern: str) -> float:
@@ -138,8 +151,10 @@ def main() -> None:
             sizes = {"citing_mb": _mb(citing_glob), "cited_mb": _mb(cited_glob),
                      "cited_records": 10 * a.records}
             for w in a.workers:
+                load = os.getloadavg()[0]
                 t = time_stages(keys, Path(tmp) / f"{fmt}-out-{w}", w)
-                print(json.dumps({"format": fmt, "workers": w, "records": a.records, **sizes,
+                print(json.dumps({"format": fmt, "workers": w, "records": a.records,
+                                  "load_before": load, **sizes,
                                   **{k: round(v, 2) for k, v in t.items()}}), flush=True)
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from collections.abc import Iterable
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -44,13 +46,16 @@ CARD = [
 ]
 
 
-def _sum(funnels: list[dict[str, Any]]) -> tuple[Counter[str], dict[str, list[str]]]:
+def _sum(funnels: Iterable[dict[str, Any]], keep: int
+         ) -> tuple[Counter[str], dict[str, list[str]]]:
+    """Counts added up; the first `keep` examples of each drop (not every shard's)."""
     counts: Counter[str] = Counter()
     drops: dict[str, list[str]] = {}
     for f in funnels:
         counts.update(f.get("counts", {}))
         for reason, examples in f.get("drops", {}).items():
-            drops.setdefault(reason, []).extend(examples)
+            kept = drops.setdefault(reason, [])
+            kept.extend(examples[:max(0, keep - len(kept))])
     return counts, drops
 
 
@@ -120,9 +125,9 @@ def write_report(out: Path, settings: Any, state: RunState, stages: list[str],
                  ) -> dict[str, Any]:
     """`stages`: pass 1, pass 2, scoring; `citing` / `scored`: this run's citing shard keys
     that pass 1 / the scoring did (a shard no longer in the glob is not counted)."""
-    funnels = [state.get_checkpoint(f"{stages[0]}:{key}", {}) for key in citing]
-    funnels += [state.get_checkpoint(f"{stages[-1]}:{key}", {}) for key in scored]
-    counts, drops = _sum(funnels)
+    funnels = chain((state.get_checkpoint(f"{stages[0]}:{key}", {}) for key in citing),
+                    (state.get_checkpoint(f"{stages[-1]}:{key}", {}) for key in scored))
+    counts, drops = _sum(funnels, settings.drop_examples)
     rows = funnel_rows(counts)
     failures = _failures(state, stages)
     failed_shards = [f for f in failures if "#" not in f["id"]]
