@@ -226,3 +226,20 @@ def test_sigkill_in_each_stage_then_rerun_equals_a_fresh_build(tmp_path, stage):
     assert parquet_bytes(out) == parquet_bytes(fresh)
     assert json.loads((out / "report.json").read_text())["funnel"] == \
         json.loads((fresh / "report.json").read_text())["funnel"]
+
+
+# --- the bench behind the README's "How long" ---------------------------------------------
+@pytest.mark.parametrize("fmt", ["2020", "datasets-api"])
+def test_bench_times_what_it_claims_on_shards_made_from_real_records(tmp_path, fmt):
+    """The made shards hold what the README's table says (the share with a Related Work
+    section, ten abstracts per citing record) and every stage runs on them."""
+    from loralay_build.citesum import bench
+
+    make = bench.made_2020 if fmt == "2020" else bench.made_api
+    keys = make(tmp_path / "in", 84, 0.024, 2)
+    t = bench.time_stages(keys, tmp_path / "out", 1)
+    assert (t["papers_read"], t["with_related_work"]) == (84, 2)  # records 0 and 42
+    assert t["candidates"] > 0 and all(t[k] > 0 for k in ("pass1_s", "pass2_s", "score_s"))
+    cited = "metadata" if fmt == "2020" else "abstracts"
+    lines = sum(len(p.read_text().splitlines()) for p in (tmp_path / "in" / cited).iterdir())
+    assert lines == 840
