@@ -74,11 +74,11 @@ def _one(c: dict[str, Any], cited: CitedPaper | None, gate: RougeGate, cfg: Scor
          funnel: Funnel) -> str | None:
     """One candidate's output line, or None (its drop counted in the funnel)."""
     why = resolve(cited, cfg.min_chars)
-    if why or cited is None:
+    if why or cited is None or cited.abstract is None:  # resolve said why; mypy needs the rest
         funnel.drop(why or "no_abstract", f"{c['id']} -> {c['cited_id']}: {c['sentence']}")
         return None
     funnel.counts["resolved"] += 1
-    recalls = gate.recalls(c["stripped"], cited.abstract or "")
+    recalls = gate.recalls(c["stripped"], cited.abstract)
     if not gate.passes(recalls):
         shown = "/".join(f"{100 * r:.1f}" for r in recalls)
         funnel.drop(LOW_ROUGE, f"{c['id']} (R {shown}): {c['sentence']}")
