@@ -1,0 +1,195 @@
+"""Repair words broken by TeX fonts that carry no Unicode map (dvips Type 3 bitmap fonts).
+
+Such fonts hand Poppler raw character codes, so a ligature comes out as a control code:
+`de\\x1cnition`, `di\\x1berent`. The documented extraction rule turns every such code into
+U+FFFD, which is noise for a summarisation model and breaks the abstract match.
+
+Why the encoding is decided per document from evidence, not assumed: the same codes mean
+different things in different fonts (T1 puts ff, fi, fl, ffi, ffl at 0x1B-0x1F, where OT1
+has the letters oe, o-slash, AE, OE, O-slash; OT1's ligatures sit at 0x0B-0x0F; a math font
+puts Greek letters there). An encoding's ligatures are applied only when decoding with it
+gives words the same document also prints unbroken (in another font, in typewriter text,
+in the abstract handed in as `evidence`), more often than the rival reading does. No
+evidence, no repair: the codes stay U+FFFD and the word counts as unrepaired. Counting
+evidence in the document itself, not an English word list, keeps this working in every
+language of the corpus.
+
+Why a code is repaired only between letters, or at the start of a word (or of a hyphenated
+part) before a letter: a
+ligature is always part of a word, while a lone code or one beside digits or punctuation
+is far more likely a math symbol. At the end of a word ("o\\x1b" for "off") the decoded word
+itself must also be found elsewhere.
+
+Poppler's own behaviour limits what can be seen: with OT1 bitmap fonts it turns 0x0B-0x0D
+into white space (the word is split in two, or loses its first letters) and 0x0E into "Æ";
+only 0x0F (ffl) reaches us as a code. Those split words are not repaired here.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..records import Document
+
+# the encodings' ligatures, by character code
+ENCODINGS: dict[str, dict[int, str]] = {
+    "T1": {0x1B: "ff", 0x1C: "fi", 0x1D: "fl", 0x1E: "ffi", 0x1F: "ffl"},
+    "OT1": {0x0B: "ff", 0x0C: "fi", 0x0D: "fl", 0x0E: "ffi", 0x0F: "ffl"},
+}
+# what the same codes would be read as under the rival encoding, when that is a letter
+RIVAL_LETTERS: dict[str, dict[int, str]] = {
+    "T1": {0x1B: "œ", 0x1C: "ø", 0x1D: "Æ", 0x1E: "Œ", 0x1F: "Ø"},  # OT1's letters there
+    "OT1": {},  # T1 has accents and quotes at 0x0B-0x0F, never inside a word
+}
+# distinct evidenced words an encoding needs (fewer when the document has fewer broken words)
+MIN_EVIDENCE = 2
+# the characters parse.py turns into U+FFFD; each is carried as a private-use placeholder
+FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+PLACE = 0xF0000  # supplementary private use area: untouched by NFKC, not white space
+PLACEHOLDER = re.compile("[\U000F0000-\U000FFFFF]")
+
+
+@dataclass(frozen=True, slots=True)
+class RepairCounts:
+    """What the repair did to one document (the report shows both per document)."""
+
+    repaired: int  # words whose ligature codes were replaced
+    unrepaired: int  # words still holding U+FFFD afterwards
+    encodings: tuple[str, ...]  # the encodings the evidence accepted
+
+
+def coded_form(raw: bytes) -> str:
+    """Poppler's raw word under parse.py's documented rule, but with each forbidden code
+    kept as a placeholder instead of U+FFFD, so the repair still knows which code it was."""
+    text = raw.decode("utf-8", "replace")
+    if b"&" in raw:
+        text = html.unescape(text)
+    text = FORBIDDEN.sub(lambda m: chr(PLACE + ord(m.group()) % 0x10000), text)
+    text = unicodedata.normalize("NFKC", text)
+    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+    return text.strip()
+
+
+def plain_form(coded: str) -> str:
+    """What parse.py made of the word: every placeholder left is U+FFFD."""
+    return PLACEHOLDER.sub("\ufffd", coded)
+
+
+def _code(ch: str) -> int | None:
+    n = ord(ch) - PLACE
+    return n if 0 <= n < 0x10000 else None
+
+
+def _core_bounds(word: str) -> tuple[int, int]:
+    """The word without leading and trailing punctuation (placeholders belong to it)."""
+    def inner(ch: str) -> bool:
+        return ch.isalnum() or _code(ch) is not None
+    start, end = 0, len(word)
+    while start < end and not inner(word[start]):
+        start += 1
+    while end > start and not inner(word[end - 1]):
+        end -= 1
+    return start, end
+
+
+def decode(coded: str, table: dict[int, str], vocab: frozenset[str] = frozenset()) -> str:
+    """Replace the codes of `table` that stand where a ligature can; the rest stay codes.
+
+    Between letters, or at the start of the word (or of a part after a hyphen, as in
+    "control-flow") before a letter: always. At the word's end
+    after a letter: only when the decoded word is in `vocab`."""
+    start, end = _core_bounds(coded)
+    out, tail = [], []
+    for i, ch in enumerate(coded):
+        code = _code(ch)
+        if code is None or code not in table:
+            out.append(ch)
+            continue
+        before = coded[i - 1].isalpha() if i > start else False
+        after = coded[i + 1].isalpha() if i + 1 < end else False
+        if after and (before or i == start or coded[i - 1] == "-"):
+            out.append(table[code])
+        elif before and i + 1 == end:
+            tail.append(len(out))
+            out.append(table[code])
+        else:
+            out.append(ch)
+    if tail and _key("".join(out)) not in vocab:
+        for j in tail:  # `out` holds one entry per character of `coded`
+            out[j] = coded[j]
+    return "".join(out)
+
+
+def _key(word: str) -> str:
+    s, e = _core_bounds(word)
+    return word[s:e].lower()
+
+
+def vocabulary(words: Iterable[str], evidence: Iterable[str] = ()) -> frozenset[str]:
+    """Every unbroken word of the document (and of the evidence texts), case-folded."""
+    keys = {_key(w) for w in words if "\ufffd" not in w}
+    for text in evidence:
+        keys.update(_key(w) for w in text.split())
+    keys.discard("")
+    return frozenset(keys)
+
+
+def accepted_encodings(coded: Iterable[str], vocab: frozenset[str]) -> tuple[str, ...]:
+    """The encodings whose ligatures make words found elsewhere in the document, in more
+    distinct words than the rival reading of the same codes does."""
+    coded = set(coded)
+    accepted = []
+    for name, table in ENCODINGS.items():
+        mine = {w for w in coded if any(_code(c) in table for c in w)}
+        support = {w for w in mine if _evidenced(decode(w, table, vocab), vocab)}
+        rival = {w for w in mine if RIVAL_LETTERS[name]
+                 and _evidenced(decode(w, RIVAL_LETTERS[name], vocab), vocab)}
+        if support and len(support) >= min(MIN_EVIDENCE, len(mine)) \
+                and len(support) > len(rival):
+            accepted.append(name)
+    return tuple(accepted)
+
+
+def _evidenced(decoded: str, vocab: frozenset[str]) -> bool:
+    return PLACEHOLDER.search(decoded) is None and _key(decoded) in vocab
+
+
+def repair_document(doc: Document, raw_words: dict[int, bytes],
+                    evidence: Iterable[str] = ()) -> RepairCounts:
+    """Repair `doc.words` in place. `raw_words` maps a word index to Poppler's raw bytes
+    for every word the parser left holding U+FFFD (so the count of words still holding
+    it needs no pass over the whole document); a word whose raw form does not give back
+    the parsed word exactly is left alone (never change what we cannot account for)."""
+    coded = {}
+    for i, raw in raw_words.items():
+        form = coded_form(raw)
+        if plain_form(form) == doc.words[i]:
+            coded[i] = form
+    vocab = vocabulary(doc.words, evidence) if coded else frozenset()
+    names = accepted_encodings(coded.values(), vocab) if coded else ()
+    repaired = 0
+    for i, form in coded.items():
+        fixed = form
+        for name in names:
+            fixed = decode(fixed, ENCODINGS[name], vocab)
+        fixed = plain_form(fixed)
+        if fixed != doc.words[i]:
+            doc.words[i] = fixed
+            repaired += 1
+    unrepaired = sum(1 for i in raw_words if "\ufffd" in doc.words[i])
+    return RepairCounts(repaired, unrepaired, names)
+
+
+def repair_glyphs(doc: Document, evidence: Iterable[str] = ()) -> RepairCounts:
+    """The extractor's entry point: repair from the raw words the parser kept, record the
+    counts on the document, and let go of the raw bytes."""
+    if not doc.raw_broken:
+        return RepairCounts(0, 0, ())
+    counts = repair_document(doc, doc.raw_broken, evidence)
+    doc.words_repaired, doc.words_unrepaired = counts.repaired, counts.unrepaired
+    doc.raw_broken = {}
+    return counts
