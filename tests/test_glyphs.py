@@ -3,13 +3,19 @@ bitmap fonts (tests/fixtures/glyphs, see its README) and on a real 2012 thesis."
 
 from __future__ import annotations
 
+import json
 import re
+import sqlite3
 import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from loralay_build.extract import extract_document
 from loralay_build.extract.glyphs import (
     ENCODINGS,
+    GLYPH_RULE,
     accepted_encodings,
     coded_form,
     decode,
@@ -18,7 +24,7 @@ from loralay_build.extract.glyphs import (
 from loralay_build.extract.parse import parse_bbox_layout
 from loralay_build.records import Document
 
-from .conftest import shared_path
+from .conftest import REPO, shared_path
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "glyphs"
 T1 = ENCODINGS["T1"]
@@ -153,3 +159,33 @@ def test_real_thesis_with_t1_type3_fonts():
     assert set(changed) <= set(before.raw_broken) and doc.words_repaired == len(changed)
     assert all(_is_t1_repair_of(doc.words[i], before.raw_broken[i]) for i in changed)
     assert doc.words.count("Définition") >= 40 and doc.words.count("flot") >= 200
+
+
+@pytest.mark.integration
+def test_report_counts_repairs_per_document_and_older_runs_are_redone(tmp_path):
+    line = next(x for x in shared_path("corpus", "manifest.jsonl").read_text().splitlines()
+                if '"fr_these_malware_long"' in x)
+    entry = json.loads(line)
+    entry["file"] = str(shared_path("corpus", entry["file"]))
+    manifest = tmp_path / "manifest.jsonl"
+    manifest.write_text(json.dumps(entry) + "\n")
+    out = tmp_path / "ds"
+    proc = subprocess.run([sys.executable, "-m", "loralay_build.cli", "build", "--source",
+                           "local", "--manifest", str(manifest), "--out", str(out)],
+                          cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = json.loads((out / "report.json").read_text())
+    doc = extract_document(shared_path("corpus", entry["file"]), "thesis")
+    assert report["glyphs"]["documents"] == {
+        "fr_these_malware_long": {"repaired": doc.words_repaired,
+                                  "unrepaired": doc.words_unrepaired}}
+    assert report["glyphs"]["words_repaired"] == doc.words_repaired > 1600
+    assert "## Glyph repair" in (out / "report.md").read_text()
+    # a run made before the glyph rule stored the bare version: its document is redone
+    for db in (out / "state").glob("shard-*.sqlite"):
+        with sqlite3.connect(db) as con:
+            con.execute("UPDATE inputs SET versions = replace(versions, ?, '')",
+                        (f"+{GLYPH_RULE}",))
+    again = subprocess.run(proc.args, cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert "1 to do, of which 1 because loralay-build or Poppler changed" in again.stderr

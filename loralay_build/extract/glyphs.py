@@ -35,6 +35,8 @@ from dataclasses import dataclass
 
 from ..records import Document
 
+# part of the tool version the run state fingerprints: bump when repaired words change
+GLYPH_RULE = "glyphs1"
 # the encodings' ligatures, by character code
 ENCODINGS: dict[str, dict[int, str]] = {
     "T1": {0x1B: "ff", 0x1C: "fi", 0x1D: "fl", 0x1E: "ffi", 0x1F: "ffl"},
