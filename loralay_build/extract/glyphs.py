@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import html
 import re
+import string
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -53,6 +54,8 @@ MIN_EVIDENCE = 2
 FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 PLACE = 0xF0000  # supplementary private use area: untouched by NFKC, not white space
 PLACEHOLDER = re.compile("[\U000F0000-\U000FFFFF]")
+# stripped from both ends of a word before it is looked up as evidence
+PUNCTUATION = string.punctuation + "«»“”„‘’‚‹›–—…·¡¿"
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,13 +130,13 @@ def decode(coded: str, table: dict[int, str], vocab: frozenset[str] = frozenset(
 
 
 def _key(word: str) -> str:
-    s, e = _core_bounds(word)
-    return word[s:e].lower()
+    return word.strip(PUNCTUATION).lower()
 
 
-def vocabulary(words: Iterable[str], evidence: Iterable[str] = ()) -> frozenset[str]:
-    """Every unbroken word of the document (and of the evidence texts), case-folded."""
-    keys = {_key(w) for w in words if "\ufffd" not in w}
+def vocabulary(words: list[str], evidence: Iterable[str] = ()) -> frozenset[str]:
+    """The document's unbroken words (and the evidence texts'), case-folded. Each distinct
+    word is looked at once: a per-word loop cost 0.4 s on a 72k-word thesis."""
+    keys = {_key(w) for w in set(words) if "\ufffd" not in w}
     for text in evidence:
         keys.update(_key(w) for w in text.split())
     keys.discard("")
@@ -160,27 +163,30 @@ def _evidenced(decoded: str, vocab: frozenset[str]) -> bool:
     return PLACEHOLDER.search(decoded) is None and _key(decoded) in vocab
 
 
+def _fixed(form: str, names: tuple[str, ...], vocab: frozenset[str]) -> str:
+    for name in names:
+        form = decode(form, ENCODINGS[name], vocab)
+    return plain_form(form)
+
+
 def repair_document(doc: Document, raw_words: dict[int, bytes],
                     evidence: Iterable[str] = ()) -> RepairCounts:
     """Repair `doc.words` in place. `raw_words` maps a word index to Poppler's raw bytes
     for every word the parser left holding U+FFFD (so the count of words still holding
     it needs no pass over the whole document); a word whose raw form does not give back
     the parsed word exactly is left alone (never change what we cannot account for)."""
-    coded = {}
-    for i, raw in raw_words.items():
-        form = coded_form(raw)
-        if plain_form(form) == doc.words[i]:
-            coded[i] = form
-    vocab = vocabulary(doc.words, evidence) if coded else frozenset()
-    names = accepted_encodings(coded.values(), vocab) if coded else ()
+    forms = {raw: coded_form(raw) for raw in set(raw_words.values())}  # each once
+    coded = {i: forms[raw] for i, raw in raw_words.items()
+             if plain_form(forms[raw]) == doc.words[i]}
+    if not coded:
+        return RepairCounts(0, len(raw_words), ())
+    vocab = vocabulary(doc.words, evidence)
+    names = accepted_encodings(coded.values(), vocab)
+    fixed = {form: _fixed(form, names, vocab) for form in set(coded.values())}
     repaired = 0
     for i, form in coded.items():
-        fixed = form
-        for name in names:
-            fixed = decode(fixed, ENCODINGS[name], vocab)
-        fixed = plain_form(fixed)
-        if fixed != doc.words[i]:
-            doc.words[i] = fixed
+        if fixed[form] != doc.words[i]:
+            doc.words[i] = fixed[form]
             repaired += 1
     unrepaired = sum(1 for i in raw_words if "\ufffd" in doc.words[i])
     return RepairCounts(repaired, unrepaired, names)
