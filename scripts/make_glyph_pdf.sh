@@ -1,5 +1,5 @@
 #!/bin/sh
-# Re-make tests/fixtures/glyphs/ligatures-{t1,ot1}.pdf from ligatures.tex: TeX text set in
+# Re-make tests/fixtures/glyphs/ligatures-{t1,ot1,t1-bare}.pdf from ligatures.tex: TeX text set in
 # Type 3 bitmap fonts (PK, made by mktexpk from the Computer Modern / EC Metafont sources)
 # that carry no Unicode map, as dvips did before 2016 and as many 1990s-2010s arXiv PDFs are.
 #
@@ -16,8 +16,12 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp "$here/ligatures.tex" "$work/"
 cd "$work"
-for enc in t1 ot1; do
-    if [ "$enc" = ot1 ]; then pre='\def\useotone{}'; else pre=''; fi
+for enc in t1 ot1 t1-bare; do
+    case $enc in  # OT1 instead of T1; T1 without the typewriter line (no evidence inside)
+        ot1) pre='\def\useotone{}' ;;
+        t1-bare) pre='\def\nokeywords{}' ;;
+        *) pre='' ;;
+    esac
     latex -interaction=batchmode -jobname="ligatures-$enc" "$pre\\input{ligatures.tex}" >/dev/null
     dvips -q -Ppk -bitmapfontenc off -o "$enc.ps" "ligatures-$enc.dvi"
     ps2pdf "$enc.ps" "$enc.gs.pdf"

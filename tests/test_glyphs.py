@@ -22,7 +22,9 @@ from loralay_build.extract.glyphs import (
     repair_glyphs,
 )
 from loralay_build.extract.parse import parse_bbox_layout
-from loralay_build.records import Document
+from loralay_build.records import Candidate, Document
+from loralay_build.run.process import process_candidate
+from loralay_build.settings import DocumentSettings
 
 from .conftest import REPO, shared_path
 
@@ -34,7 +36,7 @@ def _truth() -> list[str]:
     """The words of ligatures.tex between its markers, macros removed."""
     tex = (FIXTURES / "ligatures.tex").read_text()
     body = tex.split("%% BEGIN TEXT")[1].split("%% END TEXT")[0]
-    return re.sub(r"\\[a-z]+\{|\}", " ", body).split()
+    return re.sub(r"\\[a-z]+\{|\}|\\ifdefined\\nokeywords\\else|\\fi\b", " ", body).split()
 
 
 def _parsed(pdf: Path) -> Document:
@@ -189,3 +191,24 @@ def test_report_counts_repairs_per_document_and_older_runs_are_redone(tmp_path):
     again = subprocess.run(proc.args, cwd=REPO, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr[-2000:]
     assert "1 to do, of which 1 because loralay-build or Poppler changed" in again.stderr
+
+
+def test_abstract_from_metadata_decides_when_the_document_cannot():
+    pdf = FIXTURES / "ligatures-t1-bare.pdf"
+    truth = _truth()[:_truth().index("Keywords:")]
+    alone = extract_document(pdf, "bare")
+    broken = sum("\ufffd" in w for w in alone.words)
+    assert alone.words_repaired == 0 and alone.words_unrepaired == broken >= 90
+    assert alone.raw_broken  # kept for the stage that knows the abstract
+    start, end = truth.index("Abstract.") + 1, truth.index("1")
+    cand = Candidate("bare", "local", "en", {"en": " ".join(truth[start:end])},
+                     pdf_path=str(pdf))
+    res = process_candidate(cand, DocumentSettings())
+    assert res.failure is None and res.processed is not None
+    body, match = res.processed.document, res.processed.matches[0]
+    # the repaired abstract is found word for word and cut out
+    assert (match.start, match.end, match.distance) == (start, end, 0)
+    rest = truth[:start] + truth[end:]
+    right = sum(w == t for w, t in zip(body.words, rest) if "\ufffd" not in w)
+    assert len(body.words) == len(rest) and right == len(rest) - body.words_unrepaired
+    assert body.words_repaired >= 0.95 * broken

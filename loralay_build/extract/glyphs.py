@@ -193,11 +193,15 @@ def repair_document(doc: Document, raw_words: dict[int, bytes],
 
 
 def repair_glyphs(doc: Document, evidence: Iterable[str] = ()) -> RepairCounts:
-    """The extractor's entry point: repair from the raw words the parser kept, record the
-    counts on the document, and let go of the raw bytes."""
+    """Repair from the raw words the parser kept and record the counts on the document.
+
+    The raw bytes are let go once an encoding was accepted; while none is, they stay, so
+    that a later call with more evidence (the abstracts of the source's metadata, known
+    only to the per-document stage) can still decide."""
     if not doc.raw_broken:
-        return RepairCounts(0, 0, ())
+        return RepairCounts(0, doc.words_unrepaired, ())
     counts = repair_document(doc, doc.raw_broken, evidence)
     doc.words_repaired, doc.words_unrepaired = counts.repaired, counts.unrepaired
-    doc.raw_broken = {}
+    if counts.encodings or not counts.unrepaired:
+        doc.raw_broken = {}
     return counts
