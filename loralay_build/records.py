@@ -99,6 +99,12 @@ class Document:
     block_ids: list[int] = field(default_factory=list)
     # tokens dropped by the documented invisible-token rule (see extract/parse.py)
     dropped_invisible: int = 0
+    # words whose ligature codes extract/glyphs.py repaired, and words still holding U+FFFD
+    words_repaired: int = 0
+    words_unrepaired: int = 0
+    # Poppler's raw bytes of the words parsed to U+FFFD, by index: read by the glyph
+    # repair, then emptied (never stored)
+    raw_broken: dict[int, bytes] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.words)
@@ -113,7 +119,9 @@ class Document:
         return {"id": self.id, "pages": [[p.number, p.width, p.height] for p in self.pages],
                 "words": self.words, "boxes": [c for box in self.boxes for c in box],
                 "word_pages": self.word_pages, "line_ids": self.line_ids,
-                "block_ids": self.block_ids, "dropped_invisible": self.dropped_invisible}
+                "block_ids": self.block_ids, "dropped_invisible": self.dropped_invisible,
+                "words_repaired": self.words_repaired,
+                "words_unrepaired": self.words_unrepaired}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Document:
@@ -122,7 +130,9 @@ class Document:
                    words=d["words"],
                    boxes=[tuple(flat[i:i + 4]) for i in range(0, len(flat), 4)],  # type: ignore[misc]
                    word_pages=d["word_pages"], line_ids=d["line_ids"],
-                   block_ids=d["block_ids"], dropped_invisible=d["dropped_invisible"])
+                   block_ids=d["block_ids"], dropped_invisible=d["dropped_invisible"],
+                   words_repaired=d.get("words_repaired", 0),
+                   words_unrepaired=d.get("words_unrepaired", 0))
 
     def keep(self, mask: list[bool]) -> Document:
         """A copy with only the words whose mask entry is True (ids keep their values)."""
@@ -136,6 +146,8 @@ class Document:
             line_ids=[self.line_ids[i] for i in sel],
             block_ids=[self.block_ids[i] for i in sel],
             dropped_invisible=self.dropped_invisible,
+            words_repaired=self.words_repaired,
+            words_unrepaired=self.words_unrepaired,
         )
 
 

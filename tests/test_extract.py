@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -63,6 +64,23 @@ def _documented_rule(text: str) -> str:
     return "".join(c for c in text if unicodedata.category(c) != "Cf").strip()
 
 
+LIGATURES = {"\x1b": "ff", "\x1c": "fi", "\x1d": "fl", "\x1e": "ffi", "\x1f": "ffl",  # T1
+             "\x0b": "ff", "\x0c": "fi", "\x0e": "ffi", "\x0f": "ffl"}  # OT1 (0x0D: white)
+
+
+def _is_repair(got: str, raw: str) -> bool:
+    """The README's glyph rule: Poppler's word with some ligature codes replaced by their
+    ligatures, the documented rule applied to the rest."""
+    codes = [i for i, c in enumerate(raw) if c in LIGATURES][:8]
+    for pick in itertools.product((False, True), repeat=len(codes)):
+        text = list(raw)
+        for i, on in zip(codes, pick):
+            text[i] = LIGATURES[raw[i]] if on else raw[i]
+        if any(pick) and _documented_rule("".join(text)) == got:
+            return True
+    return False
+
+
 def _readable_pdfs() -> list[Path]:
     corpus = shared_path("corpus", "pdf")
     bench = shared_path("bench", "pdfs")
@@ -70,28 +88,35 @@ def _readable_pdfs() -> list[Path]:
         sorted(bench.glob("*.pdf"))
 
 
-def _reference_words(pdf: Path) -> list[tuple[str, int, int, int]]:
+def _reference_words(pdf: Path) -> list[tuple[str, int, int, int, str]]:
     xml = subprocess.run(["pdftotext", "-bbox-layout", str(pdf), "-"], capture_output=True,
                          check=True).stdout.decode("utf-8", "replace")
     ref = _Reference()
     ref.feed(xml)
-    return [(_documented_rule(t), p, ln, b) for t, p, ln, b in ref.words]
+    return [(_documented_rule(t), p, ln, b, t) for t, p, ln, b in ref.words]
 
 
 @pytest.mark.integration
 def test_no_word_lost_or_altered_on_every_real_pdf():
-    total = dropped = 0
+    total = dropped = repaired = 0
     for pdf in _readable_pdfs():
         doc = extract_document(pdf, pdf.stem)
         assert not isinstance(doc, Failure), f"{pdf.name}: {doc}"
         ref = _reference_words(pdf)
-        expected = [w for w in ref if w[0]]
+        expected = [w[:4] for w in ref if w[0]]
+        raws = [w[4] for w in ref if w[0]]
         got = list(zip(doc.words, doc.word_pages, doc.line_ids, doc.block_ids))
-        assert got == expected, pdf.name
+        fixed = [e if g[0] != e[0] and g[1:] == e[1:] and _is_repair(g[0], r) else g
+                 for g, e, r in zip(got, expected, raws)]
+        assert fixed == expected, pdf.name
+        changed = sum(g[0] != e[0] for g, e in zip(got, expected))
+        assert doc.words_repaired == changed, pdf.name
+        repaired += changed
         assert doc.dropped_invisible == len(ref) - len(expected), pdf.name
         total += len(ref)
         dropped += doc.dropped_invisible
     assert total > 300_000  # the 49 readable PDFs hold about 470k words
+    assert repaired > 1600  # the 2012 thesis in T1 Type 3 fonts (see test_glyphs.py)
     assert dropped / total < 0.001
 
 

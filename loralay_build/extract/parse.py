@@ -133,6 +133,8 @@ class BBoxLayoutParser:
                 text = raw.decode().strip()
             else:
                 text = clean_word(raw, may_be_forbidden)
+                if "\ufffd" in text:  # raw bytes kept for extract/glyphs.py's repair
+                    doc.raw_broken[len(words)] = raw
             if not text:
                 doc.dropped_invisible += 1
                 continue

@@ -23,6 +23,7 @@ from ..failures import Failure, FailureClass
 from ..pdfmagic import has_pdf_magic
 from ..records import Document
 from .boxes import normalise_page_boxes
+from .glyphs import repair_glyphs
 from .parse import BBoxLayoutParser
 
 CHUNK = 1 << 16
@@ -177,6 +178,7 @@ def _verdict(rc: int, stderr: bytes, parser: BBoxLayoutParser, timed_out: bool,
     if rc != 0:
         return Failure(FailureClass.CORRUPTED, f"Poppler cannot open it: {message or rc}")
     doc = parser.finish()
+    repair_glyphs(doc)
     if not doc.pages:
         return Failure(FailureClass.CORRUPTED, "Poppler found no pages")
     if len(doc.words) < limits.scanned_min_words_per_page * len(doc.pages):

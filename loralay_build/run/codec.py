@@ -34,6 +34,8 @@ def summarize(p: ProcessedDoc) -> dict[str, Any]:
         "language_share": p.language_share,
         "detected_language": p.detected_language,
         "leakage": p.leakage,
+        "words_repaired": p.document.words_repaired,  # ligature codes (extract/glyphs.py)
+        "words_unrepaired": p.document.words_unrepaired,  # words still holding U+FFFD
         # a list: an abstract printed twice is matched (and removed) twice
         "matches": [{"language": m.language, "distance": m.distance, "method": m.method,
                      "pages": list(m.pages)} for m in p.matches],

@@ -168,7 +168,9 @@ def _doc_facts(d: Decisions) -> Iterator[Any]:
             s = d.summaries[doc_id]
             yield DocFacts(id=doc_id, split=split, article_words=s["article_words"],
                            summary_words=s["summary_words"], pages=s["pages"],
-                           language_share=s["language_share"], leak=s["leakage"])
+                           language_share=s["language_share"], leak=s["leakage"],
+                           words_repaired=s.get("words_repaired", 0),
+                           words_unrepaired=s.get("words_unrepaired", 0))
 
 
 def split_rule(cs: CorpusSettings) -> str:

@@ -19,6 +19,7 @@ from typing import IO
 
 from .. import __version__
 from ..errors import ConfigError, RunLocked, RunMismatch, ToolMissing
+from ..extract.glyphs import GLYPH_RULE
 from ..failures import RETRYABLE_ON_REQUEST
 from ..settings import CommonSettings, check_contact
 from ..state import RunState
@@ -57,7 +58,8 @@ class ToolVersions:
 
 
 def tool_versions() -> ToolVersions:
-    return ToolVersions(__version__, poppler_version())
+    # the glyph-repair rule changes extracted words: a run made before it is redone
+    return ToolVersions(f"{__version__}+{GLYPH_RULE}", poppler_version())
 
 
 def check_retry(classes: tuple[str, ...] | frozenset[str]) -> frozenset[str]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..extract import ExtractLimits, extract_document
+from ..extract.glyphs import repair_glyphs
 from ..failures import Failure, FailureClass
 from ..language import detect
 from ..records import Candidate, Document, ProcessedDoc
@@ -73,6 +74,8 @@ def _run_stages(c: Candidate, s: DocumentSettings, out: StageResults) -> None:
     doc = _timed(out, "extract", extract_document, c.pdf_path, c.id, extract_limits(s))
     if isinstance(doc, Failure):
         return
+    if doc.raw_broken:  # the document alone was no evidence for its ligature codes
+        repair_glyphs(doc, c.abstracts.values())
     stripped = _timed(out, "strip", strip_abstracts, doc, c, s)
     if isinstance(stripped, Failure):
         return

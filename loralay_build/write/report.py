@@ -63,11 +63,14 @@ class DocFacts:
     pages: int
     language_share: float | None = None
     leak: Mapping[str, float] = field(default_factory=dict)  # abstract language -> share
+    words_repaired: int = 0  # ligature codes repaired (extract/glyphs.py)
+    words_unrepaired: int = 0  # words still holding U+FFFD
 
     @classmethod
     def from_processed(cls, p: ProcessedDoc, split: str) -> DocFacts:
         return cls(p.candidate.id, split, len(p.document), p.summary_words, p.num_pages,
-                   p.language_share, dict(p.leakage))
+                   p.language_share, dict(p.leakage), p.document.words_repaired,
+                   p.document.words_unrepaired)
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +170,29 @@ def leakage(docs: Sequence[DocFacts], threshold: float, ngram: int) -> dict[str,
     }
 
 
+def glyph_repairs(docs: Sequence[DocFacts]) -> dict[str, Any]:
+    """Words whose ligature codes were repaired and words still holding U+FFFD: totals, and
+    per document for the documents that have any (most have none, so the list stays short)."""
+    per_doc = {d.id: {"repaired": d.words_repaired, "unrepaired": d.words_unrepaired}
+               for d in docs if d.words_repaired or d.words_unrepaired}
+    return {"words_repaired": sum(v["repaired"] for v in per_doc.values()),
+            "words_unrepaired": sum(v["unrepaired"] for v in per_doc.values()),
+            "documents": per_doc}
+
+
+def _md_glyphs(data: Mapping[str, Any]) -> list[str]:
+    g = data.get("glyphs")
+    if not g or not g["documents"]:
+        return []
+    lines = ["## Glyph repair", "",
+             f"{g['words_repaired']:,} words repaired (ligature codes of fonts without a "
+             f"Unicode map), {g['words_unrepaired']:,} words still holding U+FFFD, in "
+             f"{len(g['documents']):,} documents.", ""]
+    worst = sorted(g["documents"].items(), key=lambda kv: -kv[1]["unrepaired"])[:20]
+    return lines + _table(("id", "repaired", "still U+FFFD"),
+                          [(i, v["repaired"], v["unrepaired"]) for i, v in worst])
+
+
 def verdict(kept: int, total: int, leaks: int, drops: Sequence[Mapping[str, Any]]) -> str:
     """One line that tells at a glance whether the run went well."""
     dropped = sum(int(r["count"]) for r in drops)
@@ -218,6 +244,7 @@ def build_report(run: RunFacts, docs: Iterable[DocFacts]) -> dict[str, Any]:
         "thresholds": dict(run.thresholds),
         "splits": {s: v for s, v in stats.items() if v["count"] or s in SPLITS},
         "leakage": leak,
+        "glyphs": glyph_repairs(docs),
         "run": dict(run.extra),
         "documents": {i: o.to_json() for i, o in run.outcomes.items()},
     }
@@ -306,7 +333,7 @@ def render_markdown(data: Mapping[str, Any]) -> str:
         if data["thresholds"] else ["None applied.", ""]
     if data.get("split_rule"):
         lines += [f"Split rule: {data['split_rule']}", ""]
-    lines += _md_splits(data) + _md_leakage(data)
+    lines += _md_splits(data) + _md_leakage(data) + _md_glyphs(data)
     if data["run"]:
         lines += ["## Run", "", *_table(("key", "value"), data["run"].items())]
     err = data.get("plots", {}).get("error")
