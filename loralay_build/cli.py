@@ -63,7 +63,9 @@ MANIFEST = click.option("--manifest", type=click.Path(path_type=Path), default=N
                         help="For --source local: the JSON-lines manifest of your PDFs.")
 LIMIT = click.option("--limit", type=int, default=None, help="Stop fetching after N documents.")
 RETRY = click.option("--retry", multiple=True, metavar="CLASS",
-                     help="Also retry fetch failures of this class (e.g. forbidden); repeatable.")
+                     help="Also retry failures of this class: fetch failures (e.g. "
+                          "forbidden), or citesum shards that hit timeout or memory; "
+                          "repeatable.")
 
 
 def _settings(source: str, config: Path | None, manifest: Path | None,
