@@ -88,6 +88,14 @@ def wait_for(sub: Submission, poll_s: float) -> Any:
     """Until the finish left the queue; JobFailed names every job that ended badly."""
     from .pipeline import BuildResult
 
+    try:
+        return _follow(sub, poll_s, BuildResult)
+    except KeyboardInterrupt:
+        raise BuildStopped(f"stopped waiting; the jobs go on: `squeue -j "
+                           f"{','.join(sub.ids())}`, logs in {sub.where.logs}") from None
+
+
+def _follow(sub: Submission, poll_s: float, result_type: Any) -> Any:
     left, failed, tries = list(sub.shards), [], []
     fetch, finish = sub.jobs["fetch"], str(sub.jobs["finish"])
     while True:
@@ -110,7 +118,7 @@ def wait_for(sub: Submission, poll_s: float) -> Any:
                           _ended(status), sub.log_of(k))
         if finish not in live and not left:
             break
-    return _verdict(sub, finish, failed, BuildResult)
+    return _verdict(sub, finish, failed, result_type)
 
 
 def _verdict(sub: Submission, finish: str, failed: list[str], result_type: Any) -> Any:
