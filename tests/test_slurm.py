@@ -229,6 +229,11 @@ def test_sample_on_slurm_equals_one_machine(slurm, plain_sample, poll_config, tm
     again = ok(on_slurm(out, poll_config, "--num-shards", "4", "--wait"))
     assert submitted(again.stderr).startswith("submitted no shard (all 4 done), the finish")
     assert parquet_bytes(out) == parquet_bytes(plain_sample)
+    # the fetch as a job of its own, then the shards after it: the same dataset
+    fetched = tmp_path / "fetch-job"
+    proc = ok(on_slurm(fetched, poll_config, "--num-shards", "2", "--fetch-job", "--wait"))
+    assert submitted(proc.stderr).startswith("submitted fetch as job ")
+    assert parquet_bytes(fetched) == parquet_bytes(plain_sample)
     # another shard count on this run is refused before anything is submitted
     other = on_slurm(out, poll_config, "--num-shards", "3")
     assert other.returncode == 2 and "processed with --num-shards 4, not --num-shards 3" \
@@ -276,6 +281,9 @@ def test_a_cancelled_shard_is_rerun_by_the_same_command(slurm, poll_config, tmp_
         time.sleep(0.2)
     array_id = json.loads((out / "slurm" / "jobs.json").read_text())["jobs"]["shards"]
     task = running_task(array_id)
+    early = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert early.returncode == 2 and "of the last submission are still queued or running" \
+        in early.stderr.strip().splitlines()[-1]
     subprocess.run(["scancel", task], check=True)
     _, err = waiting.communicate(timeout=900)
     shard = int(task.split("_")[1])

@@ -128,6 +128,7 @@ def submit_build(req: BuildRequest) -> BuildResult:
     out = req.out.resolve()
     layout = RunLayout(out)
     where = SlurmDir(out / "slurm")
+    refuse_if_queued(where)  # first: running shards hold the run lock, this says more
     with RunLock(layout):
         sub = _submit_locked(req, layout, where)
     log.info(sub.follow_line())
