@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import yaml
 
+from ..atomic import write_atomic
 from ..errors import BuildStopped, ConfigError, RunLocked
 from ..settings import CommonSettings
 from ..state import RunState
@@ -115,12 +116,6 @@ def base_argv(req_source: str, out: Path, where: SlurmDir, sub: str) -> list[str
             "--out", str(out), "--config", str(where.settings_file)]
 
 
-def write_job(fields: CommonSettings, job: Job, where: SlurmDir) -> Path:
-    path = where.root / f"{job.name}.sbatch"
-    path.write_text(script(fields.slurm(), job, where, Path.cwd()), encoding="utf-8")
-    return path
-
-
 def submit_build(req: BuildRequest) -> BuildResult:
     from .pipeline import BuildResult
 
@@ -163,21 +158,27 @@ def _submit_locked(req: BuildRequest, layout: RunLayout, where: SlurmDir) -> Sub
 
 def _submit_jobs(req: BuildRequest, layout: RunLayout, where: SlurmDir, n: int,
                  shards: Sequence[int]) -> Submission:
+    """Each id is recorded as soon as Slurm gives it: a failure half-way still leaves what
+    was submitted known to the next submission (which waits for it)."""
     src, out, s = req.settings.source, layout.out, req.settings
-    jobs: dict[str, str | None] = {"fetch": None, "shards": None, "finish": None}
+    sub = Submission(where, n, list(shards), {"fetch": None, "shards": None, "finish": None})
     after = None
     if req.fetch_job:
         extra = [w for r in sorted(req.retry) for w in ("--retry", r)]
         extra += ["--limit", str(req.limit)] if req.limit else []
-        after = jobs["fetch"] = sbatch(write_job(
-            s, Job("fetch", base_argv(src, out, where, "fetch") + extra), where))
+        after = _submit(sub, Job("fetch", base_argv(src, out, where, "fetch") + extra), s)
     if shards:
         argv = base_argv(src, out, where, "build") + shard_count_words(n)
-        after = jobs["shards"] = sbatch(write_job(s, Job(
-            "shards", argv, array_spec(shards, s.slurm_max_parallel), after), where))
-    jobs["finish"] = sbatch(write_job(
-        s, Job("finish", base_argv(src, out, where, "build") + ["--finish"], None, after),
-        where))
-    sub = Submission(where, n, list(shards), jobs)
-    where.jobs_file.write_text(json.dumps(sub.to_json(), indent=1), encoding="utf-8")
+        after = _submit(sub, Job("shards", argv, array_spec(shards, s.slurm_max_parallel),
+                                 after), s)
+    _submit(sub, Job("finish", base_argv(src, out, where, "build") + ["--finish"], None,
+                     after), s)
     return sub
+
+
+def _submit(sub: Submission, job: Job, settings: CommonSettings) -> str:
+    path = sub.where.root / f"{job.name}.sbatch"
+    path.write_text(script(settings.slurm(), job, sub.where, Path.cwd()), encoding="utf-8")
+    sub.jobs[job.name] = job_id = sbatch(path)
+    write_atomic(sub.where.jobs_file, json.dumps(sub.to_json(), indent=1).encode("utf-8"))
+    return job_id
