@@ -297,3 +297,21 @@ def test_a_cancelled_shard_is_rerun_by_the_same_command(slurm, poll_config, tmp_
     assert parquet_bytes(out) == parquet_bytes(plain)
     report = json.loads((out / "report.json").read_text())
     assert len(report["documents"]) == 40
+
+
+def test_the_submitter_plans_the_missing_shards_as_the_shards_do(tmp_path):
+    """Only shard 1 of 2 has work left after shard 0 ran; a changed per-document setting
+    makes both stale again, a changed Slurm setting does not."""
+    from loralay_build.run.layout import RunLayout
+    from loralay_build.run.preflight import tool_versions
+    from loralay_build.run.slurm import missing_shards
+
+    out = tmp_path / "ds"
+    ok(build(out, "--shard", "0", "--num-shards", "2"))
+    layout, versions = RunLayout(out), tool_versions()
+    settings = load_settings("local", None, {"manifest": str(SAMPLE)})
+    assert missing_shards(settings, layout, versions, 2) == [1]
+    ok(build(out, "--shard", "1", "--num-shards", "2"))
+    assert missing_shards(settings, layout, versions, 2) == []
+    assert missing_shards(settings.replace(slurm_partition="long"), layout, versions, 2) == []
+    assert missing_shards(settings.replace(max_edits=59), layout, versions, 2) == [0, 1]
