@@ -315,3 +315,23 @@ def test_the_submitter_plans_the_missing_shards_as_the_shards_do(tmp_path):
     assert missing_shards(settings, layout, versions, 2) == []
     assert missing_shards(settings.replace(slurm_partition="long"), layout, versions, 2) == []
     assert missing_shards(settings.replace(max_edits=59), layout, versions, 2) == [0, 1]
+
+
+@pytest.mark.cluster
+def test_the_readme_sbatch_recipe_builds_the_same_dataset(slurm, plain_sample, tmp_path):
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    block = text.split("```bash\n# a network source first fetches once", 1)[1]
+    block = block.split("\n", 1)[1].split("```", 1)[0]
+    out = tmp_path / "ds"
+    block = (block.replace("loralay build", f"{sys.executable} -m loralay_build.cli build")
+             .replace("m.jsonl", str(SAMPLE)).replace("/shared/ds", str(out)))
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run(["bash", "-euc", block], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr
+    finish = proc.stdout.split()[-1]
+    end = time.monotonic() + 600
+    while subprocess.run(["squeue", "-h", "-j", finish], capture_output=True,
+                         text=True).stdout.strip() and time.monotonic() < end:
+        time.sleep(1)
+    assert parquet_bytes(out) == parquet_bytes(plain_sample), (tmp_path / "finish.log").read_text()
