@@ -155,6 +155,9 @@ def test_job_script_runs_the_shard_command_and_records_how_it_ended(tmp_path):
     (("--wait",), "--wait and --fetch-job go with --executor slurm"),
     (("--executor", "slurm", "--num-shards", "0"), "--num-shards 0: must be 1 or more"),
     (("--fetched",), "--fetched is for one shard"),
+    (("--executor", "slurm", "--workers", "4"), "set --slurm-cpus-per-task instead"),
+    (("--executor", "slurm", "--slurm-sbatch", "--qos=a b"),
+     "slurm_extra_sbatch: '--qos=a b' is not valid: one option like --qos=short"),
 ])
 def test_executor_options_are_checked_first(tmp_path, args, message):
     proc = build(tmp_path / "ds", *args)

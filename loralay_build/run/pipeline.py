@@ -76,6 +76,9 @@ class BuildRequest:
         if self.executor != "local" and (self.shard is not None or self.finish_only):
             raise ConfigError(f"--executor {self.executor} runs every shard and the finish "
                               "itself: give --num-shards N, not --shard or --finish")
+        if self.executor != "local" and self.workers != 1:
+            raise ConfigError(f"--workers {self.workers}: a submitted shard has one worker per "
+                              "CPU Slurm gives it; set --slurm-cpus-per-task instead")
         if self.num_shards is not None and self.num_shards < 1:
             raise ConfigError(f"--num-shards {self.num_shards}: must be 1 or more")
         if self.fetched and (not self.sharded or self.finish_only):

@@ -7,13 +7,23 @@ Defaults suit a small test node (2 CPUs, partition `debug`); a real cluster sets
 
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-# one `#SBATCH` option: `--name` or `--name=value`, nothing a shell would read
-SBATCH_LINE = r"^--[a-z][a-z0-9-]*(=[^\s'\"`$;&|<>\\]+)?$"
-SbatchOption = Annotated[str, Field(pattern=SBATCH_LINE)]
+_SBATCH_OPTION = re.compile(r"^--[a-z][a-z0-9-]*(=[^\s'\"`$;&|<>\\]+)?$")
+
+
+def _sbatch_option(value: str) -> str:
+    """One `#SBATCH` option: a newline or shell syntax would end the script's header or run
+    as a command in the job."""
+    if not _SBATCH_OPTION.match(value):
+        raise ValueError("one option like --qos=short (no spaces, quotes or shell characters)")
+    return value
+
+
+SbatchOption = Annotated[str, AfterValidator(_sbatch_option)]
 
 
 class SlurmFields(BaseModel):
