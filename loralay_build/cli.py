@@ -69,10 +69,11 @@ RETRY = click.option("--retry", multiple=True, metavar="CLASS",
 
 
 def _settings(source: str, config: Path | None, manifest: Path | None,
-              features: str | None = None) -> Any:
+              features: str | None = None, more: dict[str, Any] | None = None) -> Any:
     from .settings import load_settings
 
     overrides: dict[str, Any] = {"manifest": str(manifest)} if manifest is not None else {}
+    overrides.update({k: v for k, v in (more or {}).items() if v not in (None, ())})
     if features is not None:
         overrides["features"] = features
     return _guarded(lambda: load_settings(source, config, overrides))
@@ -106,6 +107,35 @@ def fetch(source: str, out: Path, config: Path | None, manifest: Path | None,
                                **overrides))
 
 
+def _slurm_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`--executor slurm` and the keys of its job scripts (settings `slurm_*`; a flag given
+    overrides --config)."""
+    options = [
+        click.option("--executor", type=click.Choice(["local", "slurm"]), default="local",
+                     show_default=True, help="Run the shards here, or as a Slurm job array "
+                     "(then the finish as a job after it)."),
+        click.option("--wait", is_flag=True, help="slurm: stay until the finish is done."),
+        click.option("--fetch-job", is_flag=True,
+                     help="slurm: fetch in a job of its own instead of on this machine."),
+        click.option("--fetched", is_flag=True, hidden=True,
+                     help="A submitted shard: the submitter fetched already."),
+        click.option("--slurm-partition", default=None),
+        click.option("--slurm-time", default=None, help="A shard's time limit, [D-]HH:MM:SS."),
+        click.option("--slurm-mem-per-cpu", "slurm_mem_per_cpu_mb", type=int, default=None,
+                     help="MB per CPU."),
+        click.option("--slurm-cpus-per-task", type=int, default=None,
+                     help="CPUs (= workers) of one shard."),
+        click.option("--slurm-account", default=None),
+        click.option("--slurm-max-parallel", type=int, default=None,
+                     help="Shards running at once."),
+        click.option("--slurm-sbatch", "slurm_extra_sbatch", multiple=True, metavar="OPTION",
+                     help="One more #SBATCH option, e.g. --qos=short; repeatable."),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
 @main.command()
 @SOURCE
 @OUT
@@ -113,6 +143,7 @@ def fetch(source: str, out: Path, config: Path | None, manifest: Path | None,
 @MANIFEST
 @LIMIT
 @RETRY
+@_slurm_options
 @click.option("--workers", type=int, default=1, show_default=True,
               help="Processes for the per-document stages; the output does not depend on it.")
 @click.option("--shard", type=int, default=None, help="Do only shard K of --num-shards.")
@@ -129,13 +160,15 @@ def fetch(source: str, out: Path, config: Path | None, manifest: Path | None,
 def build(source: str, out: Path, config: Path | None, manifest: Path | None,
           limit: int | None, retry: tuple[str, ...], workers: int, shard: int | None,
           num_shards: int | None, finish_only: bool, fresh: bool, features: str | None,
-          dry_run: bool) -> None:
+          dry_run: bool, executor: str, wait: bool, fetch_job: bool, fetched: bool,
+          **slurm: Any) -> None:
     """Fetch, extract, strip abstracts, filter, split and write a dataset into --out."""
     from .run.pipeline import BuildRequest, run_build
 
-    s = _settings(source, config, manifest, features)
+    slurm["slurm_extra_sbatch"] = list(slurm["slurm_extra_sbatch"]) or None
+    s = _settings(source, config, manifest, features, slurm)
     request = BuildRequest(s, out, limit, workers, shard, num_shards, finish_only, fresh,
-                           frozenset(retry))
+                           frozenset(retry), executor, wait, fetch_job, fetched)
     if dry_run:
         from .run.dryrun import dry_run as check_only
 

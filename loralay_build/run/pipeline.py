@@ -28,8 +28,10 @@ from .preflight import (
     tool_versions,
     wipe_run,
 )
+from .shardlock import ShardLock
 
 log = logging.getLogger("loralay.build")
+EXECUTORS = ("local", "slurm")
 
 
 @dataclass
@@ -43,6 +45,10 @@ class BuildRequest:
     finish_only: bool = False
     fresh: bool = False
     retry: frozenset[str] = field(default_factory=frozenset)
+    executor: str = "local"  # local | slurm: where the per-document shards run
+    wait: bool = False  # slurm: stay attached until the finish is done
+    fetch_job: bool = False  # slurm: fetch in a job of its own, not on this machine
+    fetched: bool = False  # a shard of a submitted run: the submitter already fetched
 
     @property
     def sharded(self) -> bool:
@@ -54,12 +60,30 @@ class BuildRequest:
             raise ConfigError(f"--workers {self.workers}: must be 1 or more")
         if self.limit is not None and self.limit < 1:
             raise ConfigError(f"--limit {self.limit}: must be 1 or more")
-        if (self.shard is None) != (self.num_shards is None) or (
-                self.num_shards is not None and not 0 <= self.shard < self.num_shards):  # type: ignore[operator]
+        self._check_executor()
+        if self.executor == "local" and ((self.shard is None) != (self.num_shards is None) or (
+                self.num_shards is not None and not 0 <= self.shard < self.num_shards)):  # type: ignore[operator]
             raise ConfigError("--shard K and --num-shards N go together, with 0 <= K < N")
-        if self.fresh and (self.finish_only or self.sharded):
+        if self.executor == "local" and self.fresh and (self.finish_only or self.sharded):
             raise ConfigError("--fresh starts the whole run over: use it without --shard/--finish")
         self.retry = check_retry(self.retry)
+
+    def _check_executor(self) -> None:
+        if self.executor not in EXECUTORS:
+            raise ConfigError(f"--executor {self.executor}: one of {', '.join(EXECUTORS)}")
+        if self.executor == "local" and (self.wait or self.fetch_job):
+            raise ConfigError("--wait and --fetch-job go with --executor slurm")
+        if self.executor != "local" and (self.shard is not None or self.finish_only):
+            raise ConfigError(f"--executor {self.executor} runs every shard and the finish "
+                              "itself: give --num-shards N, not --shard or --finish")
+        if self.executor != "local" and self.workers != 1:
+            raise ConfigError(f"--workers {self.workers}: a submitted shard has one worker per "
+                              "CPU Slurm gives it; set --slurm-cpus-per-task instead")
+        if self.num_shards is not None and self.num_shards < 1:
+            raise ConfigError(f"--num-shards {self.num_shards}: must be 1 or more")
+        if self.fetched and (not self.sharded or self.finish_only):
+            raise ConfigError("--fetched is for one shard (--shard K --num-shards N) of a "
+                              "submitted run")
 
 
 @dataclass(frozen=True)
@@ -81,10 +105,10 @@ def run_fetch(settings: CommonSettings, out: Path, limit: int | None = None,
     (what it fetched is kept and a rerun resumes it)."""
     check_inputs(settings)
     with RunLock(RunLayout(out)):
-        return _fetch(settings, RunLayout(out), limit, retry)
+        return fetch_locked(settings, RunLayout(out), limit, retry)
 
 
-def _fetch(settings: CommonSettings, layout: RunLayout, limit: int | None,
+def fetch_locked(settings: CommonSettings, layout: RunLayout, limit: int | None,
            retry: frozenset[str]) -> str | None:
     try:
         counts = fetch_phase(settings, layout, limit, retry)
@@ -100,15 +124,23 @@ def _fetch(settings: CommonSettings, layout: RunLayout, limit: int | None,
 
 
 def run_build(req: BuildRequest) -> BuildResult:
+    if req.settings.source == "citesum" and req.executor != "local":
+        raise ConfigError(f"--source citesum --executor {req.executor}: not supported; "
+                          "CiteSum builds on one machine (--workers N)")
     if req.settings.source == "citesum":  # S2ORC shards on disk: its own two-pass build
         from ..citesum.build import run_citesum
 
         return run_citesum(req)
     req.check()
     check_inputs(req.settings)
+    if req.executor == "slurm":
+        from .slurm import submit_build
+
+        return submit_build(req)
     versions = tool_versions()
     layout = RunLayout(req.out)
-    with RunLock(layout):
+    shard_only = req.sharded and not req.finish_only
+    with ShardLock(layout, req.shard, req.num_shards) if shard_only else RunLock(layout):  # type: ignore[arg-type]
         if req.fresh:
             wipe_run(layout)
         stopped = _process(req, layout, versions) if not req.finish_only else None
@@ -127,8 +159,8 @@ def _process(req: BuildRequest, layout: RunLayout, versions: ToolVersions) -> st
                           f"{req.settings.source} --out {req.out}` before the shards")
     claim_shards(layout, n)  # before fetching: a mismatch must cost nothing
     stopped = None
-    if not req.sharded or req.settings.source == "local":
-        stopped = _fetch(req.settings, layout, req.limit, req.retry)
+    if not req.fetched and (not req.sharded or req.settings.source == "local"):
+        stopped = fetch_locked(req.settings, layout, req.limit, req.retry)
     counts = process_phase(req.settings, layout, versions, req.workers, req.shard or 0, n)
     log.info("processed: %s", counts or "nothing new")
     return stopped

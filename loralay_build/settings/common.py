@@ -2,7 +2,8 @@
 
 Each group is the exact set of keys one part of the pipeline reads, so a stage receives
 only its group: `DocumentSettings` for the per-document stages (and, hashed, for deciding
-whether a result is stale), `CorpusSettings` for the finish, `HttpFields` for the fetchers.
+whether a result is stale), `CorpusSettings` for the finish, `HttpFields` for the fetchers,
+`SlurmFields` for `--executor slurm` (never hashed: where a shard runs changes nothing).
 `CommonSettings` is their union; the YAML files under `loralay_build/configs/` are the
 user-facing view of these defaults (a test keeps them equal).
 """
@@ -23,6 +24,7 @@ from .fields import (
     Rate,
     Share,
 )
+from .slurm import SlurmFields
 
 PLACEHOLDER_CONTACT = "loralay-build@example.org"
 _STRICT = ConfigDict(extra="forbid", frozen=True, strict=True, validate_default=True)
@@ -116,7 +118,7 @@ class RunFields(_Model):
     log_every_s: PositiveSeconds = Field(30, description="a progress line this often in a log")
 
 
-class CommonSettings(DocumentSettings, CorpusSettings, HttpFields, RunFields):
+class CommonSettings(DocumentSettings, CorpusSettings, HttpFields, RunFields, SlurmFields):
     """Every source's settings start here; a source's model adds its own keys and defaults."""
 
     NETWORK: ClassVar[bool] = False  # whether the source talks to a service
@@ -127,6 +129,9 @@ class CommonSettings(DocumentSettings, CorpusSettings, HttpFields, RunFields):
 
     def corpus(self) -> CorpusSettings:
         return CorpusSettings.model_validate(_pick(self, CorpusSettings))
+
+    def slurm(self) -> SlurmFields:
+        return SlurmFields.model_validate(_pick(self, SlurmFields))
 
     def http_fields(self) -> HttpFields:
         return HttpFields.model_validate(_pick(self, HttpFields))

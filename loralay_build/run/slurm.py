@@ -1,0 +1,184 @@
+"""`loralay build --executor slurm`: the per-document shards as one Slurm job array, the
+finish as one job after it (`afterok`), and only what is missing on a re-submission.
+
+The submitter does what must happen once and what is cheap: it checks everything, claims the
+shard count (a different `--num-shards` than the run used is refused, as for `--shard`),
+fetches (unless `--fetch-job`), plans which shards still have documents to do (the same plan
+a shard makes: a shard is done when every one of its fetched documents has a current
+result), then submits with `sbatch` (`jobscript.py` says why not submitit) and lets go of
+the run folder. The jobs run the ordinary `--shard K --num-shards N` and `--finish`
+commands, so the dataset is the one a single machine builds.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import yaml
+
+from ..atomic import write_atomic
+from ..errors import BuildStopped, ConfigError, RunLocked
+from ..settings import CommonSettings
+from ..state import RunState
+from .driver import plan_shard
+from .fingerprint import PdfChecksums
+from .jobscript import Job, SlurmDir, array_spec, script, shard_count_words
+from .layout import RunLayout
+from .preflight import RunLock, ToolVersions, claim_shards, recorded_shards, tool_versions
+from .preflight import wipe_run as wipe
+from .slurmwait import Submission, wait_for
+from .squeue import queued
+
+if TYPE_CHECKING:
+    from .pipeline import BuildRequest, BuildResult
+
+log = logging.getLogger("loralay.slurm")
+DEFAULT_SHARDS = 2  # one per CPU of the smallest node worth submitting to
+SHARED_FS = ("nfs", "nfs4", "lustre", "gpfs", "beegfs", "cephfs", "ceph", "fuse.glusterfs",
+             "glusterfs", "panfs", "wekafs", "fuse.sshfs", "9p", "virtiofs")
+
+
+def check_slurm() -> None:
+    for tool in ("sbatch", "squeue", "scancel"):
+        if shutil.which(tool) is None:
+            raise ConfigError(f"--executor slurm: `{tool}` not found on PATH (run this on a "
+                              "Slurm login node)")
+
+
+def filesystem_of(path: Path) -> str:
+    """The type of the mount holding `path` (the longest mount point above it)."""
+    path = path.resolve()
+    best, kind = "", "unknown"
+    for line in Path("/proc/mounts").read_text(encoding="utf-8").splitlines():
+        parts = line.split()
+        if len(parts) >= 3 and path.is_relative_to(parts[1]) and len(parts[1]) > len(best):
+            best, kind = parts[1], parts[2]
+    return kind
+
+
+def warn_unshared(out: Path) -> None:
+    kind = filesystem_of(out if out.exists() else out.parent)
+    if kind not in SHARED_FS:
+        log.warning("%s is on a %s filesystem: every node running a shard must see this "
+                    "folder (fine on a one-node cluster; elsewhere use a shared one)",
+                    out, kind)
+
+
+def missing_shards(settings: CommonSettings, layout: RunLayout, versions: ToolVersions,
+                   num_shards: int) -> list[int]:
+    """Shards with documents to (re)do, by the plan each shard itself would make."""
+    doc_settings = settings.document()
+    missing = []
+    sums = PdfChecksums(layout.checksums_db)
+    try:
+        with RunState(layout.fetch_db) as fstate:
+            for k in range(num_shards):
+                with RunState(layout.shard_db(k, num_shards)) as sstate:
+                    plan = plan_shard(fstate, sstate, k, num_shards, doc_settings, versions,
+                                      sums)
+                if plan.todo:
+                    missing.append(k)
+    finally:
+        sums.close()
+    return missing
+
+
+def sbatch(path: Path) -> str:
+    proc = subprocess.run(["sbatch", "--parsable", str(path)], capture_output=True, text=True,
+                          timeout=120, check=False)
+    if proc.returncode != 0:
+        reason = (proc.stderr or proc.stdout).strip().splitlines()
+        raise BuildStopped(f"sbatch {path}: {reason[-1] if reason else 'failed'}")
+    return proc.stdout.strip().split(";")[0]
+
+
+def refuse_if_queued(where: SlurmDir) -> None:
+    """A second submission while the last one's jobs wait or run would do shards twice."""
+    if not where.jobs_file.exists():
+        return
+    ids = [i for i in json.loads(where.jobs_file.read_text())["jobs"].values() if i]
+    still = sorted(queued(ids))
+    if still:
+        raise RunLocked(f"{where.root.parent}: jobs {', '.join(still)} of the last submission "
+                        f"are still queued or running; follow them with `squeue -j "
+                        f"{','.join(ids)}`, or `scancel` them first")
+
+
+def base_argv(req_source: str, out: Path, where: SlurmDir, sub: str) -> list[str]:
+    return [sys.executable, "-m", "loralay_build.cli", sub, "--source", req_source,
+            "--out", str(out), "--config", str(where.settings_file)]
+
+
+def submit_build(req: BuildRequest) -> BuildResult:
+    from .pipeline import BuildResult
+
+    check_slurm()
+    out = req.out.resolve()
+    layout = RunLayout(out)
+    where = SlurmDir(out / "slurm")
+    refuse_if_queued(where)  # first: running shards hold the run lock, this says more
+    with RunLock(layout):
+        sub = _submit_locked(req, layout, where)
+    log.info(sub.follow_line())
+    if not req.wait:
+        return BuildResult(req.out, {}, 0, "submitted")
+    return wait_for(sub, req.settings.slurm_poll_s)
+
+
+def _submit_locked(req: BuildRequest, layout: RunLayout, where: SlurmDir) -> Submission:
+    from .pipeline import fetch_locked
+
+    versions = tool_versions()
+    refuse_if_queued(where)
+    if req.fresh:
+        wipe(layout)
+    n = req.num_shards or recorded_shards(layout) or DEFAULT_SHARDS
+    claim_shards(layout, n)  # before fetching: a mismatch must cost nothing
+    warn_unshared(layout.out)
+    for d in (where.logs, where.status):
+        d.mkdir(parents=True, exist_ok=True)
+    where.settings_file.write_text(yaml.safe_dump(req.settings.user_view(), sort_keys=True,
+                                                  allow_unicode=True), encoding="utf-8")
+    if not req.fetch_job:
+        stopped = fetch_locked(req.settings, layout, req.limit, req.retry)
+        if stopped:
+            raise BuildStopped(f"{stopped}; nothing submitted")
+        shards = missing_shards(req.settings, layout, versions, n)
+    else:
+        shards = list(range(n))
+    return _submit_jobs(req, layout, where, n, shards)
+
+
+def _submit_jobs(req: BuildRequest, layout: RunLayout, where: SlurmDir, n: int,
+                 shards: Sequence[int]) -> Submission:
+    """Each id is recorded as soon as Slurm gives it: a failure half-way still leaves what
+    was submitted known to the next submission (which waits for it)."""
+    src, out, s = req.settings.source, layout.out, req.settings
+    sub = Submission(where, n, list(shards), {"fetch": None, "shards": None, "finish": None})
+    after = None
+    if req.fetch_job:
+        extra = [w for r in sorted(req.retry) for w in ("--retry", r)]
+        extra += ["--limit", str(req.limit)] if req.limit else []
+        after = _submit(sub, Job("fetch", base_argv(src, out, where, "fetch") + extra), s)
+    if shards:
+        argv = base_argv(src, out, where, "build") + shard_count_words(n)
+        after = _submit(sub, Job("shards", argv, array_spec(shards, s.slurm_max_parallel),
+                                 after), s)
+    _submit(sub, Job("finish", base_argv(src, out, where, "build") + ["--finish"], None,
+                     after), s)
+    return sub
+
+
+def _submit(sub: Submission, job: Job, settings: CommonSettings) -> str:
+    path = sub.where.root / f"{job.name}.sbatch"
+    path.write_text(script(settings.slurm(), job, sub.where, Path.cwd()), encoding="utf-8")
+    sub.jobs[job.name] = job_id = sbatch(path)
+    write_atomic(sub.where.jobs_file, json.dumps(sub.to_json(), indent=1).encode("utf-8"))
+    return job_id
