@@ -59,6 +59,10 @@ class DocumentSettings(_Model):
         None, description="drop bodies with less of the main language (null: no floor)")
     check_summary_language: bool = Field(
         False, description="drop when the summary itself reads as another language")
+    images: bool = Field(False, description="also render each kept page, abstracts painted "
+                                           "white (the `images` config)")
+    image_dpi: int = Field(100, ge=36, le=600, description="resolution of the page images")
+    image_quality: int = Field(75, ge=10, le=95, description="JPEG quality of the page images")
 
 
 class CorpusSettings(_Model):
