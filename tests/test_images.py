@@ -237,12 +237,14 @@ def test_finish_refuses_images_rendered_for_another_result(sample, tmp_path):
     assert image_table(out) == before
 
 
-@pytest.mark.parametrize("key,value", [("image_dpi", 20), ("image_quality", 100),
-                                       ("images", "yes")])
-def test_bad_image_settings_are_one_line_and_exit_2(key, value, tmp_path):
-    conf = tmp_path / "bad.yaml"
-    conf.write_text(yaml.safe_dump({key: value}))
+@pytest.mark.parametrize("key,conf", [
+    ("image_dpi", {"image_dpi": 20}), ("image_quality", {"image_quality": 100}),
+    ("images", {"images": "yes"}),
+    ("config_name", {"images": True, "config_name": "images"})])  # two configs, one name
+def test_bad_image_settings_are_one_line_and_exit_2(key, conf, tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(conf))
     proc = loralay("build", "--source", "local", "--manifest", str(SAMPLE), "--out",
-                   str(tmp_path / "o"), "--config", str(conf), check=False)
+                   str(tmp_path / "o"), "--config", str(bad), check=False)
     assert proc.returncode == 2 and key in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and not (tmp_path / "o").exists()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from .fields import (
     Count,
@@ -37,7 +37,8 @@ class _Model(BaseModel):
 
 
 class DocumentSettings(_Model):
-    """What the per-document stages (extract, strip, language) read; a change redoes them."""
+    """What the per-document stages (extract, strip, language, render) read; a change
+    redoes them."""
 
     extract_timeout_s: PositiveSeconds = Field(120, description="wall clock of one pdftotext")
     extract_memory_mb: int = Field(2048, ge=64, description="address-space cap of pdftotext")
@@ -125,6 +126,15 @@ class CommonSettings(DocumentSettings, CorpusSettings, HttpFields, RunFields):
 
     NETWORK: ClassVar[bool] = False  # whether the source talks to a service
     source: str = Field("local", description="set by --source; not a key of the YAML files")
+
+    @field_validator("images")
+    @classmethod
+    def _images_config_is_free(cls, on: bool, info: ValidationInfo) -> bool:
+        """The page images are the config `images`: the main config cannot be named so too."""
+        if on and info.data.get("config_name") == "images":
+            raise ValueError("the config name `images` is the page images' (images: true); "
+                             "choose another config_name")
+        return on
 
     def document(self) -> DocumentSettings:
         return DocumentSettings.model_validate(_pick(self, DocumentSettings))
