@@ -199,6 +199,20 @@ def test_changing_image_settings_redoes_every_document(sample, tmp_path):
         assert con.execute("SELECT COUNT(*) FROM pages").fetchone()[0] == 0
 
 
+def test_another_pdfium_redoes_the_documents_it_rendered(sample, tmp_path):
+    """The renderer's version is part of the print with images on (other pixels)."""
+    out = tmp_path / "ds"
+    shutil.copytree(sample, out)
+    with sqlite3.connect(out / "state" / "shard-00000-of-00001.sqlite") as con:
+        versions = [v for (v,) in con.execute("SELECT versions FROM inputs")]
+        con.execute("UPDATE inputs SET versions=replace(versions, 'pypdfium2 ', 'pypdfium2 0')"
+                    " WHERE doc_id='fr_hal_cover_glaciers'")
+    assert len(versions) == 11 and all("pypdfium2 " in v for v in versions)
+    run = rebuild(out, {"images": True}, tmp_path)
+    assert "1 to do, of which 1 because loralay-build, Poppler or pdfium changed" in run.stderr
+    assert image_table(out) == image_table(sample)
+
+
 def image_table(out: Path) -> list[tuple]:
     return sorted((r["article_id"], r["page"], r["width"], r["height"], r["image"]["bytes"])
                   for r in parquet_rows(out, "images"))

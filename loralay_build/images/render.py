@@ -28,6 +28,13 @@ POINTS_PER_INCH = 72.0
 REDACT_PAD_PX = 1
 
 
+def renderer_version() -> str:
+    """Part of a document's input print with `images: true`: another pdfium, other pixels."""
+    import pypdfium2
+
+    return f"pypdfium2 {pypdfium2.PYPDFIUM_INFO}, pdfium {pypdfium2.PDFIUM_INFO}"
+
+
 @contextmanager
 def open_pdf(path: str | Path) -> Iterator[Any]:
     """A pypdfium2 document, closed on exit."""

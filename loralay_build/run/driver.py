@@ -21,6 +21,7 @@ from pathlib import Path
 from tqdm.contrib.logging import logging_redirect_tqdm
 
 from ..failures import Failure, FailureClass
+from ..images.render import renderer_version
 from ..images.store import ImageStore, images_db, inputs_key, staging_dir
 from ..records import Candidate, Rejection
 from ..settings import CommonSettings, DocumentSettings
@@ -97,10 +98,11 @@ def plan_shard(fstate: RunState, sstate: RunState, shard: int, num_shards: int,
                settings: DocumentSettings, versions: ToolVersions, sums: PdfChecksums) -> Plan:
     """Every fetched document of the shard whose stored result is missing or stale."""
     plan = Plan(*settings_print(settings))
+    tools = str(versions) + (f"; {renderer_version()}" if settings.images else "")
     for c in fetch_state_candidates(fstate, shard, num_shards):
         plan.total += 1
         now = InputPrint(candidate_print(c), sums.sha256(c.pdf_path), plan.settings_digest,
-                         str(versions))
+                         tools)
         why = stale_reason(sstate, c.id, now, plan.settings_json)
         if why is not None:
             plan.todo.append((c, now))
