@@ -36,7 +36,8 @@ from PIL import Image
 
 from loralay_build import api
 from loralay_build.extract import extract_document
-from loralay_build.images.render import open_pdf, paint_white, render_rgb
+from loralay_build.failures import Failure, FailureClass
+from loralay_build.images.render import open_pdf, paint_white, render_pages, render_rgb
 from loralay_build.images.store import StaleImages
 from loralay_build.write.features import FEATURES
 from loralay_build.write.images import IMAGE_FEATURES
@@ -262,3 +263,13 @@ def test_bad_image_settings_are_one_line_and_exit_2(key, conf, tmp_path):
                    str(tmp_path / "o"), "--config", str(bad), check=False)
     assert proc.returncode == 2 and key in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("name,cls", [("en_corrupted_sensors", FailureClass.CORRUPTED),
+                                      ("es_encrypted_tutor", FailureClass.ENCRYPTED)])
+def test_a_pdf_pdfium_cannot_render_is_a_failure_class_and_leaves_no_files(name, cls,
+                                                                          tmp_path):
+    """The classes Poppler gives the same files (a password was `corrupted` at first)."""
+    got = render_pages(REPO / f"data/sample/pdf/{name}.pdf", name, [1], {}, 100, 75, tmp_path)
+    assert isinstance(got, Failure) and got.cls == cls, got
+    assert list(tmp_path.iterdir()) == []

@@ -110,11 +110,20 @@ def render_pages(pdf_path: str | Path, doc_id: str, pages: Iterable[int],
     try:
         result = _render_into(folder, pdf_path, doc_id, pages, redact, dpi, quality)
     except pdfium.PdfiumError as e:
-        result = Failure(FailureClass.CORRUPTED, f"pdfium cannot render it: {e}")
+        result = _failure(e)
     finally:
         if not isinstance(result, RenderedPages):
             shutil.rmtree(folder, ignore_errors=True)
     return result
+
+
+def _failure(e: Exception) -> Failure:
+    """The class Poppler would have given: a password is `encrypted`, the rest `corrupted`."""
+    import pypdfium2.raw as pdfium_c
+
+    if getattr(e, "err_code", None) == pdfium_c.FPDF_ERR_PASSWORD:
+        return Failure(FailureClass.ENCRYPTED, f"pdfium needs a password to render it: {e}")
+    return Failure(FailureClass.CORRUPTED, f"pdfium cannot render it: {e}")
 
 
 def _render_into(folder: Path, pdf_path: str | Path, doc_id: str, pages: Iterable[int],
