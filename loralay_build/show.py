@@ -22,6 +22,7 @@ from typing import Any
 
 from .errors import ConfigError
 from .export.rows import find_row
+from .images.redact import removed_indices
 from .records import Candidate, Document
 
 SCALE = 2.0  # 144 dpi: small words stay readable, an A4 page is 1190 x 1684 pixels
@@ -82,18 +83,6 @@ def run_settings(dataset_dir: Path, source: str) -> Any:
     if not config.is_file():
         raise ConfigError(f"{config}: missing (not the folder of a finished build?)")
     return load_settings(source, config)
-
-
-def removed_indices(doc: Document, kept: Document) -> list[int]:
-    """Indices of `doc` absent from `kept`, which is `doc.keep(mask)`: a subsequence."""
-    j, removed = 0, []
-    for i in range(len(doc)):
-        if j < len(kept) and (doc.words[i], doc.boxes[i], doc.word_pages[i]) == (
-                kept.words[j], kept.boxes[j], kept.word_pages[j]):
-            j += 1
-        else:
-            removed.append(i)
-    return removed
 
 
 def recut(pdf: Path, cand: Candidate, settings: Any, row_words: list[str]) -> Cuts:
@@ -206,13 +195,10 @@ class Caption:
 
 
 def _render(pdf: Path, page: int, scale: float) -> Any:
-    import pypdfium2 as pdfium
+    from .images.render import open_pdf, render_rgb
 
-    doc = pdfium.PdfDocument(str(pdf))
-    try:
-        return doc[page - 1].render(scale=scale).to_pil().convert("RGB")
-    finally:
-        doc.close()
+    with open_pdf(pdf) as doc:
+        return render_rgb(doc, page, scale)
 
 
 def _shade(img: Any, cuts: Cuts, page: int, scale: float) -> Any:

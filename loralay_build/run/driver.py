@@ -11,12 +11,18 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import shutil
 from collections.abc import Iterable, Iterator
+from contextlib import nullcontext
 from dataclasses import astuple
+from functools import partial
+from pathlib import Path
 
 from tqdm.contrib.logging import logging_redirect_tqdm
 
 from ..failures import Failure, FailureClass
+from ..images.render import renderer_version
+from ..images.store import ImageStore, images_db, inputs_key, staging_dir
 from ..records import Candidate, Rejection
 from ..settings import CommonSettings, DocumentSettings
 from ..sources import FetchContext, get_fetcher, record_fetch_item
@@ -92,10 +98,11 @@ def plan_shard(fstate: RunState, sstate: RunState, shard: int, num_shards: int,
                settings: DocumentSettings, versions: ToolVersions, sums: PdfChecksums) -> Plan:
     """Every fetched document of the shard whose stored result is missing or stale."""
     plan = Plan(*settings_print(settings))
+    tools = str(versions) + (f"; {renderer_version()}" if settings.images else "")
     for c in fetch_state_candidates(fstate, shard, num_shards):
         plan.total += 1
         now = InputPrint(candidate_print(c), sums.sha256(c.pdf_path), plan.settings_digest,
-                         str(versions))
+                         tools)
         why = stale_reason(sstate, c.id, now, plan.settings_json)
         if why is not None:
             plan.todo.append((c, now))
@@ -131,9 +138,15 @@ def stale_reason(sstate: RunState, doc_id: str, now: InputPrint, settings_json: 
 
 
 def record_outcome(state: RunState, outcome: StageResults, pdf_path: str | None,
-                   inputs: InputPrint) -> str:
+                   inputs: InputPrint, images: ImageStore | None = None) -> str:
     """Every stage's result, the document and what produced it, in one transaction, in
-    place of whatever an earlier run recorded for this document; returns the outcome label."""
+    place of whatever an earlier run recorded for this document; returns the outcome label.
+    Page images go first, tied to `inputs` (see images/store.py for why that order)."""
+    if images is not None:
+        if outcome.rendered is not None and outcome.processed is not None:
+            images.replace(outcome.rendered, inputs_key(astuple(inputs)))
+        else:
+            images.forget(outcome.doc_id)
     with state.transaction():
         state.forget(outcome.doc_id)
         state.put_inputs(outcome.doc_id, astuple(inputs))
@@ -166,20 +179,27 @@ def process_phase(settings: CommonSettings, layout: RunLayout, versions: ToolVer
         sstate.remember_settings(plan.settings_digest, plan.settings_json)
         prints = {c.id: p for c, p in plan.todo}
         progress = Progress("process", len(prints), settings.log_every_s)
-        with logging_redirect_tqdm():
+        staging = staging_dir(layout.state_dir, shard, num_shards)
+        shutil.rmtree(staging, ignore_errors=True)  # what a killed run left
+        db = images_db(layout.state_dir, shard, num_shards)
+        with logging_redirect_tqdm(), \
+                (ImageStore(db) if doc_settings.images or db.exists() else nullcontext()) as im:
             work = (c for c, _ in plan.todo)
-            for c, outcome in process_all(work, doc_settings, workers):
-                progress.update(record_outcome(sstate, outcome, c.pdf_path, prints[c.id]))
+            for c, outcome in process_all(work, doc_settings, workers, staging):
+                progress.update(record_outcome(sstate, outcome, c.pdf_path, prints[c.id], im))
+        shutil.rmtree(staging, ignore_errors=True)
         progress.close()
         return dict(progress.counts)
 
 
-def process_all(items: Iterable[Candidate], settings: DocumentSettings, workers: int
-                ) -> Iterator[tuple[Candidate, StageResults]]:
+def process_all(items: Iterable[Candidate], settings: DocumentSettings, workers: int,
+                staging: Path | None = None) -> Iterator[tuple[Candidate, StageResults]]:
     """Each document in a worker process bounded in time and memory (the whole per-document
-    stage, parsing and matching included); an overrun is that document's failure only."""
+    stage, parsing and matching included); an overrun is that document's failure only.
+    `staging` is where workers leave rendered pages (`images: true`)."""
     limits = TaskLimits(settings.document_timeout_s, settings.worker_memory_mb)
-    for c, result in map_bounded(process_candidate, items, settings, workers, limits):
+    fn = partial(process_candidate, staging=str(staging) if staging else None)
+    for c, result in map_bounded(fn, items, settings, workers, limits):
         if isinstance(result, Failure):
             result = StageResults(c.id, [("process", result, 0.0)])
         yield c, result

@@ -138,5 +138,5 @@ def reason_for(changes: list[str], keys: list[str]) -> str:
         return "because " + ", ".join(f"`{k}`" for k in keys) + " changed"
     labels = {"candidate": "because their metadata changed", "pdf": "because their PDF changed",
               "settings": "because settings changed",
-              "versions": "because loralay-build or Poppler changed"}
+              "versions": "because loralay-build, Poppler or pdfium changed"}
     return labels[changes[0]]

@@ -21,6 +21,7 @@ import yaml
 from ..corpus.filters import Thresholds, check_document, compute_thresholds
 from ..corpus.split import SPLITS, Dated, chronological, chronological_key, given
 from ..failures import FailureClass
+from ..images.finish import write_images_config
 from ..records import ProcessedDoc
 from ..settings import CommonSettings, CorpusSettings
 from ..state import OK, RunState
@@ -195,7 +196,10 @@ def finish_run(settings: CommonSettings, layout: RunLayout, num_shards: int,
         thresholds = d.thresholds.to_json()
         facts = CardFacts(name=name, source=settings.source, language=language,
                           config_name=cs.config_name, license=cs.license,
-                          split_rule=split_rule(cs), thresholds=thresholds)
+                          split_rule=split_rule(cs), thresholds=thresholds,
+                          images=settings.images)
+        # before the card that names it: `images/` is complete whenever the card lists it
+        costs = write_images_config(layout.out, settings.images, d, states)
         splits = {s: kept_documents(d, states, s) for s in SPLITS}
         write_dataset(layout.out, splits, facts, rows_per_shard=cs.rows_per_shard,
                       row_group_bytes=cs.row_group_bytes, features=cs.features)
@@ -204,7 +208,8 @@ def finish_run(settings: CommonSettings, layout: RunLayout, num_shards: int,
                        outcomes={k: _outcome(v) for k, v in d.outcomes.items()},
                        leak_threshold=cs.leak_threshold, leak_ngram=settings.leak_ngram,
                        language=language, split_rule=split_rule(cs),
-                       extra=provenance(write_config(settings, layout), layout, versions))
+                       extra={**provenance(write_config(settings, layout), layout, versions),
+                              **costs})
         write_report(layout.out, run, _doc_facts(d))
         _record_decisions(layout, d)
     finally:

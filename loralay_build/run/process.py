@@ -1,9 +1,9 @@
 """The per-document stages, as plain functions that know nothing of executors or state.
 
-extract -> strip abstracts -> language. Each stage either passes a record on or
-returns a Failure; the first failure ends the document. Exceptions are bugs: they
-are caught at this edge and classed `internal_error` with their last line, so one
-bad document never takes a run down.
+extract -> strip abstracts -> language (-> render, with `images: true`). Each stage
+either passes a record on or returns a Failure; the first failure ends the document.
+Exceptions are bugs: they are caught at this edge and classed `internal_error` with their
+last line, so one bad document never takes a run down.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any
 from ..extract import ExtractLimits, extract_document
 from ..extract.glyphs import repair_glyphs
 from ..failures import Failure, FailureClass
+from ..images.render import RenderedPages
 from ..language import detect
 from ..records import Candidate, Document, ProcessedDoc
 from ..settings import DocumentSettings
@@ -29,6 +30,7 @@ class StageResults:
     doc_id: str
     stages: list[tuple[str, Failure | None, float]] = field(default_factory=list)
     processed: ProcessedDoc | None = None
+    rendered: RenderedPages | None = None  # staged page images, with `images: true`
 
     @property
     def failure(self) -> tuple[str, Failure] | None:
@@ -45,15 +47,20 @@ def extract_limits(s: DocumentSettings) -> ExtractLimits:
                          max_words=s.max_words_per_document)
 
 
-def process_candidate(c: Candidate, settings: DocumentSettings) -> StageResults:
+STAGES = ("extract", "strip", "language", "render")
+
+
+def process_candidate(c: Candidate, settings: DocumentSettings,
+                      staging: str | None = None) -> StageResults:
+    """`staging`: the folder the render stage leaves page files in (`images: true`)."""
     out = StageResults(c.id)
     try:
-        _run_stages(c, settings, out)
+        _run_stages(c, settings, out, staging)
     except Exception as e:  # noqa: BLE001 - the edge where bugs become a class
         last = traceback.format_exception_only(type(e), e)[-1].strip()
-        stage = ("extract", "strip", "language")[min(len(out.stages), 2)]
+        stage = STAGES[min(len(out.stages), len(STAGES) - 1)]
         out.stages.append((stage, Failure(FailureClass.INTERNAL_ERROR, last[:300]), 0.0))
-        out.processed = None
+        out.processed = out.rendered = None
     return out
 
 
@@ -65,7 +72,8 @@ def _timed(out: StageResults, stage: str, fn: Any, *args: Any) -> Any:
     return result
 
 
-def _run_stages(c: Candidate, s: DocumentSettings, out: StageResults) -> None:
+def _run_stages(c: Candidate, s: DocumentSettings, out: StageResults,
+                staging: str | None) -> None:
     from ..strip import leakage, strip_abstracts
 
     if not c.pdf_path:
@@ -84,8 +92,26 @@ def _run_stages(c: Candidate, s: DocumentSettings, out: StageResults) -> None:
     if isinstance(lang, Failure):
         return
     share, top = lang
+    if s.images:
+        rendered = _timed(out, "render", render_document, c.pdf_path, doc, body, s, staging)
+        if isinstance(rendered, Failure):
+            return
+        out.rendered = rendered
     leaks = leakage(body, c.abstracts, s.leak_ngram)
     out.processed = ProcessedDoc(c, body, matches, share, top, leaks)
+
+
+def render_document(pdf_path: str, doc: Document, body: Document, s: DocumentSettings,
+                    staging: str | None) -> RenderedPages | Failure:
+    """Every kept page at `image_dpi`, each word the body lost painted white."""
+    from ..images.redact import plan_redaction
+    from ..images.render import render_pages
+
+    if staging is None:
+        raise ValueError("images: true needs a staging folder for the rendered pages")
+    plan = plan_redaction(doc, body, s.drop_cover_page)
+    return render_pages(pdf_path, doc.id, plan.pages, plan.boxes, s.image_dpi,
+                        s.image_quality, staging)
 
 
 def check_language(body: Document, c: Candidate, s: DocumentSettings

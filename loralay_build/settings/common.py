@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from .fields import (
     Count,
@@ -39,7 +39,8 @@ class _Model(BaseModel):
 
 
 class DocumentSettings(_Model):
-    """What the per-document stages (extract, strip, language) read; a change redoes them."""
+    """What the per-document stages (extract, strip, language, render) read; a change
+    redoes them."""
 
     extract_timeout_s: PositiveSeconds = Field(120, description="wall clock of one pdftotext")
     extract_memory_mb: int = Field(2048, ge=64, description="address-space cap of pdftotext")
@@ -61,6 +62,10 @@ class DocumentSettings(_Model):
         None, description="drop bodies with less of the main language (null: no floor)")
     check_summary_language: bool = Field(
         False, description="drop when the summary itself reads as another language")
+    images: bool = Field(False, description="also render each kept page, abstracts painted "
+                                           "white (the `images` config)")
+    image_dpi: int = Field(100, ge=36, le=600, description="resolution of the page images")
+    image_quality: int = Field(75, ge=10, le=95, description="JPEG quality of the page images")
 
 
 class CorpusSettings(_Model):
@@ -123,6 +128,15 @@ class CommonSettings(DocumentSettings, CorpusSettings, HttpFields, RunFields, Sl
 
     NETWORK: ClassVar[bool] = False  # whether the source talks to a service
     source: str = Field("local", description="set by --source; not a key of the YAML files")
+
+    @field_validator("images")
+    @classmethod
+    def _images_config_is_free(cls, on: bool, info: ValidationInfo) -> bool:
+        """The page images are the config `images`: the main config cannot be named so too."""
+        if on and info.data.get("config_name") == "images":
+            raise ValueError("the config name `images` is the page images' (images: true); "
+                             "choose another config_name")
+        return on
 
     def document(self) -> DocumentSettings:
         return DocumentSettings.model_validate(_pick(self, DocumentSettings))

@@ -58,6 +58,7 @@ class CardFacts:
     thresholds: Mapping[str, Any] = field(default_factory=dict)
     source_terms_url: str | None = None
     notes: Sequence[str] = ()
+    images: bool = False  # a second config `images` (write/images.py) beside the main one
 
     def language_tags(self) -> list[str]:
         """Every language the card declares, sorted; never the word "multilingual"."""
@@ -87,12 +88,18 @@ def card_data(facts: CardFacts, counts: Mapping[str, int],
         tags=["layout", "pdf", "scientific-papers", "long-document", "loralay"],
     )
     files = [{"split": s, "path": f"{DATA_DIR}/{s}-*.parquet"} for s in present]
-    MetadataConfigs({facts.config_name: {"data_files": files, "default": True}}) \
-        .to_dataset_card_data(data)
+    configs = {facts.config_name: {"data_files": files, "default": True}}
     # no `splits` in dataset_info: datasets wants num_bytes (Arrow size) beside
     # num_examples and warns about the card otherwise; the counts are in the prose table
-    info = DatasetInfo(features=features_for(features))
-    DatasetInfosDict({facts.config_name: info}).to_dataset_card_data(data)
+    infos = {facts.config_name: DatasetInfo(features=features_for(features))}
+    if facts.images:  # every kept document has a page, so the same splits have images
+        from .images import IMAGE_FEATURES, IMAGES_CONFIG, IMAGES_DIR
+
+        configs[IMAGES_CONFIG] = {"data_files": [
+            {"split": s, "path": f"{IMAGES_DIR}/{s}-*.parquet"} for s in present]}
+        infos[IMAGES_CONFIG] = DatasetInfo(features=IMAGE_FEATURES)
+    MetadataConfigs(configs).to_dataset_card_data(data)
+    DatasetInfosDict(infos).to_dataset_card_data(data)
     return data
 
 

@@ -138,25 +138,26 @@ class _SplitWriter:
         self._writer, self._buffer = None, []
 
 
-def clean_stale(out_dir: Path) -> None:
+def clean_stale(out_dir: Path, folder: str = DATA_DIR) -> None:
     """Undo what a killed run left: its temp folder, or an old folder moved aside for good.
 
     Only the instant between the two renames of `swap_in` can leave no `data/`; then the
-    previous data is still whole in `.data-old-*` and is put back.
+    previous data is still whole in `.data-old-*` and is put back. `folder`: another
+    config's folder (`images`), swapped the same way.
     """
-    for tmp in out_dir.glob(f".{DATA_DIR}-tmp-*"):
+    for tmp in out_dir.glob(f".{folder}-tmp-*"):
         shutil.rmtree(tmp, ignore_errors=True)
-    olds = sorted(out_dir.glob(f".{DATA_DIR}-old-*"))
-    if not (out_dir / DATA_DIR).exists() and len(olds) == 1:
-        os.replace(olds.pop(), out_dir / DATA_DIR)
+    olds = sorted(out_dir.glob(f".{folder}-old-*"))
+    if not (out_dir / folder).exists() and len(olds) == 1:
+        os.replace(olds.pop(), out_dir / folder)
     for old in olds:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def swap_in(out_dir: Path, tmp: Path) -> None:
+def swap_in(out_dir: Path, tmp: Path, folder: str = DATA_DIR) -> None:
     """Replace DIR/data by the complete temporary folder (renames within one filesystem)."""
-    data = out_dir / DATA_DIR
-    old = out_dir / f".{DATA_DIR}-old-{uuid.uuid4().hex[:8]}"
+    data = out_dir / folder
+    old = out_dir / f".{folder}-old-{uuid.uuid4().hex[:8]}"
     if data.exists():
         os.replace(data, old)
     os.replace(tmp, data)

@@ -1,0 +1,78 @@
+"""The finish's part: the kept documents' pages into the `images` config, and the cost.
+
+Pages come from each shard's image store (beside the shard state it belongs to), in the
+split order the dataset uses, each document's only if they were rendered for the result
+the state now holds (`StaleImages` otherwise: the dataset is left as it was).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..state import RunState
+from .store import ImageStore, inputs_key
+
+
+class KeptDocs(Protocol):
+    """What the finish decided (`run.finish.Decisions`): ids per split, their shard, facts."""
+
+    kept: dict[str, list[str]]
+    where: dict[str, int]
+    summaries: dict[str, dict[str, Any]]
+
+
+def store_path(state: RunState) -> Path:
+    """shard-K-of-N.sqlite -> images-K-of-N.sqlite, beside it."""
+    return state.path.with_name("images-" + state.path.name.removeprefix("shard-"))
+
+
+def _page_rows(ids: Sequence[str], d: KeptDocs, states: Sequence[RunState],
+               stores: Sequence[ImageStore]) -> Iterator[Any]:
+    from ..write.images import PageRow
+
+    for doc_id in ids:
+        i = d.where[doc_id]
+        key = inputs_key(states[i].inputs(doc_id) or ())
+        for page in stores[i].pages_for(doc_id, key):
+            yield PageRow(doc_id, page)
+
+
+def write_images_config(out: Path, enabled: bool, d: KeptDocs, states: Sequence[RunState]
+                        ) -> dict[str, Any]:
+    """Write (or, images off, remove) `DIR/images/`; the cost per page for the report."""
+    from ..write.images import remove_image_shards, write_image_shards
+
+    if not enabled:
+        remove_image_shards(out)
+        return page_costs(d, states, {})
+    stores = [ImageStore(store_path(st)) for st in states]
+    try:
+        counts = write_image_shards(out, {s: _page_rows(ids, d, states, stores)
+                                          for s, ids in d.kept.items()})
+    finally:
+        for store in stores:
+            store.close()
+    return page_costs(d, states, counts)
+
+
+def _seconds(states: Sequence[RunState], stage: str, ids: set[str]) -> float:
+    return sum(r.duration_s or 0.0 for st in states for r in st.results(stage)
+               if r.doc_id in ids)
+
+
+def page_costs(d: KeptDocs, states: Sequence[RunState], rendered: Mapping[str, int]
+               ) -> dict[str, Any]:
+    """Milliseconds per page of extraction (every page of the kept documents) and, with
+    images, of rendering (every page rendered), as recorded by the per-document stage."""
+    ids = {i for v in d.kept.values() for i in v}
+    pages = sum(int(d.summaries[i]["pages"]) for i in ids)
+    out: dict[str, Any] = {}
+    if pages:
+        out["extract_ms_per_page"] = round(1000 * _seconds(states, "extract", ids) / pages, 2)
+    images = sum(rendered.values())
+    if images:
+        out["render_ms_per_page"] = round(1000 * _seconds(states, "render", ids) / images, 2)
+        out["pages_rendered"] = images
+    return out

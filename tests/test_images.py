@@ -1,0 +1,275 @@
+"""`images: true`: every kept page as a JPEG in the `images` config, removed words white.
+
+What was removed is found here independently of the build's bookkeeping: each PDF is
+re-extracted with Poppler and every word whose (word, box, page) is not in the dataset
+row was cut; a page 1 none of whose words was kept is a dropped cover page.
+
+Tolerance for "white": inside a removed word's box the build paints exactly 255 before
+encoding (checked below on a lossless render); JPEG at quality 75 then rings where an 8x8
+block also holds dark kept text next to the box. Measured on the sample and the shared
+corpus (5,700 boxes): the darkest pixel of any box shrunk by 1 px was 224, and fewer than
+0.1 % of box pixels fall under 250. A surviving stroke of text is under 128, so the check
+is: every pixel of every box shrunk by 1 px >= 200 in every channel, and at least 99.5 % of
+them >= 250 — far from ink, close to what JPEG can promise.
+"""
+
+from __future__ import annotations
+
+import glob
+import io
+import json
+import math
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+import yaml
+from PIL import Image
+
+from loralay_build import api
+from loralay_build.extract import extract_document
+from loralay_build.failures import Failure, FailureClass
+from loralay_build.images.render import open_pdf, paint_white, render_pages, render_rgb
+from loralay_build.images.store import StaleImages
+from loralay_build.write.features import FEATURES
+from loralay_build.write.images import IMAGE_FEATURES
+
+from .conftest import REPO, shared_path
+
+SAMPLE = REPO / "data/sample/manifest.jsonl"
+INK, FLOOR, WHITE, WHITE_SHARE = 128, 200, 250, 0.995
+
+
+def build(manifest: Path, out: Path, **overrides) -> None:
+    api.build("local", out, manifest=str(manifest), workers=2, **overrides)
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("images") / "ds"
+    build(SAMPLE, out, images=True)
+    return out
+
+
+def pdf_paths(manifest: Path) -> dict[str, Path]:
+    lines = [json.loads(x) for x in manifest.read_text(encoding="utf-8").splitlines() if x]
+    return {d["id"]: manifest.parent / d["file"] for d in lines}
+
+
+def parquet_rows(out: Path, folder: str) -> list[dict]:
+    rows = []
+    for f in sorted(glob.glob(str(out / folder / "*.parquet"))):
+        rows += pq.read_table(f).to_pylist()
+    return rows
+
+
+def box_px(box, dpi: int) -> tuple[int, int, int, int]:
+    s = dpi / 72
+    return (math.floor(box[0] * s), math.floor(box[1] * s), math.ceil(box[2] * s),
+            math.ceil(box[3] * s))
+
+
+def removed_words(pdf: Path, row: dict) -> tuple[list[tuple[int, tuple]], set[int]]:
+    """(page, box) of every extracted word the row lacks; and the pages of the PDF."""
+    doc = extract_document(pdf, row["article_id"])
+    kept = set(zip(row["article_words"], map(tuple, row["article_bboxes"]),
+                   row["article_pages"], strict=True))
+    cut = [(p, b) for w, b, p in zip(doc.words, doc.boxes, doc.word_pages, strict=True)
+           if (w, tuple(np.float32(v) for v in b), p) not in kept]
+    return cut, {p.number for p in doc.pages}
+
+
+def check_images(out: Path, manifest: Path) -> int:
+    """Pages = the kept pages; every removed word's box white in the stored JPEG (see the
+    module docstring); returns how many boxes were checked."""
+    paths = pdf_paths(manifest)
+    images: dict[str, dict[int, dict]] = {}
+    for r in parquet_rows(out, "images"):
+        images.setdefault(r["article_id"], {})[r["page"]] = r
+    rows = parquet_rows(out, "data")
+    assert rows and set(images) == {r["article_id"] for r in rows}
+    checked, white, total = 0, 0, 0
+    for row in rows:
+        cut, pages = removed_words(paths[row["article_id"]], row)
+        cover = 1 not in row["article_pages"] and any(p == 1 for p, _ in cut)
+        mine = images[row["article_id"]]
+        assert set(mine) == pages - ({1} if cover else set()), row["article_id"]
+        for page, r in mine.items():
+            w, h = row["page_sizes"][page - 1]
+            assert abs(r["width"] - w * r["dpi"] / 72) <= 1
+            assert abs(r["height"] - h * r["dpi"] / 72) <= 1
+            px = np.asarray(Image.open(io.BytesIO(r["image"]["bytes"])).convert("RGB"))
+            assert px.shape == (r["height"], r["width"], 3)
+            for p, box in cut:
+                if p != page:
+                    continue
+                x0, y0, x1, y1 = box_px(box, r["dpi"])
+                inner = px[y0 + 1:y1 - 1, x0 + 1:x1 - 1]
+                if inner.size:
+                    assert inner.min() >= FLOOR, (row["article_id"], page, box)
+                    white += int((inner.min(axis=2) >= WHITE).sum())
+                    total += inner.shape[0] * inner.shape[1]
+                checked += 1
+    assert total and white / total >= WHITE_SHARE, white / total
+    return checked
+
+
+def test_sample_images_are_the_kept_pages_with_every_removed_word_white(sample):
+    assert check_images(sample, SAMPLE) > 1000
+
+
+def test_shared_corpus_images_are_the_kept_pages_with_every_removed_word_white(tmp_path):
+    manifest = shared_path("corpus", "manifest.jsonl")
+    build(manifest, tmp_path / "ds", images=True)
+    assert check_images(tmp_path / "ds", manifest) > 4000
+    report = json.loads((tmp_path / "ds" / "report.json").read_text())
+    assert report["run"]["pages_rendered"] == len(parquet_rows(tmp_path / "ds", "images"))
+    assert report["run"]["render_ms_per_page"] > 0 and report["run"]["extract_ms_per_page"] > 0
+
+
+def test_painting_is_exactly_white_and_covers_ink_before_jpeg(sample):
+    """Losslessly: the painted box is 255 everywhere, and the unpainted render had ink
+    there (the boxes and pdfium's pixels line up)."""
+    row = next(r for r in parquet_rows(sample, "data")
+               if r["article_id"] == "fr_hal_cover_glaciers")
+    cut, _ = removed_words(pdf_paths(SAMPLE)[row["article_id"]], row)
+    on_page = [b for p, b in cut if p == 2]
+    assert len(on_page) > 100
+    with open_pdf(pdf_paths(SAMPLE)[row["article_id"]]) as pdf:
+        before = render_rgb(pdf, 2, 100 / 72)
+    after = before.copy()
+    paint_white(after, on_page, 100 / 72)
+    a, b = np.asarray(before), np.asarray(after)
+    inked = 0
+    for box in on_page:
+        x0, y0, x1, y1 = box_px(box, 100)
+        assert b[y0:y1, x0:x1].min() == 255
+        inked += a[y0:y1, x0:x1].min() < INK
+    assert inked >= 0.95 * len(on_page)
+
+
+def test_images_config_loads_and_the_default_config_is_unchanged(sample):
+    from datasets import load_dataset
+
+    pages = load_dataset(str(sample), "images")
+    docs = load_dataset(str(sample))
+    assert pages["train"].features == IMAGE_FEATURES
+    assert docs["train"].features == FEATURES
+    assert set(pages) == set(docs)
+    first = pages["train"][0]
+    assert first["image"].size == (first["width"], first["height"]) and first["dpi"] == 100
+    card = yaml.safe_load((sample / "README.md").read_text().split("---")[1])
+    assert [c["config_name"] for c in card["configs"]] == ["default", "images"]
+
+
+def loralay(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, "-m", "loralay_build.cli", *args], cwd=REPO,
+                          capture_output=True, text=True)
+    if check:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def rebuild(out: Path, config: dict, tmp: Path) -> subprocess.CompletedProcess:
+    conf = tmp / "conf.yaml"
+    conf.write_text(yaml.safe_dump(config))
+    return loralay("build", "--source", "local", "--manifest", str(SAMPLE), "--out", str(out),
+                   "--workers", "2", "--config", str(conf))
+
+
+def test_changing_image_settings_redoes_every_document(sample, tmp_path):
+    out = tmp_path / "ds"
+    shutil.copytree(sample, out)
+    run = rebuild(out, {"images": True, "image_dpi": 72}, tmp_path)
+    assert "11 to do, of which 11 because `image_dpi` changed" in run.stderr
+    assert {r["dpi"] for r in parquet_rows(out, "images")} == {72}
+    check_images(out, SAMPLE)
+    run = rebuild(out, {"images": False}, tmp_path)
+    assert "11 because `image_dpi`, `images` changed" in run.stderr
+    assert not (out / "images").exists()
+    assert "config_name: images" not in (out / "README.md").read_text()
+    with sqlite3.connect(out / "state" / "images-00000-of-00001.sqlite") as con:
+        assert con.execute("SELECT COUNT(*) FROM pages").fetchone()[0] == 0
+
+
+def test_another_pdfium_redoes_the_documents_it_rendered(sample, tmp_path):
+    """The renderer's version is part of the print with images on (other pixels)."""
+    out = tmp_path / "ds"
+    shutil.copytree(sample, out)
+    with sqlite3.connect(out / "state" / "shard-00000-of-00001.sqlite") as con:
+        versions = [v for (v,) in con.execute("SELECT versions FROM inputs")]
+        con.execute("UPDATE inputs SET versions=replace(versions, 'pypdfium2 ', 'pypdfium2 0')"
+                    " WHERE doc_id='fr_hal_cover_glaciers'")
+    assert len(versions) == 11 and all("pypdfium2 " in v for v in versions)
+    run = rebuild(out, {"images": True}, tmp_path)
+    assert "1 to do, of which 1 because loralay-build, Poppler or pdfium changed" in run.stderr
+    assert image_table(out) == image_table(sample)
+
+
+def image_table(out: Path) -> list[tuple]:
+    return sorted((r["article_id"], r["page"], r["width"], r["height"], r["image"]["bytes"])
+                  for r in parquet_rows(out, "images"))
+
+
+def test_killed_builds_resume_to_the_same_images(sample, tmp_path):
+    clean = image_table(sample)
+    conf = tmp_path / "conf.yaml"
+    conf.write_text("images: true\n")
+    cmd = [sys.executable, "-m", "loralay_build.cli", "build", "--source", "local",
+           "--manifest", str(SAMPLE), "--config", str(conf), "--workers", "2"]
+    t0 = time.monotonic()
+    loralay(*cmd[3:], "--out", str(tmp_path / "timed"))
+    duration = time.monotonic() - t0
+    for trial, share in enumerate((0.3, 0.5, 0.7)):
+        out = tmp_path / f"killed{trial}"
+        proc = subprocess.Popen([*cmd, "--out", str(out)], cwd=REPO, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
+        time.sleep(share * duration)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        loralay(*cmd[3:], "--out", str(out))
+        assert image_table(out) == clean, trial
+
+
+def test_finish_refuses_images_rendered_for_another_result(sample, tmp_path):
+    """Pages whose input print is not the recorded result's (a run killed between storing
+    the pages and recording the result, then a finish): an error, the dataset kept."""
+    out = tmp_path / "ds"
+    shutil.copytree(sample, out)
+    before = image_table(out)
+    with sqlite3.connect(out / "state" / "images-00000-of-00001.sqlite") as con:
+        con.execute("UPDATE docs SET inputs='[]' WHERE doc_id='fr_hal_cover_glaciers'")
+    with pytest.raises(StaleImages, match="fr_hal_cover_glaciers"):
+        build(SAMPLE, out, images=True)
+    assert image_table(out) == before
+
+
+@pytest.mark.parametrize("key,conf", [
+    ("image_dpi", {"image_dpi": 20}), ("image_quality", {"image_quality": 100}),
+    ("images", {"images": "yes"}),
+    ("config_name", {"images": True, "config_name": "images"})])  # two configs, one name
+def test_bad_image_settings_are_one_line_and_exit_2(key, conf, tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(conf))
+    proc = loralay("build", "--source", "local", "--manifest", str(SAMPLE), "--out",
+                   str(tmp_path / "o"), "--config", str(bad), check=False)
+    assert proc.returncode == 2 and key in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("name,cls", [("en_corrupted_sensors", FailureClass.CORRUPTED),
+                                      ("es_encrypted_tutor", FailureClass.ENCRYPTED)])
+def test_a_pdf_pdfium_cannot_render_is_a_failure_class_and_leaves_no_files(name, cls,
+                                                                          tmp_path):
+    """The classes Poppler gives the same files (a password was `corrupted` at first)."""
+    got = render_pages(REPO / f"data/sample/pdf/{name}.pdf", name, [1], {}, 100, 75, tmp_path)
+    assert isinstance(got, Failure) and got.cls == cls, got
+    assert list(tmp_path.iterdir()) == []
