@@ -50,11 +50,11 @@ def extract_files(pdfs: Sequence[Path], fmt: str, out_dir: Path | None, timeout_
             failed += 1
             print(result.line(str(pdf)), file=sys.stderr)
             continue
-        lines = RENDERERS[fmt](result)
+        body = RENDERERS[fmt](result)
         if out_dir is None:
-            for line in lines:
-                sys.stdout.write(line + "\n")
+            sys.stdout.flush()
+            sys.stdout.buffer.write(body)
+            sys.stdout.buffer.flush()
         else:
-            body = "".join(line + "\n" for line in lines).encode("utf-8")
             write_atomic(out_dir / f"{pdf.stem}.{fmt}", body)
     return failed

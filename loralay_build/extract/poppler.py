@@ -150,6 +150,7 @@ def _pump(proc: subprocess.Popen, parser: BBoxLayoutParser) -> bytes:
     while True:
         chunk = os.read(fd, CHUNK)
         if not chunk:
+            parser.flush()
             break
         parser.feed(chunk)
         if parser.stop_reason:
