@@ -38,7 +38,9 @@ from loralay_build.settings import load_settings  # noqa: E402
 from loralay_build.sources.manifest import read_manifest  # noqa: E402
 from loralay_build.state import RunState  # noqa: E402
 
-SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
+# the shared corpus, as the tests find it (tests/conftest.py)
+SHARED = Path(os.environ.get("LORALAY_SHARED",
+                             Path(__file__).resolve().parent.parent.parent / "shared"))
 BARE = ["pdftotext", "-bbox-layout"]
 
 
