@@ -34,7 +34,7 @@ def extract_files(pdfs: Sequence[Path], fmt: str, out_dir: Path | None, timeout_
     from .atomic import write_atomic
     from .extract import ExtractLimits, extract_document
     from .extract.formats import RENDERERS
-    from .run.preflight import poppler_version
+    from .extract.poppler import poppler_version
 
     if timeout_s <= 0 or timeout_s != timeout_s or timeout_s == float("inf"):
         raise ConfigError(f"--timeout {timeout_s}: must be a finite number of seconds above 0")
