@@ -17,6 +17,8 @@ CONFIG_ARG = $(if $(CONFIG),--config $(CONFIG),)
 WORKERS ?= 2
 SHARED ?= ../shared
 PYTEST_ARGS ?=
+# `make bench` pins itself and its children to this CPU: per-core ratios (docs/performance.md)
+BENCH_CPU ?= 1
 SOURCES = arxiv pubmed hal scielo-es scielo-pt koreascience
 # VILA's own preprocessors, for the test that checks `loralay export vila` against them;
 # installed --no-deps, which keeps torch out (the preprocessors need none of it)
@@ -65,7 +67,8 @@ test: install
 	$(VPY) -m pytest -q $(PYTEST_ARGS)
 
 bench: install
-	$(VPY) scripts/bench_extract.py $(SHARED)/bench/pdfs
+	nice $(VPY) scripts/bench_extract.py $(SHARED)/bench/pdfs --runs 3 --pin $(BENCH_CPU)
+	LORALAY_SHARED=$(SHARED) nice $(VPY) scripts/bench_build.py --runs 3 --copies 10 --pin $(BENCH_CPU)
 
 lint: install
 	$(VENV)/bin/ruff check loralay_build tests scripts

@@ -34,7 +34,7 @@ def extract_files(pdfs: Sequence[Path], fmt: str, out_dir: Path | None, timeout_
     from .atomic import write_atomic
     from .extract import ExtractLimits, extract_document
     from .extract.formats import RENDERERS
-    from .run.preflight import poppler_version
+    from .extract.poppler import poppler_version
 
     if timeout_s <= 0 or timeout_s != timeout_s or timeout_s == float("inf"):
         raise ConfigError(f"--timeout {timeout_s}: must be a finite number of seconds above 0")
@@ -50,11 +50,11 @@ def extract_files(pdfs: Sequence[Path], fmt: str, out_dir: Path | None, timeout_
             failed += 1
             print(result.line(str(pdf)), file=sys.stderr)
             continue
-        lines = RENDERERS[fmt](result)
+        body = RENDERERS[fmt](result)
         if out_dir is None:
-            for line in lines:
-                sys.stdout.write(line + "\n")
+            sys.stdout.flush()
+            sys.stdout.buffer.write(body)
+            sys.stdout.buffer.flush()
         else:
-            body = "".join(line + "\n" for line in lines).encode("utf-8")
             write_atomic(out_dir / f"{pdf.stem}.{fmt}", body)
     return failed

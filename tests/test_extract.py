@@ -206,6 +206,45 @@ def test_chunked_feeding_matches_whole_parse():
         assert (doc.words, doc.boxes, doc.line_ids) == (whole.words, whole.boxes, whole.line_ids)
 
 
+def _columns_of(doc):
+    return (doc.words, doc.boxes, doc.word_pages, doc.line_ids, doc.block_ids, doc.pages,
+            doc.dropped_invisible)
+
+
+@pytest.mark.integration
+def test_columnar_reader_equals_the_token_reader_on_every_real_pdf():
+    """The columnar reader (Arrow floats, NumPy clamps, ids from tag counts) against the
+    per-word token reader it replaced: same words, boxes to the last bit, ids, pages."""
+    from loralay_build.extract.parse import BBoxLayoutParser
+
+    for pdf in _readable_pdfs():
+        xml = subprocess.run(["pdftotext", "-bbox-layout", str(pdf), "-"],
+                             capture_output=True, check=True).stdout
+        tokens = _columns_of(parse_bbox_layout(xml, columnar=False))
+        assert _columns_of(parse_bbox_layout(xml)) == tokens, pdf.name
+        chunked = BBoxLayoutParser(pdf.stem)
+        for i in range(0, len(xml), 65536):
+            chunked.feed(xml[i:i + 65536])
+        assert _columns_of(chunked.finish()) == tokens, pdf.name
+
+
+@pytest.mark.parametrize("odd", [
+    _w(b"nan", b'xMin="nan" yMin="2" xMax="3" yMax="4"'),  # NumPy and min() differ on NaN
+    _w(b"font", b'xMin="1" yMin="2" xMax="3" yMax="4" font="x"'),  # not Poppler's shape
+    b'<page width="50" height="60" rotate="90">' + _w(b"rot"),  # nor is this page
+    _w(b"1e3", b'xMin="1e3" yMin="-2" xMax="3_0" yMax="4"'),  # float() reads 3_0, Arrow not
+])
+def test_output_not_in_poppler_shape_is_read_token_by_token(odd):
+    from loralay_build.extract.columns import read_columns
+
+    data = _page(_w(b"before") + odd + _w(b"after", b'xMin="90" yMin="-1" xMax="95" yMax="9"'))
+    assert read_columns(data) is None
+    # repr: NaN equals itself there
+    assert repr(_columns_of(parse_bbox_layout(data))) == repr(_columns_of(
+        parse_bbox_layout(data, columnar=False)))
+    assert parse_bbox_layout(data).words[0] == "before"
+
+
 def test_cli_extract_formats_and_exit_status(tmp_path):
     # the console script installed beside the interpreter running the tests (.venv/bin),
     # not whatever `loralay` happens to be on PATH

@@ -1,33 +1,41 @@
-"""Word-per-line renderings of a Document for `loralay extract`.
+"""Word-per-line renderings of a Document for `loralay extract`, as whole byte blobs.
 
 tsv keeps the original LoRaLay columns (word, x0, y0, x1, y1, page_width,
 page_height, page) so old tooling still reads it, then adds line and block ids.
+
+Why orjson and one blob: `json.dumps` per word was the largest Python cost of
+`loralay extract --format jsonl` after parsing (docs/performance.md); orjson writes
+the same JSON values (shortest float repr, UTF-8 text) without spaces after separators.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
+from collections.abc import Callable
+
+import orjson
 
 from ..records import Document
 
 
-def jsonl_lines(doc: Document) -> Iterator[str]:
-    for i, text in enumerate(doc.words):
-        x0, y0, x1, y1 = doc.boxes[i]
-        yield json.dumps({"text": text, "box": [x0, y0, x1, y1], "page": doc.word_pages[i],
-                          "line": doc.line_ids[i], "block": doc.block_ids[i]},
-                         ensure_ascii=False)
+def jsonl_bytes(doc: Document) -> bytes:
+    rows = [{"text": t, "box": b, "page": p, "line": ln, "block": k}
+            for t, b, p, ln, k in zip(doc.words, doc.boxes, doc.word_pages, doc.line_ids,
+                                      doc.block_ids)]
+    if not rows:
+        return b""
+    return b"\n".join(map(orjson.dumps, rows)) + b"\n"
 
 
-def tsv_lines(doc: Document) -> Iterator[str]:
+def tsv_bytes(doc: Document) -> bytes:
+    lines = []
     for i, text in enumerate(doc.words):
         x0, y0, x1, y1 = doc.boxes[i]
         page = doc.word_pages[i]
         w, h = doc.page_size(page)
         safe = text.replace("\t", " ")
-        yield (f"{safe}\t{x0:g}\t{y0:g}\t{x1:g}\t{y1:g}\t{w:g}\t{h:g}\t{page}\t"
-               f"{doc.line_ids[i]}\t{doc.block_ids[i]}")
+        lines.append(f"{safe}\t{x0:g}\t{y0:g}\t{x1:g}\t{y1:g}\t{w:g}\t{h:g}\t{page}\t"
+                     f"{doc.line_ids[i]}\t{doc.block_ids[i]}\n")
+    return "".join(lines).encode("utf-8")
 
 
-RENDERERS = {"jsonl": jsonl_lines, "tsv": tsv_lines}
+RENDERERS: dict[str, Callable[[Document], bytes]] = {"jsonl": jsonl_bytes, "tsv": tsv_bytes}

@@ -9,6 +9,7 @@ do on a 5,000-page file without paying for a second process (pdfinfo) on every P
 from __future__ import annotations
 
 import os
+import re
 import resource
 import shutil
 import signal
@@ -19,6 +20,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import ToolMissing
 from ..failures import Failure, FailureClass
 from ..pdfmagic import has_pdf_magic
 from ..records import Document
@@ -42,6 +44,26 @@ class ExtractLimits:
 
 class PopplerMissing(RuntimeError):
     pass
+
+
+INSTALL_HINT = "install Poppler: `apt-get install poppler-utils` (or `make install`)"
+
+
+def poppler_version() -> str:
+    """Poppler's version, after checking that its pdftotext has `-bbox-layout`."""
+    exe = shutil.which("pdftotext")
+    if exe is None:
+        raise ToolMissing(f"pdftotext not found on PATH: {INSTALL_HINT}")
+    try:
+        proc = subprocess.run([exe, "-h"], capture_output=True, text=True, timeout=30,
+                              check=False)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise ToolMissing(f"pdftotext ({exe}) does not run ({e}): {INSTALL_HINT}") from e
+    text = proc.stderr + proc.stdout
+    if "-bbox-layout" not in text:
+        raise ToolMissing(f"pdftotext ({exe}) is too old (no -bbox-layout): {INSTALL_HINT}")
+    match = re.search(r"version (\S+)", text)
+    return match.group(1) if match else "unknown"
 
 
 def pdftotext_binary() -> str:
@@ -151,6 +173,7 @@ def _pump(proc: subprocess.Popen, parser: BBoxLayoutParser) -> bytes:
     while True:
         chunk = os.read(fd, CHUNK)
         if not chunk:
+            parser.flush()
             break
         parser.feed(chunk)
         if parser.stop_reason:

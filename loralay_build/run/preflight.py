@@ -10,40 +10,23 @@ from __future__ import annotations
 
 import fcntl
 import os
-import re
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 from .. import __version__
-from ..errors import ConfigError, RunLocked, RunMismatch, ToolMissing
+from ..errors import ConfigError, RunLocked, RunMismatch
 from ..extract.glyphs import GLYPH_RULE
+from ..extract.poppler import INSTALL_HINT, poppler_version  # noqa: F401 - see below
 from ..failures import RETRYABLE_ON_REQUEST
 from ..settings import CommonSettings, check_contact
 from ..state import RunState
 from .layout import RunLayout
 
-INSTALL_HINT = "install Poppler: `apt-get install poppler-utils` (or `make install`)"
+# poppler_version lives in extract/poppler.py (re-exported here): `loralay extract` then
+# checks Poppler without importing the settings package (~0.5 s of start-up)
 SHARDS_KEY = "run.num_shards"
-
-
-def poppler_version() -> str:
-    """Poppler's version, after checking that its pdftotext has `-bbox-layout`."""
-    exe = shutil.which("pdftotext")
-    if exe is None:
-        raise ToolMissing(f"pdftotext not found on PATH: {INSTALL_HINT}")
-    try:
-        proc = subprocess.run([exe, "-h"], capture_output=True, text=True, timeout=30,
-                              check=False)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise ToolMissing(f"pdftotext ({exe}) does not run ({e}): {INSTALL_HINT}") from e
-    text = proc.stderr + proc.stdout
-    if "-bbox-layout" not in text:
-        raise ToolMissing(f"pdftotext ({exe}) is too old (no -bbox-layout): {INSTALL_HINT}")
-    match = re.search(r"version (\S+)", text)
-    return match.group(1) if match else "unknown"
 
 
 @dataclass(frozen=True, slots=True)
