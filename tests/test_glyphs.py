@@ -190,7 +190,7 @@ def test_report_counts_repairs_per_document_and_older_runs_are_redone(tmp_path):
                         (f"+{GLYPH_RULE}",))
     again = subprocess.run(proc.args, cwd=REPO, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr[-2000:]
-    assert "1 to do, of which 1 because loralay-build or Poppler changed" in again.stderr
+    assert "1 to do, of which 1 because loralay-build, Poppler or pdfium changed" in again.stderr
 
 
 def test_abstract_from_metadata_decides_when_the_document_cannot():
