@@ -56,9 +56,10 @@ def chronological_fates(dates: Sequence[str | None], order: Sequence[int],
                         proportions: Sequence[float], undated: str = "train"
                         ) -> list[str | None]:
     """The split of each document of `order` (positions into `dates`, already in
-    chronological-key order): what `chronological` assigns, without a dict keyed by id."""
+    chronological-key order; other positions are not counted): what `chronological`
+    assigns, without a dict keyed by id."""
     check_rule(proportions, undated)
-    n_train, n_val, _ = split_sizes(sum(1 for d in dates if d), proportions)
+    n_train, n_val, _ = split_sizes(sum(1 for j in order if dates[j]), proportions)
     fates: list[str | None] = []
     rank = 0
     for j in order:
