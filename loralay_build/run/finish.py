@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import math
 import platform
 import sys
 from array import array
@@ -52,10 +53,14 @@ class Survivors:
         self.pages = array("q")
         self.summary_words = array("q")
         self.article_words = array("q")
-        self.share: list[float | None] = []
-        self.dates: list[str | None] = []
+        self.share = array("d")  # NaN: no share
+        self.dates: list[str | None] = []  # emptied once the splits are decided
         self.given: list[str | None] = []
-        self.leak: list[tuple[tuple[str, float], ...]] = []
+        # abstract-language leak shares, sorted by language, of row j at
+        # leak_start[j]:leak_start[j + 1]
+        self.leak_start = array("q", [0])
+        self.leak_lang: list[str] = []
+        self.leak_share = array("d")
 
     def add(self, shard: int, s: dict[str, Any]) -> None:
         self.ids.append(s["id"])
@@ -63,10 +68,21 @@ class Survivors:
         self.pages.append(s["pages"])
         self.summary_words.append(s["summary_words"])
         self.article_words.append(s["article_words"])
-        self.share.append(s["language_share"])
+        share = s["language_share"]
+        self.share.append(math.nan if share is None else share)
         self.dates.append(s.get("publication_date"))
         self.given.append(s.get("given_split"))
-        self.leak.append(tuple((sys.intern(k), v) for k, v in sorted(s["leakage"].items())))
+        for lang, v in sorted(s["leakage"].items()):
+            self.leak_lang.append(sys.intern(lang))
+            self.leak_share.append(v)
+        self.leak_start.append(len(self.leak_share))
+
+    def leak(self, j: int) -> Iterator[tuple[str, float]]:
+        for k in range(self.leak_start[j], self.leak_start[j + 1]):
+            yield self.leak_lang[k], self.leak_share[k]
+
+    def language_share(self, j: int) -> float | None:
+        return None if math.isnan(self.share[j]) else self.share[j]
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -110,7 +126,7 @@ class Decisions:
     thresholds: Thresholds
     rows: Survivors
     drops: list[tuple[str, Outcome]]  # fetch, process and filter drops, in that order
-    order: list[int] = field(default_factory=list)  # rows that passed the filters, by date
+    order: array[int] = field(default_factory=lambda: array("q"))  # kept rows, by date
     fates: list[str | None] = field(default_factory=list)  # their split; None: undated drop
     funnel: list[tuple[str, int]] = field(default_factory=list)
     verdict: str = ""
@@ -214,7 +230,7 @@ def _assign_splits(d: Decisions, kept: list[int], cs: CorpusSettings) -> None:
     r = d.rows
     if cs.split_mode == "given":
         names = {j: given_name(r.ids[j], r.given[j]) for j in kept}  # refuse in row order
-    d.order = sorted(kept, key=lambda j: (date_key(r.dates[j]), r.ids[j]))
+    d.order = array("q", sorted(kept, key=lambda j: (date_key(r.dates[j]), r.ids[j])))
     if cs.split_mode == "given":
         d.fates = [names[j] for j in d.order]
     else:
@@ -241,7 +257,7 @@ def _doc_columns(d: Decisions) -> DocColumns:
     for split in SPLITS:
         for j in d.kept_rows(split):
             cols.add(r.ids[j], split, r.article_words[j], r.summary_words[j], r.pages[j],
-                     r.share[j], r.leak[j])
+                     r.language_share(j), r.leak(j))
     return cols
 
 
