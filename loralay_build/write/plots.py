@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .report import DocColumns
+from .columns import DocColumns
 
 _BINS = 30
 
