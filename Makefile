@@ -24,7 +24,7 @@ SOURCES = arxiv pubmed hal scielo-es scielo-pt koreascience
 # installed --no-deps, which keeps torch out (the preprocessors need none of it)
 VILA_REFERENCE = vila==0.5.0 layoutparser==0.3.4 opencv-python-headless==5.0.0.93
 
-.PHONY: install system-packages demo test bench lint citesum $(SOURCES)
+.PHONY: install system-packages demo test bench bench-finish lint citesum $(SOURCES)
 
 # System packages: Poppler runs the pipeline; qpdf and the Noto CJK font are what
 # `python -m loralay_build.samples` needs, and a test re-makes the sample corpus with them.
@@ -69,6 +69,15 @@ test: install
 bench: install
 	nice $(VPY) scripts/bench_extract.py $(SHARED)/bench/pdfs --runs 3 --pin $(BENCH_CPU)
 	LORALAY_SHARED=$(SHARED) nice $(VPY) scripts/bench_build.py --runs 3 --copies 10 --pin $(BENCH_CPU)
+
+# The corpus-wide finish at scale: the shared corpus built once (one shard), its run state
+# replicated to 2k / 10k / 20k documents, `build --finish` measured on each in a fresh
+# process (peak RSS, ms per document) against the goals of scripts/bench_finish.py.
+bench-finish: install
+	$(VENV)/bin/loralay build --source local --manifest $(SHARED)/corpus/manifest.jsonl \
+	  --out $(OUT)/bench-finish/base --workers 1
+	nice $(VPY) scripts/bench_finish.py $(OUT)/bench-finish/base \
+	  $(SHARED)/corpus/manifest.jsonl --work $(OUT)/bench-finish
 
 lint: install
 	$(VENV)/bin/ruff check loralay_build tests scripts

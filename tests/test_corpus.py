@@ -6,7 +6,14 @@ import numpy as np
 import pytest
 
 from loralay_build.corpus.filters import check_document, compute_thresholds
-from loralay_build.corpus.split import Dated, SplitError, chronological, given
+from loralay_build.corpus.split import (
+    Dated,
+    SplitError,
+    chronological,
+    chronological_fates,
+    chronological_key,
+    given,
+)
 from loralay_build.failures import FailureClass
 from loralay_build.language import detect
 
@@ -84,3 +91,17 @@ def test_language_share(lang, text):
 def test_language_of_nothing_or_control_characters():
     assert detect("").top is None
     assert detect("\x00\x01\ufffd").top is None
+
+
+def test_chronological_fates_count_only_the_documents_in_order():
+    """The finish passes the dates of every processed document and the positions that
+    passed the filters; sizing the splits on all dates put a validation paper in train
+    (found on a replicated sample run with the page filter on)."""
+    docs = [Dated(f"d{i}", f"20{10 + i}") for i in range(6)] + [Dated("u", None)]
+    dates = [d.date for d in docs]
+    survivors = [0, 2, 3, 5, 6]  # d1 and d4 were filtered out
+    order = sorted(survivors, key=lambda j: chronological_key(docs[j]))
+    want = chronological([docs[j] for j in survivors], [0.5, 0.25, 0.25], "drop")
+    got = chronological_fates(dates, order, [0.5, 0.25, 0.25], "drop")
+    assert got == [want[docs[j].id] for j in order] == [None, "train", "train", "validation",
+                                                         "test"]

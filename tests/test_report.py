@@ -162,3 +162,21 @@ def test_unreachable_drops_tell_the_user_to_rerun(tmp_path):
                                 "try them again"]
     assert "> warning: 1 documents could not be fetched for now" in \
         (tmp_path / "report.md").read_text()
+
+
+@pytest.mark.parametrize("outcomes", ["all", "none"])
+def test_streamed_report_json_is_byte_for_byte_json_dumps(tmp_path, outcomes):
+    """report.json is written one outcome at a time (a 200k-document run must not hold a
+    second copy of them); its bytes are those of json.dumps over the whole report."""
+    docs = kept_docs()
+    run = run_facts(docs)
+    run.outcomes["ü-id"] = Outcome.dropped("timeout", "extract", 'é "x"\nline')
+    if outcomes == "none":
+        run = RunFacts(run.name, run.source, run.funnel, run.thresholds, {}, 0.05, 8,
+                       extra={"note": "ünïcode \"quoted\"\nline"})
+        docs = []
+    data = write_report(tmp_path, run, docs, plots=False)
+    whole = {**build_report(run, docs), "plots": data["plots"]}
+    want = json.dumps(whole, indent=1, ensure_ascii=False) + "\n"
+    assert (tmp_path / "report.json").read_text(encoding="utf-8") == want
+    assert "documents" not in data  # the returned figures leave the outcomes to the file

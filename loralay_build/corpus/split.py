@@ -35,18 +35,47 @@ class SplitError(ValueError):
     pass
 
 
+def date_key(date: str | None) -> str:
+    """A date of any precision as a string that sorts chronologically ("2014" first)."""
+    parts = (date or "").split("-") + ["00", "00"]
+    return "-".join(p.zfill(2) for p in parts[:3])
+
+
 def chronological_key(d: Dated) -> tuple[str, str]:
-    parts = (d.date or "").split("-") + ["00", "00"]
-    return ("-".join(p.zfill(2) for p in parts[:3]), d.id)
+    return (date_key(d.date), d.id)
+
+
+def check_rule(proportions: Sequence[float], undated: str) -> None:
+    if len(proportions) != 3 or abs(sum(proportions) - 1.0) > 1e-6:
+        raise SplitError(f"split proportions must be three numbers summing to 1: {proportions}")
+    if undated not in ("train", "drop"):
+        raise SplitError(f"undated must be 'train' or 'drop', not {undated!r}")
+
+
+def chronological_fates(dates: Sequence[str | None], order: Sequence[int],
+                        proportions: Sequence[float], undated: str = "train"
+                        ) -> list[str | None]:
+    """The split of each document of `order` (positions into `dates`, already in
+    chronological-key order; other positions are not counted): what `chronological`
+    assigns, without a dict keyed by id."""
+    check_rule(proportions, undated)
+    n_train, n_val, _ = split_sizes(sum(1 for j in order if dates[j]), proportions)
+    fates: list[str | None] = []
+    rank = 0
+    for j in order:
+        if not dates[j]:
+            fates.append(None if undated == "drop" else "train")
+            continue
+        fates.append("train" if rank < n_train else
+                     "validation" if rank < n_train + n_val else "test")
+        rank += 1
+    return fates
 
 
 def chronological(docs: Sequence[Dated], proportions: Sequence[float],
                   undated: str = "train") -> dict[str, str | None]:
     """id -> split name; None for an undated document when `undated` is 'drop'."""
-    if len(proportions) != 3 or abs(sum(proportions) - 1.0) > 1e-6:
-        raise SplitError(f"split proportions must be three numbers summing to 1: {proportions}")
-    if undated not in ("train", "drop"):
-        raise SplitError(f"undated must be 'train' or 'drop', not {undated!r}")
+    check_rule(proportions, undated)
     dated = sorted((d for d in docs if d.date), key=chronological_key)
     out: dict[str, str | None] = {d.id: (None if undated == "drop" else "train")
                                   for d in docs if not d.date}
@@ -72,11 +101,13 @@ def split_sizes(n: int, proportions: Sequence[float]) -> tuple[int, int, int]:
     return sizes[0], sizes[1], sizes[2]
 
 
+def given_name(doc_id: str, given_split: str | None) -> str:
+    """The split a source published a document in, under its canonical name."""
+    name = _ALIASES.get((given_split or "").strip().lower())
+    if name is None:
+        raise SplitError(f"{doc_id}: split {given_split!r} is not train/validation/test")
+    return name
+
+
 def given(docs: Sequence[Dated]) -> dict[str, str | None]:
-    out: dict[str, str | None] = {}
-    for d in docs:
-        name = _ALIASES.get((d.given_split or "").strip().lower())
-        if name is None:
-            raise SplitError(f"{d.id}: split {d.given_split!r} is not train/validation/test")
-        out[d.id] = name
-    return out
+    return {d.id: given_name(d.id, d.given_split) for d in docs}

@@ -11,16 +11,18 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..corpus.split import SPLITS
 from ..state import RunState
 from .store import ImageStore, inputs_key
 
 
-class KeptDocs(Protocol):
-    """What the finish decided (`run.finish.Decisions`): ids per split, their shard, facts."""
+class KeptRows(Protocol):
+    """What the finish decided (`run.finish.Decisions`): per split, the rows of its kept
+    documents in dataset order; `rows` holds their `ids`, `shard` and `pages` columns."""
 
-    kept: dict[str, list[str]]
-    where: dict[str, int]
-    summaries: dict[str, dict[str, Any]]
+    rows: Any
+
+    def kept_rows(self, split: str) -> Iterator[int]: ...
 
 
 def store_path(state: RunState) -> Path:
@@ -28,18 +30,18 @@ def store_path(state: RunState) -> Path:
     return state.path.with_name("images-" + state.path.name.removeprefix("shard-"))
 
 
-def _page_rows(ids: Sequence[str], d: KeptDocs, states: Sequence[RunState],
+def _page_rows(split: str, d: KeptRows, states: Sequence[RunState],
                stores: Sequence[ImageStore]) -> Iterator[Any]:
     from ..write.images import PageRow
 
-    for doc_id in ids:
-        i = d.where[doc_id]
+    for j in d.kept_rows(split):
+        doc_id, i = d.rows.ids[j], d.rows.shard[j]
         key = inputs_key(states[i].inputs(doc_id) or ())
         for page in stores[i].pages_for(doc_id, key):
             yield PageRow(doc_id, page)
 
 
-def write_images_config(out: Path, enabled: bool, d: KeptDocs, states: Sequence[RunState]
+def write_images_config(out: Path, enabled: bool, d: KeptRows, states: Sequence[RunState]
                         ) -> dict[str, Any]:
     """Write (or, images off, remove) `DIR/images/`; the cost per page for the report."""
     from ..write.images import remove_image_shards, write_image_shards
@@ -49,8 +51,8 @@ def write_images_config(out: Path, enabled: bool, d: KeptDocs, states: Sequence[
         return page_costs(d, states, {})
     stores = [ImageStore(store_path(st)) for st in states]
     try:
-        counts = write_image_shards(out, {s: _page_rows(ids, d, states, stores)
-                                          for s, ids in d.kept.items()})
+        counts = write_image_shards(out, {s: _page_rows(s, d, states, stores)
+                                          for s in SPLITS})
     finally:
         for store in stores:
             store.close()
@@ -62,12 +64,13 @@ def _seconds(states: Sequence[RunState], stage: str, ids: set[str]) -> float:
                if r.doc_id in ids)
 
 
-def page_costs(d: KeptDocs, states: Sequence[RunState], rendered: Mapping[str, int]
+def page_costs(d: KeptRows, states: Sequence[RunState], rendered: Mapping[str, int]
                ) -> dict[str, Any]:
     """Milliseconds per page of extraction (every page of the kept documents) and, with
     images, of rendering (every page rendered), as recorded by the per-document stage."""
-    ids = {i for v in d.kept.values() for i in v}
-    pages = sum(int(d.summaries[i]["pages"]) for i in ids)
+    kept = [j for s in SPLITS for j in d.kept_rows(s)]
+    ids = {d.rows.ids[j] for j in kept}
+    pages = sum(d.rows.pages[j] for j in kept)
     out: dict[str, Any] = {}
     if pages:
         out["extract_ms_per_page"] = round(1000 * _seconds(states, "extract", ids) / pages, 2)

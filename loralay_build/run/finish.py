@@ -1,8 +1,10 @@
 """The corpus-wide finish: thresholds, filters, splits, then the dataset and the report.
 
-It reads per-document summaries from every shard's state (never whole documents),
-decides each document's fate, then streams the kept documents split by split from
-the shard states into the Parquet writer. Running it twice gives the same bytes of
+It reads per-document summaries from every shard's state (never whole documents) into
+columns, decides each document's fate, then streams the kept documents split by split
+from the shard states into the Parquet writer and the outcomes into report.json, so what
+it holds per document is an id and a few numbers (a 200k-document finish fits in
+~0.5 GB; `scripts/bench_finish.py` measures it). Running it twice gives the same bytes of
 decisions; the dataset folder is replaced only when the new one is complete.
 """
 
@@ -10,8 +12,11 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import math
 import platform
-from collections.abc import Iterator
+import sys
+from array import array
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,12 +24,14 @@ from typing import Any
 import yaml
 
 from ..corpus.filters import Thresholds, check_document, compute_thresholds
-from ..corpus.split import SPLITS, Dated, chronological, chronological_key, given
+from ..corpus.split import SPLITS, chronological_fates, date_key, given_name
 from ..failures import FailureClass
 from ..images.finish import write_images_config
 from ..records import ProcessedDoc
 from ..settings import CommonSettings, CorpusSettings
 from ..state import OK, RunState
+from ..write.columns import DocColumns
+from ..write.report import Outcome
 from .codec import decode
 from .layout import RunLayout
 from .preflight import ToolVersions
@@ -36,35 +43,133 @@ class IncompleteRun(RuntimeError):
     pass
 
 
+class Survivors:
+    """The processed documents the finish decides on, as columns (one row per document).
+
+    Why columns: a summary dict costs ~1.5 KB and the old per-id dicts of outcomes,
+    summaries and shard indexes another ~1 KB; at arXiv-Lay's 215 K documents that was
+    gigabytes. Here a row is its id, a few machine numbers and its leak shares.
+    """
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self.shard = array("i")
+        self.pages = array("q")
+        self.summary_words = array("q")
+        self.article_words = array("q")
+        self.repaired = array("q")  # words whose ligature codes were repaired (glyphs.py)
+        self.unrepaired = array("q")  # words still holding U+FFFD
+        self.share = array("d")  # NaN: no share
+        self.dates: list[str | None] = []  # emptied once the splits are decided
+        self.given: list[str | None] = []
+        # abstract-language leak shares, sorted by language, of row j at
+        # leak_start[j]:leak_start[j + 1]
+        self.leak_start = array("q", [0])
+        self.leak_lang: list[str] = []
+        self.leak_share = array("d")
+
+    def add(self, shard: int, s: dict[str, Any]) -> None:
+        self.ids.append(s["id"])
+        self.shard.append(shard)
+        self.pages.append(s["pages"])
+        self.summary_words.append(s["summary_words"])
+        self.article_words.append(s["article_words"])
+        self.repaired.append(s.get("words_repaired", 0))
+        self.unrepaired.append(s.get("words_unrepaired", 0))
+        share = s["language_share"]
+        self.share.append(math.nan if share is None else share)
+        self.dates.append(s.get("publication_date"))
+        self.given.append(s.get("given_split"))
+        for lang, v in sorted(s["leakage"].items()):
+            self.leak_lang.append(sys.intern(lang))
+            self.leak_share.append(v)
+        self.leak_start.append(len(self.leak_share))
+
+    def leak(self, j: int) -> Iterator[tuple[str, float]]:
+        for k in range(self.leak_start[j], self.leak_start[j + 1]):
+            yield self.leak_lang[k], self.leak_share[k]
+
+    def language_share(self, j: int) -> float | None:
+        return None if math.isnan(self.share[j]) else self.share[j]
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+_UNDATED = Outcome.dropped(FailureClass.UNDATED.value, "split",
+                           "no publication date (undated: drop)")
+
+
+class Outcomes(Mapping[str, Outcome]):
+    """Every input id's outcome in the report's order (fetch, process and filter drops as
+    they came, then the survivors chronologically), read from the decisions' columns
+    instead of a dict of dicts."""
+
+    def __init__(self, d: Decisions) -> None:
+        self._d = d
+        self._index: dict[str, Outcome] | None = None
+
+    def items(self) -> Iterator[tuple[str, Outcome]]:  # type: ignore[override]
+        yield from self._d.drops
+        for j, split in zip(self._d.order, self._d.fates, strict=True):
+            yield self._d.rows.ids[j], (Outcome.kept(split) if split else _UNDATED)
+
+    def values(self) -> Iterator[Outcome]:  # type: ignore[override]
+        return (o for _, o in self.items())
+
+    def __iter__(self) -> Iterator[str]:
+        return (i for i, _ in self.items())
+
+    def __len__(self) -> int:
+        return len(self._d.drops) + len(self._d.order)
+
+    def __getitem__(self, doc_id: str) -> Outcome:
+        if self._index is None:  # for a caller that looks one up; the finish never does
+            self._index = dict(self.items())
+        return self._index[doc_id]
+
+
 @dataclass
 class Decisions:
     thresholds: Thresholds
-    outcomes: dict[str, dict[str, Any]] = field(default_factory=dict)  # every input id
-    kept: dict[str, list[str]] = field(default_factory=lambda: {s: [] for s in SPLITS})
-    summaries: dict[str, dict[str, Any]] = field(default_factory=dict)  # kept ids only
-    where: dict[str, int] = field(default_factory=dict)  # kept id -> shard state index
+    rows: Survivors
+    drops: list[tuple[str, Outcome]]  # fetch, process and filter drops, in that order
+    order: array[int] = field(default_factory=lambda: array("q"))  # kept rows, by date
+    fates: list[str | None] = field(default_factory=list)  # their split; None: undated drop
     funnel: list[tuple[str, int]] = field(default_factory=list)
+    verdict: str = ""
+
+    @property
+    def outcomes(self) -> Outcomes:
+        return Outcomes(self)
+
+    def kept_rows(self, split: str) -> Iterator[int]:
+        return (j for j, s in zip(self.order, self.fates, strict=True) if s == split)
+
+    @property
+    def kept(self) -> dict[str, list[str]]:
+        return {s: [self.rows.ids[j] for j in self.kept_rows(s)] for s in SPLITS}
 
 
-def fetch_outcomes(fstate: RunState) -> tuple[dict[str, dict[str, Any]], int, int]:
+def fetch_outcomes(fstate: RunState) -> tuple[list[tuple[str, Outcome]], int, int]:
     """Outcomes of candidates the fetch gave up on; and how many were proposed / fetched."""
-    out: dict[str, dict[str, Any]] = {}
+    out: list[tuple[str, Outcome]] = []
     proposed = fetched = 0
     for r in fstate.results("fetch"):
         proposed += 1
         if r.status == OK:
             fetched += 1
         else:
-            out[r.doc_id] = {"status": "dropped", "stage": "fetch", "class": r.failure_class,
-                             "message": r.message}
+            out.append((r.doc_id, Outcome.dropped(r.failure_class, "fetch",  # type: ignore[arg-type]
+                                                  r.message or "")))
     return out, proposed, fetched
 
 
 def process_outcomes(states: list[RunState], current: set[str]
-                     ) -> tuple[dict[str, dict[str, Any]], set[str]]:
+                     ) -> tuple[list[tuple[str, Outcome]], set[str]]:
     """Per-document outcomes of the documents fetched now (a result left by a document the
-    run no longer has is ignored)."""
-    out: dict[str, dict[str, Any]] = {}
+    run no longer has is ignored), and the ids that have a result."""
+    out: list[tuple[str, Outcome]] = []
     done: set[str] = set()
     for st in states:
         for r in st.results("process"):
@@ -73,8 +178,8 @@ def process_outcomes(states: list[RunState], current: set[str]
             done.add(r.doc_id)
             if r.status != OK:
                 stage, _, msg = (r.message or "").partition(": ")
-                out[r.doc_id] = {"status": "dropped", "stage": stage or "process",
-                                 "class": r.failure_class, "message": msg or r.message}
+                out.append((r.doc_id, Outcome.dropped(r.failure_class, stage or "process",  # type: ignore[arg-type]
+                                                      msg or r.message or "")))
     return out, done
 
 
@@ -85,65 +190,66 @@ def check_complete(fetched: set[str], done: set[str]) -> None:
                             f"{sorted(missing)[0]}): run the missing shards, or rerun `build`")
 
 
+def _survivors(states: list[RunState], current: set[str], failed: set[str]) -> Survivors:
+    rows = Survivors()
+    for i, st in enumerate(states):
+        for s in st.document_summaries():
+            if s["id"] in current and s["id"] not in failed:
+                rows.add(i, s)
+    return rows
+
+
 def decide(cs: CorpusSettings, layout: RunLayout, states: list[RunState]) -> Decisions:
     with RunState(layout.fetch_db) as fstate:
-        outcomes, proposed, fetched = fetch_outcomes(fstate)
+        drops, proposed, fetched = fetch_outcomes(fstate)
         current = fstate.ids_with("fetch", OK)
-    proc_out, done = process_outcomes(states, current)
+    proc_drops, done = process_outcomes(states, current)
     check_complete(current, done)
-    outcomes.update(proc_out)
-    survivors: list[tuple[int, dict[str, Any]]] = [
-        (i, s) for i, st in enumerate(states) for s in st.document_summaries()
-        if s["id"] in current and s["id"] not in proc_out]
-    t = compute_thresholds([s["pages"] for _, s in survivors],
-                           [s["summary_words"] for _, s in survivors],
-                           cs.max_pages_percentile, cs.min_summary_percentile)
-    d = Decisions(t, outcomes)
-    d.funnel = [("proposed", proposed), ("fetched", fetched), ("processed", len(survivors))]
-    kept = _apply_filters(d, survivors)
+    del done
+    drops += proc_drops
+    rows = _survivors(states, current, {i for i, _ in proc_drops})
+    del current
+    t = compute_thresholds(rows.pages, rows.summary_words, cs.max_pages_percentile,
+                           cs.min_summary_percentile)
+    d = Decisions(t, rows, drops)
+    d.funnel = [("proposed", proposed), ("fetched", fetched), ("processed", len(rows))]
+    kept = _apply_filters(d)
     d.funnel.append(("filtered", len(kept)))
     _assign_splits(d, kept, cs)
-    d.funnel.append(("kept", sum(len(v) for v in d.kept.values())))
+    d.funnel.append(("kept", sum(1 for f in d.fates if f)))
     return d
 
 
-def _apply_filters(d: Decisions, survivors: list[tuple[int, dict[str, Any]]]
-                   ) -> list[tuple[int, dict[str, Any]]]:
+def _apply_filters(d: Decisions) -> list[int]:
+    """Rows within the thresholds; the others join the drops in row order."""
     kept = []
-    for i, s in survivors:
-        fail = check_document(s["pages"], s["summary_words"], d.thresholds)
+    r = d.rows
+    for j in range(len(r)):
+        fail = check_document(r.pages[j], r.summary_words[j], d.thresholds)
         if fail is None:
-            kept.append((i, s))
+            kept.append(j)
         else:
-            d.outcomes[s["id"]] = {"status": "dropped", "stage": "filter",
-                                   "class": fail.cls.value, "message": fail.message}
+            d.drops.append((r.ids[j], Outcome.dropped(fail.cls.value, "filter", fail.message)))
     return kept
 
 
-def _assign_splits(d: Decisions, kept: list[tuple[int, dict[str, Any]]],
-                   cs: CorpusSettings) -> None:
-    dated = [Dated(s["id"], s.get("publication_date"), s.get("given_split")) for _, s in kept]
+def _assign_splits(d: Decisions, kept: list[int], cs: CorpusSettings) -> None:
+    """Chronological order (ties by id) of the kept rows, and each one's split."""
+    r = d.rows
     if cs.split_mode == "given":
-        assignment = given(dated)
+        names = {j: given_name(r.ids[j], r.given[j]) for j in kept}  # refuse in row order
+    d.order = array("q", sorted(kept, key=lambda j: (date_key(r.dates[j]), r.ids[j])))
+    if cs.split_mode == "given":
+        d.fates = [names[j] for j in d.order]
     else:
-        assignment = chronological(dated, cs.split_proportions, cs.undated)
-    for (i, s), _ in sorted(zip(kept, dated), key=lambda x: chronological_key(x[1])):
-        split = assignment[s["id"]]
-        if split is None:
-            d.outcomes[s["id"]] = {"status": "dropped", "stage": "split",
-                                   "class": FailureClass.UNDATED.value,
-                                   "message": "no publication date (undated: drop)"}
-            continue
-        d.kept[split].append(s["id"])
-        d.summaries[s["id"]] = s
-        d.where[s["id"]] = i
-        d.outcomes[s["id"]] = {"status": "kept", "split": split}
+        d.fates = chronological_fates(r.dates, d.order, cs.split_proportions, cs.undated)
+    r.dates, r.given = [], []  # no longer needed: their memory goes back now
 
 
 def kept_documents(d: Decisions, states: list[RunState], split: str) -> Iterator[ProcessedDoc]:
     """Streams one split's documents, in chronological order, from the shard states."""
-    for doc_id in d.kept[split]:
-        yield decode(states[d.where[doc_id]].document_payload(doc_id))
+    for j in d.kept_rows(split):
+        yield decode(states[d.rows.shard[j]].document_payload(d.rows.ids[j]))
 
 
 def open_shard_states(layout: RunLayout, num_shards: int) -> list[RunState]:
@@ -153,25 +259,14 @@ def open_shard_states(layout: RunLayout, num_shards: int) -> list[RunState]:
     return [RunState(p) for p in paths]
 
 
-def _outcome(o: dict[str, Any]) -> Any:
-    from ..write import Outcome
-
-    if o["status"] == "kept":
-        return Outcome.kept(o["split"])
-    return Outcome.dropped(o["class"], o["stage"], o["message"] or "")
-
-
-def _doc_facts(d: Decisions) -> Iterator[Any]:
-    from ..write import DocFacts
-
-    for split, ids in d.kept.items():
-        for doc_id in ids:
-            s = d.summaries[doc_id]
-            yield DocFacts(id=doc_id, split=split, article_words=s["article_words"],
-                           summary_words=s["summary_words"], pages=s["pages"],
-                           language_share=s["language_share"], leak=s["leakage"],
-                           words_repaired=s.get("words_repaired", 0),
-                           words_unrepaired=s.get("words_unrepaired", 0))
+def _doc_columns(d: Decisions) -> DocColumns:
+    """The report's per-document numbers, split by split in the dataset's row order."""
+    cols, r = DocColumns(), d.rows
+    for split in SPLITS:
+        for j in d.kept_rows(split):
+            cols.add(r.ids[j], split, r.article_words[j], r.summary_words[j], r.pages[j],
+                     r.language_share(j), r.leak(j), r.repaired[j], r.unrepaired[j])
+    return cols
 
 
 def split_rule(cs: CorpusSettings) -> str:
@@ -204,13 +299,12 @@ def finish_run(settings: CommonSettings, layout: RunLayout, num_shards: int,
         write_dataset(layout.out, splits, facts, rows_per_shard=cs.rows_per_shard,
                       row_group_bytes=cs.row_group_bytes, features=cs.features)
         run = RunFacts(name=name, source=settings.source, funnel=d.funnel,
-                       thresholds=thresholds,
-                       outcomes={k: _outcome(v) for k, v in d.outcomes.items()},
+                       thresholds=thresholds, outcomes=d.outcomes,
                        leak_threshold=cs.leak_threshold, leak_ngram=settings.leak_ngram,
                        language=language, split_rule=split_rule(cs),
                        extra={**provenance(write_config(settings, layout), layout, versions),
                               **costs})
-        write_report(layout.out, run, _doc_facts(d))
+        d.verdict = write_report(layout.out, run, _doc_columns(d))["verdict"]
         _record_decisions(layout, d)
     finally:
         for st in states:
@@ -241,9 +335,9 @@ def _record_decisions(layout: RunLayout, d: Decisions) -> None:
     with RunState(layout.finish_db) as st, st.transaction():
         st.clear_stage("finish")
         for doc_id, o in d.outcomes.items():
-            if o["status"] == "kept":
+            if o.status == "kept":
                 st.record(doc_id, "finish")
-            elif o["stage"] in ("filter", "split"):
-                st.record_failure_raw(doc_id, "finish", o["class"], o["message"])
+            elif o.stage in ("filter", "split"):
+                st.record_failure_raw(doc_id, "finish", o.cls or "", o.message or "")
         st.set_checkpoint("thresholds", d.thresholds.to_json())
         st.set_checkpoint("funnel", d.funnel)

@@ -7,7 +7,6 @@ inputs, the run folder's lock and shard count); problems are raised as the typed
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -186,5 +185,4 @@ def _finish(req: BuildRequest, layout: RunLayout, versions: ToolVersions,
 
 
 def _result(out: Path, d: Decisions) -> BuildResult:
-    verdict = json.loads((out / "report.json").read_text(encoding="utf-8"))["verdict"]
-    return BuildResult(out, {k: len(v) for k, v in d.kept.items()}, len(d.outcomes), verdict)
+    return BuildResult(out, {k: len(v) for k, v in d.kept.items()}, len(d.outcomes), d.verdict)

@@ -9,6 +9,7 @@ from pathlib import Path
 from ..corpus.split import SPLITS
 from ..records import ProcessedDoc
 from .card import CardFacts, card_text, write_card
+from .columns import DocColumns
 from .features import (
     COLUMNS,
     COMPACT,
@@ -50,7 +51,8 @@ def write_dataset(out_dir: str | Path, splits: Mapping[str, Iterable[ProcessedDo
 __all__ = [
     "COLUMNS", "COMPACT", "DEFAULT_ROWS_PER_SHARD", "DEFAULT_ROW_GROUP_BYTES", "FEATURES",
     "FEATURE_SETS", "PUBLISHED", "PUBLISHED_FEATURES", "SCHEMA", "SPLITS", "CardFacts",
-    "DocFacts", "DuplicateRowError", "Outcome", "RunFacts", "WriteResult", "build_report",
-    "card_text", "doc_to_batch", "features_for", "write_card", "write_dataset", "write_report",
+    "DocColumns", "DocFacts", "DuplicateRowError", "Outcome", "RunFacts", "WriteResult",
+    "build_report", "card_text", "doc_to_batch", "features_for", "write_card", "write_dataset",
+    "write_report",
     "write_shards",
 ]

@@ -8,11 +8,11 @@ never raised, because the report's numbers must be written regardless.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .report import DocFacts
+from .columns import DocColumns
 
 _BINS = 30
 
@@ -30,7 +30,7 @@ def _figure(title: str, xlabel: str, ylabel: str = "documents") -> tuple[Any, An
     return fig, ax
 
 
-def _funnel(data: Mapping[str, Any], docs: Sequence[DocFacts]) -> Any:
+def _funnel(data: Mapping[str, Any], docs: DocColumns) -> Any:
     fig, ax = _figure("Documents at each stage", "documents", "")
     stages = [f["stage"] for f in data["funnel"]][::-1]
     counts = [f["count"] for f in data["funnel"]][::-1]
@@ -42,17 +42,15 @@ def _funnel(data: Mapping[str, Any], docs: Sequence[DocFacts]) -> Any:
 
 
 def _per_split_hist(attr: str, title: str, xlabel: str) -> Callable[..., Any]:
-    def draw(data: Mapping[str, Any], docs: Sequence[DocFacts]) -> Any:
+    def draw(data: Mapping[str, Any], docs: DocColumns) -> Any:
         import numpy as np
 
         fig, ax = _figure(title, xlabel)
-        per_split = {s: [getattr(d, attr) for d in docs
-                         if d.split == s and getattr(d, attr) is not None]
-                     for s in data["splits"]}
-        everything = [v for vs in per_split.values() for v in vs]
-        bins = np.histogram_bin_edges(everything, bins=_BINS) if everything else _BINS
+        per_split = {s: docs.column(attr, s) for s in data["splits"]}
+        everything = np.concatenate([np.empty(0), *per_split.values()])
+        bins = np.histogram_bin_edges(everything, bins=_BINS) if len(everything) else _BINS
         for split, values in per_split.items():  # same bins, so the splits compare
-            if values:
+            if len(values):
                 ax.hist(values, bins=bins, histtype="step", linewidth=1.5,
                         label=f"{split} (n={len(values):,})")
         if ax.get_legend_handles_labels()[0]:
@@ -61,7 +59,7 @@ def _per_split_hist(attr: str, title: str, xlabel: str) -> Callable[..., Any]:
     return draw
 
 
-def _leakage(data: Mapping[str, Any], docs: Sequence[DocFacts]) -> Any:
+def _leakage(data: Mapping[str, Any], docs: DocColumns) -> Any:
     lk = data["leakage"]
     fig, ax = _figure(f"Abstract {lk['ngram']}-grams left in the body", "share",
                       "(document, language) pairs")
@@ -84,7 +82,7 @@ PLOTS: dict[str, Callable[..., Any]] = {
 
 
 def make_plots(folder: Path, data: Mapping[str, Any],
-               docs: Sequence[DocFacts]) -> tuple[dict[str, str], str | None]:
+               docs: DocColumns) -> tuple[dict[str, str], str | None]:
     """Draw every plot it can; returns {key: file name} and the first error, if any."""
     try:
         import matplotlib  # noqa: F401

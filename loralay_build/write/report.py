@@ -20,6 +20,7 @@ import numpy as np
 from ..corpus.split import SPLITS
 from ..failures import RETRIED_ON_RERUN, FailureClass
 from ..records import ProcessedDoc
+from .columns import DocColumns
 
 REPORT_DIR = "report"
 MAX_EXAMPLES = 5
@@ -98,25 +99,26 @@ def describe(values: Sequence[float]) -> dict[str, float] | None:
             "p90": float(np.percentile(a, 90)), "min": float(a.min()), "max": float(a.max())}
 
 
-def _split_order(docs: Sequence[DocFacts], outcomes: Mapping[str, Outcome]) -> list[str]:
+def _split_order(docs: DocColumns, outcomes: Mapping[str, Outcome]) -> list[str]:
     seen = list(SPLITS)
-    for s in [d.split for d in docs] + [o.split for o in outcomes.values() if o.split]:
+    for s in [*dict.fromkeys(docs.splits), *(o.split for o in outcomes.values() if o.split)]:
         if s not in seen:
             seen.append(s)
     return seen
 
 
-def split_stats(docs: Sequence[DocFacts], order: Sequence[str]) -> dict[str, dict[str, Any]]:
+def split_stats(docs: DocColumns | Sequence[DocFacts], order: Sequence[str]
+                ) -> dict[str, dict[str, Any]]:
+    cols = DocColumns.from_docs(docs)
     out: dict[str, dict[str, Any]] = {}
     for split in order:
-        ds = [d for d in docs if d.split == split]
-        shares = [d.language_share for d in ds if d.language_share is not None]
+        shares = cols.column("language_share", split)
         out[split] = {
-            "count": len(ds),
-            "article_words": describe([d.article_words for d in ds]),
-            "summary_words": describe([d.summary_words for d in ds]),
-            "pages": describe([d.pages for d in ds]),
-            "language_share_mean": float(np.mean(shares)) if shares else None,
+            "count": int(sum(1 for s in cols.splits if s == split)),
+            "article_words": describe(cols.column("article_words", split)),
+            "summary_words": describe(cols.column("summary_words", split)),
+            "pages": describe(cols.column("pages", split)),
+            "language_share_mean": float(np.mean(shares)) if len(shares) else None,
             "language_share_n": len(shares),
         }
     return out
@@ -153,28 +155,32 @@ def refusing_hosts(outcomes: Mapping[str, Outcome]) -> list[dict[str, Any]]:
                                                                                      kv[0]))]
 
 
-def leakage(docs: Sequence[DocFacts], threshold: float, ngram: int) -> dict[str, Any]:
+def leakage(docs: DocColumns | Sequence[DocFacts], threshold: float, ngram: int
+            ) -> dict[str, Any]:
     """Every (document, abstract language) share; a leak is a share strictly above threshold."""
-    pairs = [(d.id, lang, float(s)) for d in docs for lang, s in sorted(d.leak.items())]
-    shares = np.asarray([s for _, _, s in pairs], dtype=float)
-    leaks = sorted((p for p in pairs if p[2] > threshold), key=lambda p: (-p[2], p[0], p[1]))
+    cols = DocColumns.from_docs(docs)
+    shares = np.asarray(cols.leak_share, dtype=float)
+    leaks = sorted(((cols.ids[cols.leak_doc[j]], cols.leak_lang[j], cols.leak_share[j])
+                    for j in np.flatnonzero(shares > threshold)),
+                   key=lambda p: (-p[2], p[0], p[1]))
     counts, edges = np.histogram(np.clip(shares, 0, 1), bins=LEAK_BINS, range=(0.0, 1.0))
     return {
-        "threshold": threshold, "ngram": ngram, "checked": len(pairs),
+        "threshold": threshold, "ngram": ngram, "checked": len(shares),
         "above_threshold": len(leaks),
         "by_language": {lang: sum(1 for _, lg, _ in leaks if lg == lang)
-                        for lang in sorted({lg for _, lg, _ in pairs})},
+                        for lang in sorted(set(cols.leak_lang))},
         "distribution": describe(shares.tolist()),
         "histogram": {"edges": [float(e) for e in edges], "counts": [int(c) for c in counts]},
         "leaks": [{"id": i, "language": lg, "share": s} for i, lg, s in leaks[:MAX_LISTED_LEAKS]],
     }
 
 
-def glyph_repairs(docs: Sequence[DocFacts]) -> dict[str, Any]:
+def glyph_repairs(docs: DocColumns) -> dict[str, Any]:
     """Words whose ligature codes were repaired and words still holding U+FFFD: totals, and
     per document for the documents that have any (most have none, so the list stays short)."""
-    per_doc = {d.id: {"repaired": d.words_repaired, "unrepaired": d.words_unrepaired}
-               for d in docs if d.words_repaired or d.words_unrepaired}
+    per_doc = {i: {"repaired": r, "unrepaired": u}
+               for i, r, u in zip(docs.ids, docs.words_repaired, docs.words_unrepaired)
+               if r or u}
     return {"words_repaired": sum(v["repaired"] for v in per_doc.values()),
             "words_unrepaired": sum(v["unrepaired"] for v in per_doc.values()),
             "documents": per_doc}
@@ -202,12 +208,12 @@ def verdict(kept: int, total: int, leaks: int, drops: Sequence[Mapping[str, Any]
     return f"{line} ({classes})" if classes else line
 
 
-def run_warnings(run: RunFacts, docs: Sequence[DocFacts], drops: Sequence[Mapping[str, Any]],
+def run_warnings(run: RunFacts, docs: DocColumns, drops: Sequence[Mapping[str, Any]],
                  hosts: Sequence[Mapping[str, Any]]) -> list[str]:
     """What the user should do something about: inconsistent inputs, papers to fetch again."""
     kept_ids = {i for i, o in run.outcomes.items() if o.status == "kept"}
     warnings = []
-    if run.outcomes and kept_ids != {d.id for d in docs}:
+    if run.outcomes and kept_ids != set(docs.ids):
         warnings.append(f"{len(kept_ids):,} outcomes say kept but {len(docs):,} documents "
                         "were described: the report's inputs disagree")
     retry = sum(int(r["count"]) for r in drops if r["class"] in RETRIED_ON_RERUN)
@@ -223,9 +229,15 @@ def run_warnings(run: RunFacts, docs: Sequence[DocFacts], drops: Sequence[Mappin
     return warnings
 
 
-def build_report(run: RunFacts, docs: Iterable[DocFacts]) -> dict[str, Any]:
+def build_report(run: RunFacts, docs: Iterable[DocFacts] | DocColumns) -> dict[str, Any]:
     """All the figures, as JSON-ready data; the markdown is rendered from this alone."""
-    docs = list(docs)
+    data = _report_body(run, DocColumns.from_docs(docs))
+    data["documents"] = {i: o.to_json() for i, o in run.outcomes.items()}
+    return data
+
+
+def _report_body(run: RunFacts, docs: DocColumns) -> dict[str, Any]:
+    """Everything but the per-document outcomes, which `write_report` streams."""
     order = _split_order(docs, run.outcomes)
     drops = drop_table(run.outcomes)
     leak = leakage(docs, run.leak_threshold, run.leak_ngram)
@@ -246,7 +258,6 @@ def build_report(run: RunFacts, docs: Iterable[DocFacts]) -> dict[str, Any]:
         "leakage": leak,
         "glyphs": glyph_repairs(docs),
         "run": dict(run.extra),
-        "documents": {i: o.to_json() for i, o in run.outcomes.items()},
     }
 
 
@@ -349,9 +360,34 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def write_report(out_dir: str | Path, run: RunFacts, docs: Iterable[DocFacts], *,
-                 plots: bool = True) -> dict[str, Any]:
-    """Write report.json, report.md and report/*.png; returns the JSON data.
+def _write_json_streamed(path: Path, data: Mapping[str, Any],
+                         outcomes: Mapping[str, Outcome]) -> None:
+    """`json.dumps(data, indent=1)` with `documents` (placed before `plots`) written one
+    outcome at a time: the same bytes without a second copy of every outcome in memory."""
+    shape = {k: v for k, v in data.items() if k != "plots"}
+    shape.update(documents=_HOLE, plots=data["plots"])
+    text = json.dumps(shape, indent=1, ensure_ascii=False)
+    head, tail = text.split(json.dumps(_HOLE), 1)
+    tmp = path.with_name(f".{path.name}.tmp")
+    with tmp.open("w", encoding="utf-8") as f:
+        f.write(head)
+        sep = "{\n"
+        for doc_id, o in outcomes.items():
+            body = json.dumps(o.to_json(), indent=1, ensure_ascii=False).replace("\n", "\n  ")
+            f.write(f"{sep}  {json.dumps(doc_id, ensure_ascii=False)}: {body}")
+            sep = ",\n"
+        f.write("{}" if sep == "{\n" else "\n }")
+        f.write(tail + "\n")
+    os.replace(tmp, path)
+
+
+_HOLE = "\x00documents\x00"
+
+
+def write_report(out_dir: str | Path, run: RunFacts, docs: Iterable[DocFacts] | DocColumns,
+                 *, plots: bool = True) -> dict[str, Any]:
+    """Write report.json, report.md and report/*.png; returns the JSON data without the
+    per-document outcomes (those are in report.json, streamed from `run.outcomes`).
 
     Plotting is best effort: if matplotlib is missing or fails, the report is written
     without images and says why, because the numbers matter more than the pictures.
@@ -360,14 +396,14 @@ def write_report(out_dir: str | Path, run: RunFacts, docs: Iterable[DocFacts], *
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    docs = list(docs)
-    data = build_report(run, docs)
+    cols = DocColumns.from_docs(docs)
+    data = _report_body(run, cols)
     images: dict[str, str] = {}
     error = "plots disabled" if not plots else None
     if plots:
-        images, error = make_plots(out / REPORT_DIR, data, docs)
+        images, error = make_plots(out / REPORT_DIR, data, cols)
     data["plots"] = {"files": {k: f"{REPORT_DIR}/{v}" for k, v in images.items()},
                      "error": error}
-    _write_atomic(out / "report.json", json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+    _write_json_streamed(out / "report.json", data, run.outcomes)
     _write_atomic(out / "report.md", render_markdown(data))
     return data

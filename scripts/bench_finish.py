@@ -1,0 +1,245 @@
+#!/usr/bin/env python3
+"""The corpus-wide finish at scale: peak RSS and time per document on replicated runs.
+
+Extracting 20k PDFs takes hours here, so a run built once (e.g. the shared corpus) is
+replicated: every row of its fetch and shard states is copied under ids suffixed `~K`,
+with real payloads and summaries and a publication date of its own (so the chronological
+splits cut through all of them), to 2k / 10k / 20k documents. The real `loralay build
+--finish` then runs on each in a fresh subprocess; its peak RSS comes from wait4 (the
+kernel's high-water mark of that process) and its wall time from the clock.
+
+Goals (issue 15): peak RSS extrapolated to 200k documents <= 600 MB (the line through
+the two largest runs, base + slope x 200k) and <= 3 ms of CPU per document.
+
+usage: python scripts/bench_finish.py BUILT_RUN_DIR MANIFEST [--sizes 2000,10000,20000]
+       [--work DIR] [--keep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+from loralay_build.run.codec import decode, encode  # noqa: E402
+
+RSS_GOAL_MB, MS_GOAL, AT = 600.0, 3.0, 200_000
+_DOC = b', "document": {"id": '
+
+
+def replica_id(doc_id: str, k: int) -> str:
+    return f"{doc_id}~{k:05d}"
+
+
+def replica_date(date: str | None, serial: int) -> str | None:
+    """A date of the same precision as the original, spread over 1990-2023; None stays."""
+    if not date:
+        return date
+    year, month, day = 1990 + serial % 34, 1 + (serial // 34) % 12, 1 + (serial // 408) % 28
+    parts = [f"{year:04d}", f"{month:02d}", f"{day:02d}"]
+    return "-".join(parts[:len(date.split("-"))])
+
+
+def _splice(raw: bytes, new_id: str, date: str | None) -> bytes | None:
+    """The payload JSON with the candidate's id/date and the document's id replaced, or None
+    when the payload is not the JSON this expects (then the generic path runs)."""
+    head = b'{"candidate": '
+    cut = raw.find(_DOC)
+    if not raw.startswith(head) or cut < 0:
+        return None
+    cand = json.loads(raw[len(head):cut])
+    cand["id"], cand["publication_date"] = new_id, date
+    rest = raw[cut + len(_DOC):]
+    old_id = rest[:rest.index(b'", ') + 1]
+    return (head + json.dumps(cand, ensure_ascii=False).encode() + _DOC
+            + json.dumps(new_id).encode() + rest[len(old_id):])
+
+
+def replica_payload(payload: bytes, new_id: str, date: str | None) -> bytes:
+    """Fast path for zlib JSON payloads (level 1: the bytes differ, the document does not);
+    any other encoding goes through the codec."""
+    try:
+        spliced = _splice(zlib.decompress(payload), new_id, date)
+    except (zlib.error, ValueError):
+        spliced = None
+    if spliced is not None:
+        return zlib.compress(spliced, 1)
+    p = decode(payload)
+    from dataclasses import replace
+    p.candidate = replace(p.candidate, id=new_id, publication_date=date)
+    p.document.id = new_id
+    return encode(p)
+
+
+@dataclass(frozen=True)
+class Base:
+    state: Path
+    fetch: Path
+    shard: Path
+    count: int  # candidates per replica
+
+
+def base_of(run: Path) -> Base:
+    state = run / "state"
+    shards = sorted(state.glob("shard-*-of-00001.sqlite"))
+    if not shards:
+        sys.exit(f"{run}: no one-shard state to replicate (build it with one shard first)")
+    with sqlite3.connect(state / "fetch.sqlite") as db:
+        n = db.execute("SELECT COUNT(*) FROM candidates").fetchone()[0]
+    return Base(state, state / "fetch.sqlite", shards[0], n)
+
+
+def make_cache(base: Base, replicas: int, cache: Path) -> None:
+    """Fetch + shard rows of `replicas` copies, with a `rep` table (id -> copy number)."""
+    if cache.exists():
+        with sqlite3.connect(cache) as db:
+            have = db.execute("SELECT COALESCE(MAX(k), -1) + 1 FROM rep").fetchone()[0]
+        if have >= replicas:
+            return
+        cache.unlink()
+    tmp = cache.with_suffix(".tmp")
+    tmp.unlink(missing_ok=True)
+    db = sqlite3.connect(tmp)
+    db.executescript(f"""
+        ATTACH '{base.fetch}' AS f; ATTACH '{base.shard}' AS s;
+        CREATE TABLE rep (id TEXT PRIMARY KEY, k INTEGER);
+        CREATE TABLE cand AS SELECT * FROM f.candidates WHERE 0;
+        CREATE TABLE fres AS SELECT * FROM f.results WHERE 0;
+        CREATE TABLE sres AS SELECT * FROM s.results WHERE 0;
+        CREATE TABLE docs AS SELECT * FROM s.documents WHERE 0;
+        CREATE TABLE inp AS SELECT * FROM s.inputs WHERE 0;""")
+    cands = db.execute("SELECT id, seq, body FROM f.candidates ORDER BY seq").fetchall()
+    docs = {r[0]: (r[1], bytes(r[2])) for r in
+            db.execute("SELECT id, summary, payload FROM s.documents")}
+    for k in range(replicas):
+        db.execute("BEGIN")
+        for j, (cid, seq, body) in enumerate(cands):
+            _copy_one(db, k, j, base.count, cid, seq, body, docs.get(cid))
+        db.execute("COMMIT")
+    db.close()
+    os.replace(tmp, cache)
+
+
+def _copy_one(db: sqlite3.Connection, k: int, j: int, per: int, cid: str, seq: int,
+              body: str, doc: tuple[str, bytes] | None) -> None:
+    new = replica_id(cid, k)
+    c = json.loads(body)
+    date = replica_date(c.get("publication_date"), k * per + j)
+    c["id"], c["publication_date"] = new, date
+    db.execute("INSERT INTO rep VALUES (?,?)", (new, k))
+    db.execute("INSERT INTO cand VALUES (?,?,?)",
+               (new, k * per + seq, json.dumps(c, ensure_ascii=False)))
+    for table, src in (("fres", "f.results"), ("sres", "s.results"), ("inp", "s.inputs")):
+        cols = [r[1] for r in db.execute(f"PRAGMA {src.split('.')[0]}.table_info"
+                                         f"({src.split('.')[1]})")]
+        sel = ", ".join("?" if col == "doc_id" else col for col in cols)
+        db.execute(f"INSERT INTO {table} SELECT {sel} FROM {src} WHERE doc_id=?", (new, cid))
+    if doc is not None:
+        s = json.loads(doc[0])
+        s["id"], s["publication_date"] = new, date
+        db.execute("INSERT INTO docs VALUES (?,?,?)", (
+            new, json.dumps(s, ensure_ascii=False), replica_payload(doc[1], new, date)))
+
+
+def make_run(base: Base, cache: Path, replicas: int, out: Path) -> int:
+    """A run folder holding the first `replicas` copies; returns its number of candidates."""
+    if out.exists():
+        shutil.rmtree(out)
+    state = out / "state"
+    state.mkdir(parents=True)
+    shutil.copy(base.fetch, state / "fetch.sqlite")
+    shutil.copy(base.shard, state / base.shard.name)
+    pairs = ((state / "fetch.sqlite", ("candidates", "cand"), ("results", "fres")),
+             (state / base.shard.name, ("results", "sres"), ("documents", "docs"),
+              ("inputs", "inp")))
+    for path, *tables in pairs:
+        with sqlite3.connect(path) as db:
+            db.execute(f"ATTACH '{cache}' AS c")
+            for target, src in tables:
+                db.execute(f"DELETE FROM {target}")
+                db.execute(f"INSERT INTO {target} SELECT * FROM c.{src} WHERE "
+                           f"{'id' if src in ('cand', 'docs') else 'doc_id'} IN "
+                           f"(SELECT id FROM c.rep WHERE k < ?)", (replicas,))
+    return replicas * base.count
+
+
+def run_finish(out: Path, manifest: Path) -> tuple[float, float, float, int]:
+    """(peak RSS MB, wall s, CPU s, exit status) of one `build --finish` in a fresh process.
+    CPU time (user + system) is what the finish costs a core when others compete for it."""
+    cmd = [sys.executable, "-m", "loralay_build.cli", "build", "--source", "local",
+           "--manifest", str(manifest), "--out", str(out), "--finish"]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    if status:
+        sys.stderr.write(proc.stderr.read().decode(errors="replace")[-2000:])
+    cpu = usage.ru_utime + usage.ru_stime
+    return usage.ru_maxrss / 1024, wall, cpu, os.waitstatus_to_exitcode(status)
+
+
+def verdict(points: list[tuple[int, float, float, float]]) -> list[str]:
+    """The line through the last two (documents, MB) points, extrapolated; the worst CPU
+    ms/document. The last two, because the first thousands of documents also fill the one
+    Parquet row group the writer buffers (a fixed cost): what still grows past it is what
+    grows with the corpus."""
+    n = [p[0] for p in points[-2:]]
+    mb = [p[1] for p in points[-2:]]
+    slope = (mb[-1] - mb[0]) / (n[-1] - n[0]) if len(n) > 1 else 0.0
+    base = mb[0] - slope * n[0]
+    at = base + max(slope, 0.0) * AT
+    ms = max(p[3] * 1000 / p[0] for p in points)
+    return [f"peak RSS line: {base:.0f} MB + {slope * 1024:.2f} KB/doc -> {at:.0f} MB at "
+            f"{AT:,} documents: {'PASS' if at <= RSS_GOAL_MB else 'FAIL'} (goal "
+            f"<= {RSS_GOAL_MB:.0f} MB)",
+            f"time: worst {ms:.2f} CPU ms/document: {'PASS' if ms <= MS_GOAL else 'FAIL'} "
+            f"(goal <= {MS_GOAL} ms)"]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("run", type=Path, help="a built run folder (one shard)")
+    ap.add_argument("manifest", type=Path, help="the manifest it was built from")
+    ap.add_argument("--sizes", default="2000,10000,20000")
+    ap.add_argument("--work", type=Path, default=Path("out/bench-finish"))
+    ap.add_argument("--keep", action="store_true", help="keep each replicated run folder")
+    a = ap.parse_args()
+    base = base_of(a.run)
+    sizes = [int(s) for s in a.sizes.split(",")]
+    reps = [max(1, -(-s // base.count)) for s in sizes]
+    a.work.mkdir(parents=True, exist_ok=True)
+    cache = a.work / "replicas.sqlite"
+    t0 = time.perf_counter()
+    make_cache(base, max(reps), cache)
+    print(f"replicas of {base.count} candidates ready in {time.perf_counter() - t0:.0f} s")
+    points = []
+    print(f"{'documents':>10} {'peak RSS MB':>12} {'wall s':>8} {'CPU s':>8} "
+          f"{'CPU ms/doc':>10}")
+    for r in reps:
+        out = a.work / f"run-{r}"
+        n = make_run(base, cache, r, out)
+        mb, wall, cpu, code = run_finish(out, a.manifest)
+        if code:
+            sys.exit(f"finish on {n} documents exited {code}")
+        points.append((n, mb, wall, cpu))
+        print(f"{n:>10,} {mb:>12.0f} {wall:>8.1f} {cpu:>8.1f} {cpu * 1000 / n:>10.2f}",
+              flush=True)
+        if not a.keep:
+            shutil.rmtree(out)
+    for line in verdict(points):
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
