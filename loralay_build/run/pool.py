@@ -234,12 +234,31 @@ def _die_with_parent(ppid: int) -> None:
 
 
 def _cap_memory(memory_mb: int) -> None:
-    """Soft limit only: pdftotext inherits it, and extract may still set its own cap."""
+    """Soft limit only: pdftotext inherits it, and extract may still set its own cap.
+
+    The cap is what a task may add to the worker at rest: a worker that has imported
+    NumPy and Arrow already maps ~370 MB of address space it never touches, so an absolute
+    cap of a few hundred MB failed every task before it began."""
     if memory_mb > 0:
         import resource
 
         _, hard = resource.getrlimit(resource.RLIMIT_AS)
-        resource.setrlimit(resource.RLIMIT_AS, (memory_mb * 1024 * 1024, hard))
+        soft = _address_space() + memory_mb * 1024 * 1024
+        if hard != resource.RLIM_INFINITY:
+            soft = min(soft, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def _address_space() -> int:
+    """This process's mapped address space in bytes (0 where /proc does not say)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
 
 
 def _run_one(fn: Callable, item: Any, arg: Any, memory_mb: int) -> tuple[Any, bool]:

@@ -51,7 +51,8 @@ class DocumentSettings(_Model):
         2_000_000, ge=1000, description="more words is `too_large` (bounds parsing and matching)")
     document_timeout_s: PositiveSeconds = Field(
         600, description="wall clock of one document's whole per-document stage")
-    worker_memory_mb: int = Field(6144, ge=256, description="memory cap of one worker process")
+    worker_memory_mb: int = Field(
+        6144, ge=256, description="memory one document may add to its worker process at rest")
     max_edit_ratio: float = Field(0.15, ge=0, lt=1, allow_inf_nan=False,
                                   description="edit budget relative to the abstract's length")
     max_edits: NonNegativeCount = Field(60, description="and never more than this many edits")
