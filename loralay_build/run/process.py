@@ -74,7 +74,7 @@ def _timed(out: StageResults, stage: str, fn: Any, *args: Any) -> Any:
 
 def _run_stages(c: Candidate, s: DocumentSettings, out: StageResults,
                 staging: str | None) -> None:
-    from ..strip import leakage, strip_abstracts
+    from ..strip import leakage, strip_document
 
     if not c.pdf_path:
         out.stages.append(("extract", Failure(FailureClass.UNAVAILABLE, "no PDF"), 0.0))
@@ -84,10 +84,10 @@ def _run_stages(c: Candidate, s: DocumentSettings, out: StageResults,
         return
     if doc.raw_broken:  # the document alone was no evidence for its ligature codes
         repair_glyphs(doc, c.abstracts.values())
-    stripped = _timed(out, "strip", strip_abstracts, doc, c, s)
+    stripped = _timed(out, "strip", strip_document, doc, c, s)
     if isinstance(stripped, Failure):
         return
-    body, matches = stripped
+    body, matches = stripped.body, stripped.matches
     lang = _timed(out, "language", check_language, body, c, s)
     if isinstance(lang, Failure):
         return
@@ -97,7 +97,7 @@ def _run_stages(c: Candidate, s: DocumentSettings, out: StageResults,
         if isinstance(rendered, Failure):
             return
         out.rendered = rendered
-    leaks = leakage(body, c.abstracts, s.leak_ngram)
+    leaks = leakage(body, c.abstracts, s.leak_ngram, stripped.body_keys)
     out.processed = ProcessedDoc(c, body, matches, share, top, leaks)
 
 
