@@ -67,3 +67,19 @@ def test_run_state_written_by_the_earlier_encoder_still_decodes(tmp_path, proces
     body = pa.Codec("zstd").decompress(new[12:], decompressed_size=size, asbytes=True)
     assert json.loads(body) == json.loads(zlib.decompress(_old_encode(processed)))
     assert astuple(back.document.pages[0]) == astuple(processed.document.pages[0])
+
+
+def test_a_worker_hands_back_the_document_sealed_as_the_run_state_stores_it(processed):
+    """process_all's workers encode the document themselves (`seal`): what comes over the
+    pipe is the summary and payload the parent would have made, and no Document."""
+    from loralay_build.run.driver import process_all
+
+    manifest = shared_path("corpus", "manifest.jsonl")
+    cand = processed.candidate
+    settings = load_settings("local", None, {"manifest": str(manifest)}).document()
+    [(c, outcome)] = list(process_all([cand], settings, workers=1))
+    assert c.id == SMALL and outcome.processed is None and outcome.passed
+    summary, payload = outcome.stored
+    assert summary == summarize(processed)
+    assert _fields(decode(payload)) == _fields(processed)
+    assert outcome.stored_form() == outcome.stored

@@ -265,6 +265,27 @@ def test_cli_extract_formats_and_exit_status(tmp_path):
     assert not (tmp_path / "en_encrypted_phoenix.tsv").exists()
 
 
+def test_jsonl_rows_are_one_json_object_per_word_as_written_row_by_row():
+    """`jsonl_bytes` writes the document in one orjson call and cuts it into lines at the
+    objects' separators; on a real paper, with words holding the separator itself, quotes
+    and braces, every line equals the row orjson writes on its own."""
+    import dataclasses
+
+    import orjson
+
+    from loralay_build.extract.formats import jsonl_bytes
+
+    doc = extract_document(shared_path("corpus", "pdf", "en_bmc_trauma.pdf"), "d")
+    odd = ['},{"text":', '"', "{}", "a\\", "\u2028", '},{\\"text\\":']
+    doc = dataclasses.replace(doc, words=odd + doc.words[len(odd):])
+    rows = [orjson.dumps({"text": t, "box": b, "page": p, "line": ln, "block": k})
+            for t, b, p, ln, k in zip(doc.words, doc.boxes, doc.word_pages, doc.line_ids,
+                                      doc.block_ids)]
+    assert len(rows) > 3000
+    assert jsonl_bytes(doc) == b"\n".join(rows) + b"\n"
+    assert [json.loads(x)["text"] for x in jsonl_bytes(doc).splitlines()[:6]] == odd
+
+
 # --- issue #11: inputs that used to hang, blow up or lose their text ---------------------
 
 SMALL = "pt_scielo_rsp_hindex"  # 8 pages, 110 KB, 4,755 words

@@ -46,8 +46,11 @@ FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 _CONTROL_BYTES = bytes([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20)])
 _CLOSERS = (b"</word>", b"</page>", b"</line>")
 # bytes gathered before a parse: each parse has a fixed cost (~20 Arrow and NumPy calls),
-# and 256 KB keeps it under 1 % while the caps below still stop Poppler early
-BATCH = 1 << 18
+# and parsing while Poppler still runs on the same core costs more than parsing after it
+# (the two evict each other's caches): 4 MB, most papers' whole output, measured 1.22x
+# bare Poppler on one core against 1.27x at 256 KB (docs/performance.md). The caps below
+# still stop Poppler early, at most 4 MB (~35k words) past the cap.
+BATCH = 1 << 22
 INVISIBLE_CATEGORIES = frozenset({"Cf", "Co", "Zs", "Zl", "Zp", "Cc"})
 
 

@@ -27,7 +27,6 @@ from ..records import Candidate, Rejection
 from ..settings import CommonSettings, DocumentSettings
 from ..sources import FetchContext, get_fetcher, record_fetch_item
 from ..state import OK, RunState
-from .codec import encode, summarize
 from .fingerprint import (
     InputPrint,
     PdfChecksums,
@@ -143,7 +142,7 @@ def record_outcome(state: RunState, outcome: StageResults, pdf_path: str | None,
     place of whatever an earlier run recorded for this document; returns the outcome label.
     Page images go first, tied to `inputs` (see images/store.py for why that order)."""
     if images is not None:
-        if outcome.rendered is not None and outcome.processed is not None:
+        if outcome.rendered is not None and outcome.passed:
             images.replace(outcome.rendered, inputs_key(astuple(inputs)))
         else:
             images.forget(outcome.doc_id)
@@ -152,9 +151,9 @@ def record_outcome(state: RunState, outcome: StageResults, pdf_path: str | None,
         state.put_inputs(outcome.doc_id, astuple(inputs))
         for stage, fail, duration in outcome.stages:
             state.record(outcome.doc_id, stage, fail, duration)
-        if outcome.processed is not None:
-            p = outcome.processed
-            state.put_document(p.candidate.id, summarize(p), encode(p))
+        stored = outcome.stored_form()
+        if stored is not None:
+            state.put_document(outcome.doc_id, *stored)
             state.record(outcome.doc_id, "process")
             return "ok"
         stage, fail = outcome.failure or ("process", None)
@@ -198,7 +197,7 @@ def process_all(items: Iterable[Candidate], settings: DocumentSettings, workers:
     stage, parsing and matching included); an overrun is that document's failure only.
     `staging` is where workers leave rendered pages (`images: true`)."""
     limits = TaskLimits(settings.document_timeout_s, settings.worker_memory_mb)
-    fn = partial(process_candidate, staging=str(staging) if staging else None)
+    fn = partial(process_candidate, staging=str(staging) if staging else None, seal=True)
     for c, result in map_bounded(fn, items, settings, workers, limits):
         if isinstance(result, Failure):
             result = StageResults(c.id, [("process", result, 0.0)])

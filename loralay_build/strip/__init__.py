@@ -2,7 +2,9 @@
 document is dropped (`irretrievable_abstract`); never kept with an abstract left in.
 
     strip_abstracts(doc, candidate, settings) -> (Document, [AbstractMatch]) | Failure
-    leakage(doc, abstracts, n) -> {language: share of the abstract's n-grams in the body}
+    strip_document(doc, candidate, settings) -> Stripped | Failure  (the same, with the
+        body's word keys, which `leakage` then need not compute a second time)
+    leakage(doc, abstracts, n, keys=None) -> {language: share of the abstract's n-grams}
 
 Matching happens on word keys (normalise.py), first exactly, then with edlib, then piece
 by piece (locate.py). One AbstractMatch per located copy of an abstract (a second whole
@@ -16,6 +18,8 @@ the removed words.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from itertools import compress
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -31,7 +35,18 @@ from .normalise import KeyedText, text_key, word_keys
 if TYPE_CHECKING:
     from ..settings import DocumentSettings
 
-__all__ = ["leakage", "strip_abstracts"]
+__all__ = ["Stripped", "leakage", "strip_abstracts", "strip_document"]
+
+
+@dataclass(frozen=True, slots=True)
+class Stripped:
+    """The body, where its abstracts were, and the body's word keys: the keys cost as much
+    as the matching itself (one NFKC/NFKD pass over every word), and the leakage audit
+    needs exactly these, so they are handed on instead of being computed again."""
+
+    body: Document
+    matches: list[AbstractMatch]
+    body_keys: list[str]
 
 
 def budget_from(s: DocumentSettings) -> Budget:
@@ -40,12 +55,21 @@ def budget_from(s: DocumentSettings) -> Budget:
 
 def strip_abstracts(doc: Document, candidate: Candidate, settings: DocumentSettings
                     ) -> tuple[Document, list[AbstractMatch]] | Failure:
-    """The body without its cover page and without any of its abstracts, and where they were.
+    """The body without its cover page and without any of its abstracts, and where they were."""
+    stripped = strip_document(doc, candidate, settings)
+    if isinstance(stripped, Failure):
+        return stripped
+    return stripped.body, stripped.matches
+
+
+def strip_document(doc: Document, candidate: Candidate, settings: DocumentSettings
+                   ) -> Stripped | Failure:
+    """`strip_abstracts`, keeping the body's word keys for `leakage`.
 
     A cover page's words get empty keys instead of being cut first, so that every index
     (and every match) stays an index into `doc`.
     """
-    keys = word_keys(doc.words)
+    keys = all_keys = word_keys(doc.words)
     pages = np.asarray(doc.word_pages, dtype=np.int64)
     removed = np.zeros(len(doc), dtype=bool)
     if settings.drop_cover_page and cover_page(doc, keys):
@@ -72,7 +96,9 @@ def strip_abstracts(doc: Document, candidate: Candidate, settings: DocumentSetti
             match = _remove(text, group, lang, pages, removed)
             if match is not None:
                 matches.append(match)
-    return doc.keep((~removed).tolist()), matches
+    kept = (~removed).tolist()
+    # the keys of the input words, not the blanked cover page's: those words are all removed
+    return Stripped(doc.keep(kept), matches, list(compress(all_keys, kept)))
 
 
 def _remove(text: KeyedText, spans: list[Span], lang: str, pages: np.ndarray,

@@ -17,13 +17,15 @@ from ..records import Document
 from .normalise import tokens, word_keys
 
 
-def leakage(doc: Document, abstracts: dict[str, str], n: int) -> dict[str, float]:
+def leakage(doc: Document, abstracts: dict[str, str], n: int,
+            keys: list[str] | None = None) -> dict[str, float]:
     """Per language, the share of the abstract's n-grams found in the body (0.0 to 1.0).
 
     An abstract shorter than n tokens is measured with one n-gram of its own length; an
-    abstract with no letters or digits has nothing to leak (0.0).
+    abstract with no letters or digits has nothing to leak (0.0). `keys`: the body's
+    `word_keys`, when the caller has them already (`strip_document`).
     """
-    body = "".join(word_keys(doc.words))
+    body = "".join(word_keys(doc.words) if keys is None else keys)
     result: dict[str, float] = {}
     for lang, text in abstracts.items():
         toks = tokens(text)
