@@ -21,6 +21,7 @@ import orjson
 import pyarrow as pa
 
 from ..records import ProcessedDoc
+from . import columns_payload
 
 MAGIC = b"LZS1"
 _ZSTD = pa.Codec("zstd", compression_level=1)
@@ -32,6 +33,8 @@ def encode(p: ProcessedDoc) -> bytes:
 
 
 def decode(payload: bytes) -> ProcessedDoc:
+    if columns_payload.is_columnar(payload):  # word columns as Arrow (finish2)
+        return columns_payload.decode(payload)
     if payload[:4] == MAGIC:
         size = int.from_bytes(payload[4:12], "little")
         body = _ZSTD.decompress(payload[12:], decompressed_size=size, asbytes=True)

@@ -27,7 +27,8 @@ from ..records import Candidate, Rejection
 from ..settings import CommonSettings, DocumentSettings
 from ..sources import FetchContext, get_fetcher, record_fetch_item
 from ..state import OK, RunState
-from .codec import encode, summarize
+from .codec import summarize
+from .columns_payload import encode  # word columns as Arrow for the finish (finish2)
 from .fingerprint import (
     InputPrint,
     PdfChecksums,

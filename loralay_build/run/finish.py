@@ -31,8 +31,10 @@ from ..records import ProcessedDoc
 from ..settings import CommonSettings, CorpusSettings
 from ..state import OK, RunState
 from ..write.columns import DocColumns
+from ..write.features import ColumnDoc
 from ..write.report import Outcome
 from .codec import decode
+from .columns_payload import is_columnar, read_columns
 from .layout import RunLayout
 from .preflight import ToolVersions
 
@@ -246,10 +248,13 @@ def _assign_splits(d: Decisions, kept: list[int], cs: CorpusSettings) -> None:
     r.dates, r.given = [], []  # no longer needed: their memory goes back now
 
 
-def kept_documents(d: Decisions, states: list[RunState], split: str) -> Iterator[ProcessedDoc]:
-    """Streams one split's documents, in chronological order, from the shard states."""
+def kept_documents(d: Decisions, states: list[RunState], split: str
+                   ) -> Iterator[ProcessedDoc | ColumnDoc]:
+    """Streams one split's documents, in chronological order, from the shard states: a
+    columnar payload as Arrow columns (no Python object per word), an older one decoded."""
     for j in d.kept_rows(split):
-        yield decode(states[d.rows.shard[j]].document_payload(d.rows.ids[j]))
+        payload = states[d.rows.shard[j]].document_payload(d.rows.ids[j])
+        yield read_columns(payload) if is_columnar(payload) else decode(payload)
 
 
 def open_shard_states(layout: RunLayout, num_shards: int) -> list[RunState]:
