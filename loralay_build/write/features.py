@@ -112,13 +112,20 @@ class Layout:
 
 
 def _norm_boxes(boxes: np.ndarray, pages: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-    """Vectorised `records.normalized_box` (same float64 ops, truncation and clamp)."""
-    wh = sizes[pages - 1].astype(np.float64)  # (n, 2): width, height per word
+    """Vectorised `records.normalized_box` (same float64 ops, truncation and clamp), in
+    place on one scratch array: the finish runs it on every word of the corpus."""
+    wh = sizes[pages - 1]  # (n, 2): width, height per word
     dims = np.concatenate([wh, wh], axis=1)  # x0/w, y0/h, x1/w, y1/h
-    safe = np.where(dims > 0, dims, 1.0)
-    vals = np.trunc(1000 * boxes / safe)
-    vals = np.clip(vals, 0, 1000)
-    return np.where(dims > 0, vals, 0).astype(np.int16)
+    sized = dims > 0
+    vals = np.multiply(boxes, 1000)
+    if sized.all():
+        np.divide(vals, dims, out=vals)
+    else:  # a page without a size gives 0, as `normalized_box` does
+        np.divide(vals, np.where(sized, dims, 1.0), out=vals)
+        vals[~sized] = 0
+    np.trunc(vals, out=vals)
+    np.clip(vals, 0, 1000, out=vals)
+    return vals.astype(np.int16)
 
 
 def column_doc(p: ProcessedDoc) -> ColumnDoc:
