@@ -31,7 +31,11 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from loralay_build.run.codec import decode, encode  # noqa: E402
+import pyarrow as pa  # noqa: E402
+
+from loralay_build.run import columns_payload as cp  # noqa: E402
+from loralay_build.run.codec import decode  # noqa: E402
+from loralay_build.run.columns_payload import encode  # noqa: E402
 
 RSS_GOAL_MB, MS_GOAL, AT = 600.0, 3.0, 200_000
 _DOC = b', "document": {"id": '
@@ -65,9 +69,27 @@ def _splice(raw: bytes, new_id: str, date: str | None) -> bytes | None:
             + json.dumps(new_id).encode() + rest[len(old_id):])
 
 
+def _columnar_replica(payload: bytes, new_id: str, date: str | None) -> bytes:
+    """A columnar payload with the ids and date in its JSON metadata replaced; the word
+    columns are copied as Arrow buffers."""
+    reader = pa.ipc.open_stream(pa.py_buffer(payload)[len(cp.MAGIC):])
+    batch = reader.read_next_batch()
+    meta = json.loads(reader.schema.metadata[b"doc"])
+    meta["candidate"]["id"], meta["candidate"]["publication_date"] = new_id, date
+    meta["document"]["id"] = new_id
+    schema = reader.schema.with_metadata({b"doc": json.dumps(meta, ensure_ascii=False)})
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, schema, options=cp._OPTIONS) as w:
+        w.write_batch(batch)
+    return cp.MAGIC + sink.getvalue().to_pybytes()
+
+
 def replica_payload(payload: bytes, new_id: str, date: str | None) -> bytes:
-    """Fast path for zlib JSON payloads (level 1: the bytes differ, the document does not);
-    any other encoding goes through the codec."""
+    """Fast paths for columnar payloads (run/columns_payload.py) and zlib JSON payloads
+    (level 1: the bytes differ, the document does not); any other encoding goes through
+    the codec (which writes the columnar form)."""
+    if cp.is_columnar(payload):
+        return _columnar_replica(payload, new_id, date)
     try:
         spliced = _splice(zlib.decompress(payload), new_id, date)
     except (zlib.error, ValueError):

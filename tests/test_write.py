@@ -365,6 +365,20 @@ def test_published_boxes_round_half_to_even_like_the_original_tsv(tmp_path):
     assert list(row) == list(LOADER_FEATURES)
 
 
+def test_a_page_without_a_size_normalises_its_words_to_zero_like_normalized_box():
+    """The vectorised normalisation takes a second branch when a page has no width or
+    height; both branches give `records.normalized_box`'s values, word for word."""
+    p = make_doc(2, n_words=30, n_pages=3)
+    d = p.document
+    d.pages[1] = Page(d.pages[1].number, 0.0, d.pages[1].height)
+    assert 2 in d.word_pages and {1, 3} & set(d.word_pages)
+    row = doc_to_batch(p).to_pylist()[0]
+    assert row["article_norm_bboxes"] == [list(normalized_box(b, *d.page_size(pg)))
+                                          for b, pg in zip(d.boxes, d.word_pages, strict=True)]
+    assert [0, 0] in [r[::2] for r, pg in zip(row["article_norm_bboxes"], d.word_pages,
+                                                strict=True) if pg == 2]
+
+
 def test_unknown_feature_set_is_refused_before_anything_is_written(tmp_path):
     with pytest.raises(ValueError, match="compact"):
         write_dataset(tmp_path / "ds", splits_of(1, 0, 0), FACTS, features="hub")

@@ -1,6 +1,7 @@
-"""How a processed document is stored in the run state between the per-document
-stages and the final write: compressed JSON, plus a small summary the corpus-wide
-steps read without the words.
+"""How a processed document was stored in the run state before the columnar payload
+(`columns_payload.py`, what the per-document stage writes now), still decoded so that a
+resumed build keeps what it stored; and the small summary the corpus-wide steps read
+without the words.
 
 Why orjson and zstd: `json.dumps` and level-3 zlib were a fifth of the per-document
 stage on one core; orjson writes the same JSON values ~6x faster, and zstd level 1
@@ -8,8 +9,8 @@ stage on one core; orjson writes the same JSON values ~6x faster, and zstd level
 smaller. A payload is `MAGIC`, the JSON's length (8 bytes, little-endian), then the zstd
 frame. A run state written by the earlier encoder (zlib'd JSON, whose first byte is
 0x78, never `MAGIC`'s) still decodes, so a resumed build keeps what it stored
-(tests/test_codec.py). Arrow IPC tables measured a little faster again, but not enough
-to carry a second encoding of every record (docs/performance.md).
+(tests/test_codec.py). The columnar payload replaced it because the finish then builds
+each Parquet row from Arrow arrays with no Python object per word (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import orjson
 import pyarrow as pa
 
 from ..records import ProcessedDoc
+from . import columns_payload
 
 MAGIC = b"LZS1"
 _ZSTD = pa.Codec("zstd", compression_level=1)
@@ -32,6 +34,8 @@ def encode(p: ProcessedDoc) -> bytes:
 
 
 def decode(payload: bytes) -> ProcessedDoc:
+    if columns_payload.is_columnar(payload):  # word columns as Arrow (finish2)
+        return columns_payload.decode(payload)
     if payload[:4] == MAGIC:
         size = int.from_bytes(payload[4:12], "little")
         body = _ZSTD.decompress(payload[12:], decompressed_size=size, asbytes=True)

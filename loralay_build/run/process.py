@@ -20,7 +20,8 @@ from ..images.render import RenderedPages
 from ..language import detect
 from ..records import Candidate, Document, ProcessedDoc
 from ..settings import DocumentSettings
-from .codec import encode, summarize
+from .codec import summarize
+from .columns_payload import encode  # word columns as Arrow: the finish reads no objects
 
 
 @dataclass

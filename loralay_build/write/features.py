@@ -32,7 +32,7 @@ import numpy as np
 import pyarrow as pa
 from datasets import Features, List, Value
 
-from ..records import ProcessedDoc
+from ..records import Candidate, ProcessedDoc
 
 COMPACT, PUBLISHED = "compact", "published"
 
@@ -77,6 +77,31 @@ def features_for(name: str) -> Features:
 
 
 @dataclass(frozen=True, slots=True)
+class WordColumns:
+    """A body's word columns as arrays: what a row is built from, whichever payload
+    they came from (lists of a `ProcessedDoc`, or Arrow buffers of `run/columns_payload`)."""
+
+    words: pa.Array  # string
+    boxes: np.ndarray  # (n, 4) float64 PDF points
+    pages: np.ndarray  # (n,) 1-based
+    line_ids: pa.Array | list[int]
+    block_ids: pa.Array | list[int]
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnDoc:
+    """A kept document as the finish reads it: the candidate, page sizes, word columns."""
+
+    candidate: Candidate
+    sizes: np.ndarray  # (pages, 2) float64 width, height
+    columns: WordColumns
+
+    @property
+    def summary(self) -> str:
+        return self.candidate.abstracts.get(self.candidate.language, "")
+
+
+@dataclass(frozen=True, slots=True)
 class Layout:
     """A document's word geometry as arrays, validated once for both feature sets."""
 
@@ -87,28 +112,45 @@ class Layout:
 
 
 def _norm_boxes(boxes: np.ndarray, pages: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-    """Vectorised `records.normalized_box` (same float64 ops, truncation and clamp)."""
-    wh = sizes[pages - 1].astype(np.float64)  # (n, 2): width, height per word
+    """Vectorised `records.normalized_box` (same float64 ops, truncation and clamp), in
+    place on one scratch array: the finish runs it on every word of the corpus."""
+    wh = sizes[pages - 1]  # (n, 2): width, height per word
     dims = np.concatenate([wh, wh], axis=1)  # x0/w, y0/h, x1/w, y1/h
-    safe = np.where(dims > 0, dims, 1.0)
-    vals = np.trunc(1000 * boxes / safe)
-    vals = np.clip(vals, 0, 1000)
-    return np.where(dims > 0, vals, 0).astype(np.int16)
+    sized = dims > 0
+    vals = np.multiply(boxes, 1000)
+    if sized.all():
+        np.divide(vals, dims, out=vals)
+    else:  # a page without a size gives 0, as `normalized_box` does
+        np.divide(vals, np.where(sized, dims, 1.0), out=vals)
+        vals[~sized] = 0
+    np.trunc(vals, out=vals)
+    np.clip(vals, 0, 1000, out=vals)
+    return vals.astype(np.int16)
 
 
-def layout(p: ProcessedDoc) -> Layout:
-    """Raises if the word columns disagree or a word points at a page the document lacks."""
+def column_doc(p: ProcessedDoc) -> ColumnDoc:
+    """A `ProcessedDoc`'s lists as columns (the path of payloads stored as JSON)."""
     d = p.document
     n = len(d.words)
     if not (len(d.boxes) == len(d.word_pages) == len(d.line_ids) == len(d.block_ids) == n):
         raise ValueError(f"{p.candidate.id}: word columns have different lengths")
-    boxes = np.asarray(d.boxes, dtype=np.float64).reshape(n, 4)
-    pages = np.asarray(d.word_pages, dtype=np.int64).reshape(n)
+    cols = WordColumns(pa.array(d.words, pa.string()),
+                       np.asarray(d.boxes, dtype=np.float64).reshape(n, 4),
+                       np.asarray(d.word_pages, dtype=np.int64).reshape(n),
+                       d.line_ids, d.block_ids)
     sizes = np.asarray([(pg.width, pg.height) for pg in d.pages], dtype=np.float64)
-    sizes = sizes.reshape(len(d.pages), 2)
-    if n and (pages.min() < 1 or pages.max() > len(d.pages)):
-        raise ValueError(f"{p.candidate.id}: word page outside 1..{len(d.pages)}")
-    return Layout(boxes, _norm_boxes(boxes, pages, sizes), pages, sizes)
+    return ColumnDoc(p.candidate, sizes.reshape(len(d.pages), 2), cols)
+
+
+def layout(doc: ColumnDoc) -> Layout:
+    """Raises if the word columns disagree or a word points at a page the document lacks."""
+    c, n = doc.columns, len(doc.columns.words)
+    if not (len(c.boxes) == len(c.pages) == len(c.line_ids) == len(c.block_ids) == n):
+        raise ValueError(f"{doc.candidate.id}: word columns have different lengths")
+    pages, sizes = c.pages, doc.sizes
+    if n and (pages.min() < 1 or pages.max() > len(sizes)):
+        raise ValueError(f"{doc.candidate.id}: word page outside 1..{len(sizes)}")
+    return Layout(c.boxes, _norm_boxes(c.boxes, pages, sizes), pages, sizes)
 
 
 def _one_list(values: pa.Array) -> pa.Array:
@@ -129,21 +171,28 @@ def _nested(values: np.ndarray, width: int) -> pa.Array:
     return _one_list(pa.ListArray.from_arrays(offsets, flat))
 
 
-def other_abstracts(p: ProcessedDoc) -> list[dict[str, str]]:
+def _int32(values: pa.Array | list[int]) -> pa.Array:
+    """int32 ids; the safe cast refuses an id that does not fit instead of wrapping it."""
+    if isinstance(values, pa.Array):
+        return values.cast(pa.int32())
+    return pa.array(values, pa.int32())
+
+
+def other_abstracts(p: ProcessedDoc | ColumnDoc) -> list[dict[str, str]]:
     """Every abstract but the summary, sorted by language so reruns give identical bytes."""
     c = p.candidate
     return [{"language": lang, "text": text}
             for lang, text in sorted(c.abstracts.items()) if lang != c.language]
 
 
-def _compact_columns(p: ProcessedDoc, lay: Layout) -> dict[str, pa.Array]:
-    d, c = p.document, p.candidate
+def _compact_columns(p: ColumnDoc, lay: Layout) -> dict[str, pa.Array]:
+    d, c = p.columns, p.candidate
     return {
         "article_bboxes": _fixed(lay.boxes.astype(np.float32), 4, pa.float32()),
         "article_norm_bboxes": _fixed(lay.norm, 4, pa.int16()),
         "article_pages": _one_list(pa.array(lay.pages, pa.int16())),
-        "article_line_ids": _one_list(pa.array(d.line_ids, pa.int32())),
-        "article_block_ids": _one_list(pa.array(d.block_ids, pa.int32())),
+        "article_line_ids": _one_list(_int32(d.line_ids)),
+        "article_block_ids": _one_list(_int32(d.block_ids)),
         "page_sizes": _fixed(lay.sizes.astype(np.float32), 2, pa.float32()),
         "other_abstracts": pa.array([other_abstracts(p)],
                                     SCHEMA.field("other_abstracts").type),
@@ -160,15 +209,16 @@ def _published_columns(lay: Layout) -> dict[str, pa.Array]:
     }
 
 
-def doc_to_batch(p: ProcessedDoc, features: str = COMPACT) -> pa.RecordBatch:
+def doc_to_batch(doc: ProcessedDoc | ColumnDoc, features: str = COMPACT) -> pa.RecordBatch:
     """One document as a one-row batch with exactly the feature set's types and order
     (the casts validate ranges: an int16 overflow is an error, not a wrapped value)."""
     schema = SCHEMAS[features] if features in SCHEMAS else features_for(features).arrow_schema
+    p = doc if isinstance(doc, ColumnDoc) else column_doc(doc)
     lay = layout(p)
     c = p.candidate
     cols = {
         "article_id": pa.array([c.id], pa.string()),
-        "article_words": _one_list(pa.array(p.document.words, pa.string())),
+        "article_words": _one_list(p.columns.words),
         "abstract": pa.array([p.summary], pa.string()),
         "article_pdf_url": pa.array([c.pdf_url], pa.string()),
     }

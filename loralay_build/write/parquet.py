@@ -30,7 +30,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..records import ProcessedDoc
-from .features import COMPACT, SCHEMAS, doc_to_batch, features_for
+from .features import COMPACT, SCHEMAS, ColumnDoc, doc_to_batch, features_for
+
+Doc = ProcessedDoc | ColumnDoc  # a JSON-decoded document, or the finish's columns
 
 DATA_DIR = "data"
 DEFAULT_ROWS_PER_SHARD = 2000  # ~500 MB in Arrow at ~209 KB/doc (ecosystem.md B.1)
@@ -64,7 +66,7 @@ class _Tally:
         self.ids: dict[str, str] = {}  # id -> split it was written in
         self.languages: set[str] = set()
 
-    def admit(self, p: ProcessedDoc, split: str) -> None:
+    def admit(self, p: Doc, split: str) -> None:
         doc_id = p.candidate.id
         if doc_id in self.ids:
             raise DuplicateRowError(doc_id, split, self.ids[doc_id])
@@ -164,7 +166,7 @@ def swap_in(out_dir: Path, tmp: Path, folder: str = DATA_DIR) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def _write_split(tmp: Path, split: str, docs: Iterable[ProcessedDoc], opts: _Options,
+def _write_split(tmp: Path, split: str, docs: Iterable[Doc], opts: _Options,
                  tally: _Tally) -> tuple[int, list[Path]]:
     """One split's shards; `tally` refuses an id any split already wrote."""
     writer = _SplitWriter(tmp, split, opts)
@@ -178,7 +180,7 @@ def _write_split(tmp: Path, split: str, docs: Iterable[ProcessedDoc], opts: _Opt
     return writer.count, writer.finish()
 
 
-def write_shards(out_dir: str | Path, splits: Mapping[str, Iterable[ProcessedDoc]], *,
+def write_shards(out_dir: str | Path, splits: Mapping[str, Iterable[Doc]], *,
                  rows_per_shard: int = DEFAULT_ROWS_PER_SHARD,
                  row_group_bytes: int = DEFAULT_ROW_GROUP_BYTES,
                  features: str = COMPACT) -> WriteResult:

@@ -1,0 +1,99 @@
+"""The run state's document payload with the body's word columns as Arrow arrays.
+
+Why: the finish used to decode every kept document's JSON into Python lists (a str and a
+4-tuple of floats per word) only to turn them back into Arrow arrays for its Parquet row;
+that was ~16 ms of a document's ~17 ms there. Here the per-document stage writes the
+word columns once as an Arrow IPC stream (zstd-compressed buffers), so the finish reads
+them as Arrow buffers and numpy views (`read_columns`, no Python object per word) and
+`write/features.py` builds the row from them. Everything else of the document (candidate,
+page sizes, matches, counts) rides along as JSON in the schema's metadata.
+
+A payload is `MAGIC` then the IPC stream of one batch. `decode` still gives a whole
+`ProcessedDoc` for any caller that wants the lists; `run/codec.py` recognises the magic
+and hands such payloads here, and older payloads (zlib or zstd JSON) keep their path.
+"""
+
+from __future__ import annotations
+
+from itertools import chain
+from typing import Any
+
+import numpy as np
+import orjson
+import pyarrow as pa
+
+from ..records import AbstractMatch, Candidate, Document, ProcessedDoc
+from ..write.features import ColumnDoc, WordColumns
+
+MAGIC = b"LZA1"
+_META = b"doc"
+_OPTIONS = pa.ipc.IpcWriteOptions(compression=pa.Codec("zstd", compression_level=1))
+_WORD_KEYS = ("words", "boxes", "word_pages", "line_ids", "block_ids")
+_SCHEMA = pa.schema([
+    ("words", pa.string()),
+    ("boxes", pa.list_(pa.float64(), 4)),
+    ("word_pages", pa.int32()),
+    ("line_ids", pa.int32()),
+    ("block_ids", pa.int32()),
+])
+
+
+def _word_batch(d: Document) -> pa.RecordBatch:
+    """int32 ids and pages: a value that does not fit is refused here, as the compact
+    row's int32/int16 casts would refuse it later."""
+    flat = pa.array(list(chain.from_iterable(d.boxes)), pa.float64())
+    return pa.RecordBatch.from_arrays([
+        pa.array(d.words, pa.string()),
+        pa.FixedSizeListArray.from_arrays(flat, 4),
+        pa.array(d.word_pages, pa.int32()),
+        pa.array(d.line_ids, pa.int32()),
+        pa.array(d.block_ids, pa.int32()),
+    ], schema=_SCHEMA)
+
+
+def encode(p: ProcessedDoc) -> bytes:
+    """The payload: the word columns as Arrow, the rest as JSON metadata."""
+    meta = p.to_json()
+    meta["document"] = {k: v for k, v in meta["document"].items() if k not in _WORD_KEYS}
+    batch = _word_batch(p.document)
+    schema = _SCHEMA.with_metadata({_META: orjson.dumps(meta)})
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, schema, options=_OPTIONS) as w:
+        w.write_batch(batch)
+    return MAGIC + sink.getvalue().to_pybytes()
+
+
+def _read(payload: bytes) -> tuple[dict[str, Any], pa.RecordBatch]:
+    if payload[:4] != MAGIC:
+        raise ValueError("not a columnar payload")
+    reader = pa.ipc.open_stream(pa.py_buffer(payload)[4:])
+    batch = reader.read_next_batch()
+    return orjson.loads(reader.schema.metadata[_META]), batch
+
+
+def is_columnar(payload: bytes) -> bool:
+    return payload[:4] == MAGIC
+
+
+def read_columns(payload: bytes) -> ColumnDoc:
+    """What the finish's row needs, word columns as Arrow/numpy (no per-word objects)."""
+    meta, b = _read(payload)
+    sizes = np.asarray([(w, h) for _, w, h in meta["document"]["pages"]], np.float64)
+    boxes = b.column(1).flatten().to_numpy().reshape(-1, 4)
+    cols = WordColumns(words=b.column(0), boxes=boxes,
+                       pages=b.column(2).to_numpy().astype(np.int64),
+                       line_ids=b.column(3), block_ids=b.column(4))
+    return ColumnDoc(Candidate.from_json(meta["candidate"]), sizes.reshape(-1, 2), cols)
+
+
+def decode(payload: bytes) -> ProcessedDoc:
+    """The whole document with Python lists, as `ProcessedDoc.from_json` gives it."""
+    meta, b = _read(payload)
+    doc = meta["document"]
+    doc["words"] = b.column(0).to_pylist()
+    doc["boxes"] = b.column(1).flatten().to_pylist()
+    for i, key in enumerate(_WORD_KEYS[2:], start=2):
+        doc[key] = b.column(i).to_pylist()
+    return ProcessedDoc(Candidate.from_json(meta["candidate"]), Document.from_json(doc),
+                        [AbstractMatch.from_json(m) for m in meta["matches"]],
+                        meta["language_share"], meta["detected_language"], meta["leakage"])
