@@ -185,3 +185,13 @@ def _name(pid: int) -> str:
         return Path(f"/proc/{pid}/comm").read_text().strip()
     except OSError:
         return "?"
+
+
+def test_the_per_document_worker_does_not_import_the_dataset_writer():
+    """A worker imports `run.process` for its task; the writer's `datasets` (with pandas,
+    ~0.7 s) is only the finish's business, so each worker start must not pay for it."""
+    code = ("import sys, loralay_build.run.process; "
+            "print(sorted(m for m in ('datasets', 'pandas', 'matplotlib') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=REPO, check=True)
+    assert out.stdout.strip() == "[]"

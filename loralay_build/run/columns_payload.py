@@ -16,14 +16,16 @@ and hands such payloads here, and older payloads (zlib or zstd JSON) keep their 
 from __future__ import annotations
 
 from itertools import chain
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import orjson
 import pyarrow as pa
 
 from ..records import AbstractMatch, Candidate, Document, ProcessedDoc
-from ..write.features import ColumnDoc, WordColumns
+
+if TYPE_CHECKING:  # the write side imports `datasets` (~0.7 s): workers only encode
+    from ..write.features import ColumnDoc
 
 MAGIC = b"LZA1"
 _META = b"doc"
@@ -77,6 +79,8 @@ def is_columnar(payload: bytes) -> bool:
 
 def read_columns(payload: bytes) -> ColumnDoc:
     """What the finish's row needs, word columns as Arrow/numpy (no per-word objects)."""
+    from ..write.features import ColumnDoc, WordColumns
+
     meta, b = _read(payload)
     sizes = np.asarray([(w, h) for _, w, h in meta["document"]["pages"]], np.float64)
     boxes = b.column(1).flatten().to_numpy().reshape(-1, 4)
