@@ -415,3 +415,17 @@ def test_negative_mediabox_keeps_the_text_with_boxes_inside_the_page(tmp_path, b
         assert 0 <= x0 <= x1 <= 612 and 0 <= y0 <= y1 <= 792
     widths = {round(b[2] - b[0], 3) for b in doc.boxes} - {0.0}
     assert widths == {round(b[2] - b[0], 3) for b in original.boxes} - {0.0}
+
+
+def test_extracting_in_a_fresh_process_does_not_import_pandas():
+    """`pa.array` on a Python list and `Array.to_numpy` import pandas on first use
+    (0.2-0.3 s): paid by every `loralay extract` and every worker until the reader
+    built its Arrow input from buffers. The words are still read (3 documents)."""
+    code = ("import sys; from loralay_build.extract import extract_document; "
+            "docs = [extract_document(p, 'x') for p in sys.argv[1:]]; "
+            "print(min(len(d.words) for d in docs), 'pandas' in sys.modules)")
+    pdfs = sorted((REPO / "data/sample/pdf").glob("en_*.pdf"))[1:4]
+    out = subprocess.run([sys.executable, "-c", code, *map(str, pdfs)], capture_output=True,
+                         text=True, cwd=REPO, check=True)
+    words, imported = out.stdout.split()
+    assert int(words) > 100 and imported == "False"

@@ -73,17 +73,27 @@ def _coordinates(spans: list[bytes]) -> np.ndarray | None:
     if not spans:
         return np.zeros((4, 0))
     blob = b" ".join(spans).translate(None, _ATTR_LETTERS)
-    parts = pc.split_pattern(pa.array([blob], pa.large_binary()), b" ").flatten()
+    parts = pc.split_pattern(_one_binary(blob), b" ").flatten()
     if len(parts) != 4 * len(spans):
         return None
     try:
         values = parts.cast(pa.large_string()).cast(pa.float64())
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
-    coords = values.to_numpy(zero_copy_only=False)
-    if values.null_count or not np.isfinite(coords).all():  # the token reader's rules
+    if values.null_count:
+        return None
+    coords = np.frombuffer(values.buffers()[1], np.float64, len(values), 8 * values.offset)
+    if not np.isfinite(coords).all():  # the token reader's rules
         return None
     return coords.reshape(-1, 4).T
+
+
+def _one_binary(blob: bytes) -> pa.Array:
+    """A one-element binary array over `blob`, made from its buffers: `pa.array` on a
+    Python list (like `Array.to_numpy`) imports pandas on first use, 0.2-0.3 s in every
+    process that extracts (each `loralay extract`, each worker)."""
+    offsets = pa.py_buffer(np.array([0, len(blob)], np.int64))
+    return pa.Array.from_buffers(pa.large_binary(), 1, [None, offsets, pa.py_buffer(blob)])
 
 
 def clamped_boxes(coords: np.ndarray, widths: np.ndarray, heights: np.ndarray
