@@ -24,7 +24,7 @@ SOURCES = arxiv pubmed hal scielo-es scielo-pt koreascience
 # installed --no-deps, which keeps torch out (the preprocessors need none of it)
 VILA_REFERENCE = vila==0.5.0 layoutparser==0.3.4 opencv-python-headless==5.0.0.93
 
-.PHONY: install system-packages demo test bench bench-finish lint citesum $(SOURCES)
+.PHONY: install system-packages demo test bench bench-finish bench-scale lint citesum $(SOURCES)
 
 # System packages: Poppler runs the pipeline; qpdf and the Noto CJK font are what
 # `python -m loralay_build.samples` needs, and a test re-makes the sample corpus with them.
@@ -78,6 +78,13 @@ bench-finish: install
 	  --out $(OUT)/bench-finish/base --workers 1
 	nice $(VPY) scripts/bench_finish.py $(OUT)/bench-finish/base \
 	  $(SHARED)/corpus/manifest.jsonl --work $(OUT)/bench-finish
+
+# A whole build at scale: the shared corpus's PDFs listed 2k / 10k / 20k times, built with
+# --workers 2 in a fresh folder each (about 1 h here): the driver's peak RSS, CPU ms per
+# document and the finish's time per document (scripts/bench_scale.py).
+bench-scale: install
+	LORALAY_SHARED=$(SHARED) nice $(VPY) scripts/bench_scale.py --sizes 2000,10000,20000 \
+	  --workers 2 --work $(OUT)/bench-scale
 
 lint: install
 	$(VENV)/bin/ruff check loralay_build tests scripts
