@@ -22,6 +22,9 @@ from .records import Candidate
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS candidates (
     id TEXT PRIMARY KEY, seq INTEGER NOT NULL, body TEXT NOT NULL);
+-- each new candidate takes MAX(seq) + 1: without an index that is a scan of every row,
+-- and the fetch of n candidates costs n^2/2 row reads (145 docs/s at 20k and falling)
+CREATE INDEX IF NOT EXISTS candidates_seq ON candidates (seq);
 CREATE TABLE IF NOT EXISTS results (
     doc_id TEXT NOT NULL, stage TEXT NOT NULL, status TEXT NOT NULL,
     failure_class TEXT, message TEXT, duration_s REAL, updated_at REAL,

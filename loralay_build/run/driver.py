@@ -96,17 +96,31 @@ def _count_fetched(item: Candidate | Rejection, counts: dict[str, int], progress
 def plan_shard(fstate: RunState, sstate: RunState, shard: int, num_shards: int,
                settings: DocumentSettings, versions: ToolVersions, sums: PdfChecksums) -> Plan:
     """Every fetched document of the shard whose stored result is missing or stale."""
-    plan = Plan(*settings_print(settings))
     tools = str(versions) + (f"; {renderer_version()}" if settings.images else "")
+    plan = Plan(*settings_print(settings), tools)
     for c in fetch_state_candidates(fstate, shard, num_shards):
         plan.total += 1
-        now = InputPrint(candidate_print(c), sums.sha256(c.pdf_path), plan.settings_digest,
-                         tools)
-        why = stale_reason(sstate, c.id, now, plan.settings_json)
+        why = stale_reason(sstate, c.id, input_print(c, plan, sums), plan.settings_json)
         if why is not None:
-            plan.todo.append((c, now))
+            plan.todo.add(c.id)
             plan.reasons[why] += 1
     return plan
+
+
+def input_print(c: Candidate, plan: Plan, sums: PdfChecksums) -> InputPrint:
+    return InputPrint(candidate_print(c), sums.sha256(c.pdf_path), plan.settings_digest,
+                      plan.tools)
+
+
+def planned_work(fstate: RunState, plan: Plan, shard: int, num_shards: int,
+                 sums: PdfChecksums, prints: dict[str, InputPrint]) -> Iterator[Candidate]:
+    """The plan's documents read again from the fetch state as the workers take them, in
+    fetch order; `prints` holds the inputs of those handed out and not yet recorded (a
+    window's worth, not the corpus)."""
+    for c in fetch_state_candidates(fstate, shard, num_shards):
+        if c.id in plan.todo:
+            prints[c.id] = input_print(c, plan, sums)
+            yield c
 
 
 def fetch_state_candidates(fstate: RunState, shard: int, num_shards: int
@@ -172,23 +186,32 @@ def process_phase(settings: CommonSettings, layout: RunLayout, versions: ToolVer
         sums = PdfChecksums(layout.checksums_db)
         try:
             plan = plan_shard(fstate, sstate, shard, num_shards, doc_settings, versions, sums)
+            log.info(plan.line())
+            sstate.remember_settings(plan.settings_digest, plan.settings_json)
+            counts = _process_plan(fstate, sstate, plan, sums, layout, doc_settings,
+                                   (workers, shard, num_shards), settings.log_every_s)
         finally:
             sums.close()
-        log.info(plan.line())
-        sstate.remember_settings(plan.settings_digest, plan.settings_json)
-        prints = {c.id: p for c, p in plan.todo}
-        progress = Progress("process", len(prints), settings.log_every_s)
-        staging = staging_dir(layout.state_dir, shard, num_shards)
-        shutil.rmtree(staging, ignore_errors=True)  # what a killed run left
-        db = images_db(layout.state_dir, shard, num_shards)
-        with logging_redirect_tqdm(), \
-                (ImageStore(db) if doc_settings.images or db.exists() else nullcontext()) as im:
-            work = (c for c, _ in plan.todo)
-            for c, outcome in process_all(work, doc_settings, workers, staging):
-                progress.update(record_outcome(sstate, outcome, c.pdf_path, prints[c.id], im))
-        shutil.rmtree(staging, ignore_errors=True)
-        progress.close()
-        return dict(progress.counts)
+        return counts
+
+
+def _process_plan(fstate: RunState, sstate: RunState, plan: Plan, sums: PdfChecksums,
+                  layout: RunLayout, doc_settings: DocumentSettings,
+                  where: tuple[int, int, int], log_every_s: float) -> dict[str, int]:
+    workers, shard, num_shards = where
+    progress = Progress("process", len(plan.todo), log_every_s)
+    staging = staging_dir(layout.state_dir, shard, num_shards)
+    shutil.rmtree(staging, ignore_errors=True)  # what a killed run left
+    db = images_db(layout.state_dir, shard, num_shards)
+    prints: dict[str, InputPrint] = {}
+    with logging_redirect_tqdm(), \
+            (ImageStore(db) if doc_settings.images or db.exists() else nullcontext()) as im:
+        work = planned_work(fstate, plan, shard, num_shards, sums, prints)
+        for c, outcome in process_all(work, doc_settings, workers, staging):
+            progress.update(record_outcome(sstate, outcome, c.pdf_path, prints.pop(c.id), im))
+    shutil.rmtree(staging, ignore_errors=True)
+    progress.close()
+    return dict(progress.counts)
 
 
 def process_all(items: Iterable[Candidate], settings: DocumentSettings, workers: int,

@@ -116,8 +116,11 @@ class Plan:
 
     settings_digest: str
     settings_json: str  # kept in the state, so a later rerun can name the keys that changed
+    tools: str = ""
     total: int = 0
-    todo: list[tuple[Candidate, InputPrint]] = field(default_factory=list)
+    # ids only: a Candidate (abstracts, provenance) held per document to do grew the
+    # driver by ~2.8 KB a document, ~0.5 GB at arXiv-Lay's 200k (scripts/bench_scale.py)
+    todo: set[str] = field(default_factory=set)
     reasons: Counter[str] = field(default_factory=Counter)
 
     def line(self) -> str:
