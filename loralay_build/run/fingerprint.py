@@ -116,7 +116,7 @@ class Plan:
 
     settings_digest: str
     settings_json: str  # kept in the state, so a later rerun can name the keys that changed
-    tools: str = ""
+    tools: str  # tool versions, part of every document's input print
     total: int = 0
     # ids only: a Candidate (abstracts, provenance) held per document to do grew the
     # driver by ~2.8 KB a document, ~0.5 GB at arXiv-Lay's 200k (scripts/bench_scale.py)
