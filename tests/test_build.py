@@ -158,15 +158,23 @@ def _phase_reached(log: str) -> str:
     return reached
 
 
-def _run_and_kill(manifest: Path, out: Path, delay: float) -> str:
+def _run_and_kill(manifest: Path, out: Path, delay: float, after: str | None = None) -> str:
+    """Kill the build `delay` seconds after it started, or after it logged `after`."""
     proc = subprocess.Popen([sys.executable, "-m", "loralay_build.cli", "build", "--source",
                              "local", "--manifest", str(manifest), "--out", str(out),
                              "--workers", "2"], cwd=REPO, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
+    seen = ""
+    if after is not None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            seen += line
+            if after in line:
+                break
     time.sleep(delay)
     os.killpg(proc.pid, signal.SIGKILL)
     _, err = proc.communicate()
-    return _phase_reached(err)
+    return _phase_reached(seen + err)
 
 
 def _timed_build(manifest: Path, out: Path) -> tuple[float, float]:
@@ -191,14 +199,16 @@ def test_sigkill_at_random_moments_then_resume_equals_a_clean_run(built, manifes
     clean = table(out)
     rng = random.Random(20261123)
     duration, finish_at = _timed_build(manifest, tmp_path / "timed")
-    # one kill in the middle of the finish, timed from the phase itself: shares of the
-    # whole run missed it whenever the finish was the shorter part (a flaky test)
-    delays = [share * duration for share in (0.05, 0.2, 0.35, 0.5)]
-    delays += [(finish_at + duration) / 2, rng.uniform(0.2, 0.9) * duration]
+    # one kill in the middle of the finish, triggered by the killed run's own "processed:"
+    # line: times taken from another run missed the finish whenever the host's load changed
+    # between the two runs (a flaky test)
+    finish = dict(PHASES)["finish"]
+    kills = [(share * duration, None) for share in (0.05, 0.2, 0.35, 0.5)]
+    kills += [((duration - finish_at) / 3, finish), (rng.uniform(0.2, 0.9) * duration, None)]
     reached = []
-    for trial, delay in enumerate(delays):
+    for trial, (delay, after) in enumerate(kills):
         killed = tmp_path / f"killed{trial}"
-        reached.append(_run_and_kill(manifest, killed, delay))
+        reached.append(_run_and_kill(manifest, killed, delay, after))
         loralay("build", "--source", "local", "--manifest", str(manifest), "--out", str(killed),
                 "--workers", "2")
         assert table(killed) == clean, (trial, reached[-1])
