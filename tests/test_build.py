@@ -158,38 +158,46 @@ def _phase_reached(log: str) -> str:
     return reached
 
 
-def _run_and_kill(manifest: Path, out: Path, delay: float, after: str | None = None) -> str:
-    """Kill the build `delay` seconds after it started, or after it logged `after`."""
-    proc = subprocess.Popen([sys.executable, "-m", "loralay_build.cli", "build", "--source",
+def _start_build(manifest: Path, out: Path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "loralay_build.cli", "build", "--source",
                              "local", "--manifest", str(manifest), "--out", str(out),
                              "--workers", "2"], cwd=REPO, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
-    seen = ""
-    if after is not None:
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            seen += line
-            if after in line:
-                break
-    time.sleep(delay)
+
+
+def _kill(proc: subprocess.Popen, seen: str = "") -> str:
     os.killpg(proc.pid, signal.SIGKILL)
     _, err = proc.communicate()
     return _phase_reached(seen + err)
 
 
-def _timed_build(manifest: Path, out: Path) -> tuple[float, float]:
-    """Seconds of a whole build, and when its finish began (its "processed:" line)."""
-    proc = subprocess.Popen([sys.executable, "-m", "loralay_build.cli", "build", "--source",
-                             "local", "--manifest", str(manifest), "--out", str(out),
-                             "--workers", "2"], cwd=REPO, stderr=subprocess.PIPE, text=True)
-    t0 = time.monotonic()
-    finish_at = None
+def _run_and_kill(manifest: Path, out: Path, delay: float) -> str:
+    proc = _start_build(manifest, out)
+    time.sleep(delay)
+    return _kill(proc)
+
+
+def _kill_in_parquet_write(manifest: Path, out: Path) -> str:
+    """Kill the build while its finish writes a Parquet file (a `.partial` exists):
+    triggered by the run itself, since times taken from another run missed the finish
+    whenever the host's load changed between the two runs (a flaky test)."""
+    proc = _start_build(manifest, out)
+    seen = ""
     assert proc.stderr is not None
     for line in proc.stderr:
-        if finish_at is None and dict(PHASES)["finish"] in line:
-            finish_at = time.monotonic() - t0
-    assert proc.wait() == 0 and finish_at is not None
-    return time.monotonic() - t0, finish_at
+        seen += line
+        if dict(PHASES)["finish"] in line:
+            break
+    while proc.poll() is None and not any(out.glob(".data-tmp-*/*.partial")):
+        time.sleep(0.001)
+    return _kill(proc, seen)
+
+
+def _timed_build(manifest: Path, out: Path) -> float:
+    t0 = time.monotonic()
+    loralay("build", "--source", "local", "--manifest", str(manifest), "--out", str(out),
+            "--workers", "2")
+    return time.monotonic() - t0
 
 
 def test_sigkill_at_random_moments_then_resume_equals_a_clean_run(built, manifest, tmp_path):
@@ -198,17 +206,14 @@ def test_sigkill_at_random_moments_then_resume_equals_a_clean_run(built, manifes
     out, _ = built
     clean = table(out)
     rng = random.Random(20261123)
-    duration, finish_at = _timed_build(manifest, tmp_path / "timed")
-    # one kill in the middle of the finish, triggered by the killed run's own "processed:"
-    # line: times taken from another run missed the finish whenever the host's load changed
-    # between the two runs (a flaky test)
-    finish = dict(PHASES)["finish"]
-    kills = [(share * duration, None) for share in (0.05, 0.2, 0.35, 0.5)]
-    kills += [((duration - finish_at) / 3, finish), (rng.uniform(0.2, 0.9) * duration, None)]
+    duration = _timed_build(manifest, tmp_path / "timed")
+    delays = [share * duration for share in (0.05, 0.2, 0.35, 0.5)]
+    delays += [-1.0, rng.uniform(0.2, 0.9) * duration]  # -1: in the finish's Parquet write
     reached = []
-    for trial, (delay, after) in enumerate(kills):
+    for trial, delay in enumerate(delays):
         killed = tmp_path / f"killed{trial}"
-        reached.append(_run_and_kill(manifest, killed, delay, after))
+        reached.append(_kill_in_parquet_write(manifest, killed) if delay < 0
+                       else _run_and_kill(manifest, killed, delay))
         loralay("build", "--source", "local", "--manifest", str(manifest), "--out", str(killed),
                 "--workers", "2")
         assert table(killed) == clean, (trial, reached[-1])
