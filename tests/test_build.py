@@ -6,6 +6,7 @@ several properties are checked on that one run.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import random
@@ -208,12 +209,13 @@ def test_sigkill_at_random_moments_then_resume_equals_a_clean_run(built, manifes
     rng = random.Random(20261123)
     duration = _timed_build(manifest, tmp_path / "timed")
     delays = [share * duration for share in (0.05, 0.2, 0.35, 0.5)]
-    delays += [-1.0, rng.uniform(0.2, 0.9) * duration]  # -1: in the finish's Parquet write
+    kills = [functools.partial(_run_and_kill, delay=d) for d in delays]
+    kills += [_kill_in_parquet_write,
+              functools.partial(_run_and_kill, delay=rng.uniform(0.2, 0.9) * duration)]
     reached = []
-    for trial, delay in enumerate(delays):
+    for trial, kill in enumerate(kills):
         killed = tmp_path / f"killed{trial}"
-        reached.append(_kill_in_parquet_write(manifest, killed) if delay < 0
-                       else _run_and_kill(manifest, killed, delay))
+        reached.append(kill(manifest, killed))
         loralay("build", "--source", "local", "--manifest", str(manifest), "--out", str(killed),
                 "--workers", "2")
         assert table(killed) == clean, (trial, reached[-1])

@@ -233,7 +233,7 @@ def test_columnar_reader_equals_the_token_reader_on_every_real_pdf():
     _w(b"font", b'xMin="1" yMin="2" xMax="3" yMax="4" font="x"'),  # not Poppler's shape
     b'<page width="50" height="60" rotate="90">' + _w(b"rot"),  # nor is this page
     _w(b"1e3", b'xMin="1e3" yMin="-2" xMax="3_0" yMax="4"'),  # float() reads 3_0, Arrow not
-    _w(b"a<b"),  # an unescaped '<' in a text (the columnar reader cuts texts at '<')
+    _w(b"a<b"),  # an unescaped '<' in a text (the columnar text pattern stops at '<')
     _w(b"two", b' xMin="1" yMin="2" xMax="3" yMax="4"'),  # two spaces after `<word`
     _w(b"open").replace(b"</word>", b"</wrd>"),  # no closing tag
 ])
