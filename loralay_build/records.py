@@ -1,17 +1,27 @@
 """Typed records that travel between stages.
 
-A document's words are kept column-wise (parallel lists), which is the shape
-both the matcher and the Parquet writer want and costs far less than one
-object per word on documents of tens of thousands of words.
+A document's words are kept column-wise (parallel lists, the boxes one (n, 4) array),
+which is the shape both the matcher and the Parquet writer want and costs far less than
+one object per word on documents of tens of thousands of words.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from itertools import chain, compress
+from itertools import compress
 from typing import Any
 
+import numpy as np
+
 Box = tuple[float, float, float, float]
+# the per-word columns of a Document, in the order the run state's payload stores them
+WORD_COLUMNS = ("words", "boxes", "word_pages", "line_ids", "block_ids")
+
+
+def box_array(boxes: Any = ()) -> np.ndarray:
+    """Boxes as the (n, 4) float64 array a Document holds: from a list of 4-tuples, a
+    flat list of 4n numbers, or an array already (then not copied)."""
+    return np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,17 +94,21 @@ class Page:
     height: float
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Document:
     """Words with boxes, pages, and Poppler's line/block groups (VILA's layout groups).
 
     Line and block ids are unique within the document and increase in reading order.
+    `boxes` is an (n, 4) float64 array (x0, y0, x1, y1 in points), not a list of tuples:
+    the extractor's clamps produce it in one call, and the run state and the Parquet row
+    take it as it is; a tuple per word cost ~0.03 of Poppler's own time (docs/performance.md).
+    The constructor also takes a list of 4-tuples.
     """
 
     id: str
     pages: list[Page]
     words: list[str] = field(default_factory=list)
-    boxes: list[Box] = field(default_factory=list)
+    boxes: np.ndarray = field(default_factory=box_array)
     word_pages: list[int] = field(default_factory=list)
     line_ids: list[int] = field(default_factory=list)
     block_ids: list[int] = field(default_factory=list)
@@ -107,29 +121,47 @@ class Document:
     # repair, then emptied (never stored)
     raw_broken: dict[int, bytes] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        self.boxes = box_array(self.boxes)
+
     def __len__(self) -> int:
         return len(self.words)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Document):
+            return NotImplemented
+        return (self.id, self.pages, self.words, self.word_pages, self.line_ids,
+                self.block_ids, self.dropped_invisible, self.words_repaired,
+                self.words_unrepaired, self.raw_broken) == (
+            other.id, other.pages, other.words, other.word_pages, other.line_ids,
+            other.block_ids, other.dropped_invisible, other.words_repaired,
+            other.words_unrepaired, other.raw_broken) and np.array_equal(self.boxes,
+                                                                          other.boxes)
 
     def page_size(self, number: int) -> tuple[float, float]:
         p = self.pages[number - 1]
         return p.width, p.height
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, word_columns: bool = True) -> dict[str, Any]:
         """Column-wise, boxes flattened: the shape the run state stores (issue: the codec
-        belongs to the records)."""
-        return {"id": self.id, "pages": [[p.number, p.width, p.height] for p in self.pages],
-                "words": self.words, "boxes": list(chain.from_iterable(self.boxes)),
-                "word_pages": self.word_pages, "line_ids": self.line_ids,
-                "block_ids": self.block_ids, "dropped_invisible": self.dropped_invisible,
-                "words_repaired": self.words_repaired,
-                "words_unrepaired": self.words_unrepaired}
+        belongs to the records). `word_columns=False` leaves out `WORD_COLUMNS`, which
+        the columnar payload stores as Arrow arrays instead."""
+        out: dict[str, Any] = {"id": self.id,
+                               "pages": [[p.number, p.width, p.height] for p in self.pages]}
+        if word_columns:
+            out.update(words=self.words, boxes=self.boxes.ravel().tolist(),
+                       word_pages=self.word_pages, line_ids=self.line_ids,
+                       block_ids=self.block_ids)
+        out.update(dropped_invisible=self.dropped_invisible,
+                   words_repaired=self.words_repaired, words_unrepaired=self.words_unrepaired)
+        return out
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Document:
         flat = d["boxes"]
         return cls(id=d["id"], pages=[Page(int(n), float(w), float(h)) for n, w, h in d["pages"]],
                    words=d["words"],
-                   boxes=list(zip(*[iter(flat)] * 4)),  # four at a time, in C
+                   boxes=box_array(flat),
                    word_pages=d["word_pages"], line_ids=d["line_ids"],
                    block_ids=d["block_ids"], dropped_invisible=d["dropped_invisible"],
                    words_repaired=d.get("words_repaired", 0),
@@ -141,7 +173,7 @@ class Document:
             id=self.id,
             pages=self.pages,
             words=list(compress(self.words, mask)),
-            boxes=list(compress(self.boxes, mask)),
+            boxes=self.boxes[np.asarray(mask, dtype=bool).reshape(-1)],
             word_pages=list(compress(self.word_pages, mask)),
             line_ids=list(compress(self.line_ids, mask)),
             block_ids=list(compress(self.block_ids, mask)),
@@ -193,8 +225,9 @@ class ProcessedDoc:
     detected_language: str | None
     leakage: dict[str, float]  # language -> share of the abstract's n-grams left in the body
 
-    def to_json(self) -> dict[str, Any]:
-        return {"candidate": self.candidate.to_json(), "document": self.document.to_json(),
+    def to_json(self, word_columns: bool = True) -> dict[str, Any]:
+        return {"candidate": self.candidate.to_json(),
+                "document": self.document.to_json(word_columns),
                 "matches": [m.to_json() for m in self.matches],
                 "language_share": self.language_share,
                 "detected_language": self.detected_language, "leakage": self.leakage}

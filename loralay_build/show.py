@@ -105,7 +105,7 @@ def recut(pdf: Path, cand: Candidate, settings: Any, row_words: list[str]) -> Cu
         cuts.differs = sum(a != b for a, b in zip(kept.words, row_words, strict=True))
     for i in removed_indices(doc, kept):
         lang = next((m.language for m in matches if m.start <= i < m.end), COVER)
-        cuts.words.append((doc.word_pages[i], tuple(doc.boxes[i]), lang))
+        cuts.words.append((doc.word_pages[i], tuple(doc.boxes[i].tolist()), lang))
     return cuts
 
 

@@ -21,7 +21,7 @@ from loralay_build.records import Candidate, Document
 from loralay_build.settings import load_settings
 from loralay_build.strip import leakage, strip_abstracts, strip_document
 from loralay_build.strip.cover import cover_page
-from loralay_build.strip.normalise import text_key, tokens, word_keys
+from loralay_build.strip.normalise import _word_key, text_key, tokens, word_keys
 
 from .conftest import shared_path
 
@@ -70,8 +70,8 @@ def _candidate(m: dict, abstracts: dict[str, str] | None = None) -> Candidate:
 
 def _removed(doc: Document, body: Document) -> set[tuple]:
     """Removed words as (page, line id, box) identities (Document.keep keeps them)."""
-    ids = lambda d: {(p, ln, b) for p, ln, b in zip(d.word_pages, d.line_ids, d.boxes,  # noqa: E731
-                                                     strict=True)}
+    ids = lambda d: {(p, ln, tuple(b)) for p, ln, b in zip(  # noqa: E731
+        d.word_pages, d.line_ids, d.boxes.tolist(), strict=True)}
     return ids(doc) - ids(body)
 
 
@@ -101,9 +101,10 @@ def test_no_abstract_text_left_around_the_cut(readable, stripped):
     either side of its removed span: the cut neither stops short nor leaves an edge word."""
     for did, (m, doc) in readable.items():
         body, matches = stripped[did]
-        keep_ids = {(p, ln, b) for p, ln, b in zip(body.word_pages, body.line_ids, body.boxes,
-                                                   strict=True)}
-        kept = [(doc.word_pages[i], doc.line_ids[i], doc.boxes[i]) in keep_ids
+        keep_ids = {(p, ln, tuple(b)) for p, ln, b in zip(body.word_pages, body.line_ids,
+                                                          body.boxes.tolist(), strict=True)}
+        boxes = doc.boxes.tolist()
+        kept = [(doc.word_pages[i], doc.line_ids[i], tuple(boxes[i])) in keep_ids
                 for i in range(len(doc))]
         for x in matches:
             toks = tokens(m["abstracts"][x.language])
@@ -112,6 +113,17 @@ def test_no_abstract_text_left_around_the_cut(readable, stripped):
                          [i for i in range(x.end, len(doc)) if kept[i]][:15]):
                 near = " ".join(tokens(" ".join(doc.words[i] for i in side)))
                 assert not any(e in near for e in edges), (did, x.language, near)
+
+
+def test_word_keys_equal_the_per_word_definition_on_every_real_word(readable):
+    """`word_keys` computes ASCII words' keys on bytes and folds only the other words: on
+    every word of the readable corpus (five languages, ligatures, Korean, symbols) each key
+    equals the definition, `_NON_KEY.sub("", fold(word))`, and glued lists still split."""
+    words = [w for _, doc in readable.values() for w in doc.words]
+    assert len(words) > 150_000 and sum(not w.isascii() for w in words) > 5_000
+    assert word_keys(words) == [_word_key(w) for w in words]
+    odd = ["x\x01y", "Ǆ", "ﬃ", "A_b", "\x7f", ""]  # the separator inside a word; folds
+    assert word_keys(words[:50] + odd) == [_word_key(w) for w in words[:50] + odd]
 
 
 def test_cut_starts_and_ends_on_the_abstract_words(readable, stripped):

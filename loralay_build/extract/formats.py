@@ -20,7 +20,7 @@ from ..records import Document
 
 def jsonl_bytes(doc: Document) -> bytes:
     rows = [{"text": t, "box": b, "page": p, "line": ln, "block": k}
-            for t, b, p, ln, k in zip(doc.words, doc.boxes, doc.word_pages, doc.line_ids,
+            for t, b, p, ln, k in zip(doc.words, doc.boxes.tolist(), doc.word_pages, doc.line_ids,
                                       doc.block_ids)]
     if not rows:
         return b""
@@ -32,8 +32,9 @@ def jsonl_bytes(doc: Document) -> bytes:
 
 def tsv_bytes(doc: Document) -> bytes:
     lines = []
+    boxes = doc.boxes.tolist()
     for i, text in enumerate(doc.words):
-        x0, y0, x1, y1 = doc.boxes[i]
+        x0, y0, x1, y1 = boxes[i]
         page = doc.word_pages[i]
         w, h = doc.page_size(page)
         safe = text.replace("\t", " ")

@@ -18,9 +18,10 @@ from ..strip.cover import cover_page
 def removed_indices(doc: Document, kept: Document) -> list[int]:
     """Indices of `doc` absent from `kept`, which is `doc.keep(mask)`: a subsequence."""
     j, removed = 0, []
+    boxes, kept_boxes = doc.boxes.tolist(), kept.boxes.tolist()
     for i in range(len(doc)):
-        if j < len(kept) and (doc.words[i], doc.boxes[i], doc.word_pages[i]) == (
-                kept.words[j], kept.boxes[j], kept.word_pages[j]):
+        if j < len(kept) and (doc.words[i], boxes[i], doc.word_pages[i]) == (
+                kept.words[j], kept_boxes[j], kept.word_pages[j]):
             j += 1
         else:
             removed.append(i)
@@ -41,5 +42,6 @@ def plan_redaction(doc: Document, body: Document, drop_cover: bool) -> Redaction
     pages = [p.number for p in doc.pages if not (cover and p.number == 1)]
     out = Redaction(pages)
     for i in removed_indices(doc, body):
-        out.boxes.setdefault(doc.word_pages[i], []).append(doc.boxes[i])
+        x0, y0, x1, y1 = doc.boxes[i].tolist()
+        out.boxes.setdefault(doc.word_pages[i], []).append((x0, y0, x1, y1))
     return out

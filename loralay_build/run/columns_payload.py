@@ -15,14 +15,13 @@ and hands such payloads here, and older payloads (zlib or zstd JSON) keep their 
 
 from __future__ import annotations
 
-from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import orjson
 import pyarrow as pa
 
-from ..records import AbstractMatch, Candidate, Document, ProcessedDoc
+from ..records import WORD_COLUMNS, AbstractMatch, Candidate, Document, ProcessedDoc
 
 if TYPE_CHECKING:  # the write side imports `datasets` (~0.7 s): workers only encode
     from ..write.features import ColumnDoc
@@ -30,7 +29,6 @@ if TYPE_CHECKING:  # the write side imports `datasets` (~0.7 s): workers only en
 MAGIC = b"LZA1"
 _META = b"doc"
 _OPTIONS = pa.ipc.IpcWriteOptions(compression=pa.Codec("zstd", compression_level=1))
-_WORD_KEYS = ("words", "boxes", "word_pages", "line_ids", "block_ids")
 _SCHEMA = pa.schema([
     ("words", pa.string()),
     ("boxes", pa.list_(pa.float64(), 4)),
@@ -43,7 +41,7 @@ _SCHEMA = pa.schema([
 def _word_batch(d: Document) -> pa.RecordBatch:
     """int32 ids and pages: a value that does not fit is refused here, as the compact
     row's int32/int16 casts would refuse it later."""
-    flat = pa.array(list(chain.from_iterable(d.boxes)), pa.float64())
+    flat = pa.array(np.ascontiguousarray(d.boxes, np.float64).reshape(-1), pa.float64())
     return pa.RecordBatch.from_arrays([
         pa.array(d.words, pa.string()),
         pa.FixedSizeListArray.from_arrays(flat, 4),
@@ -55,8 +53,7 @@ def _word_batch(d: Document) -> pa.RecordBatch:
 
 def encode(p: ProcessedDoc) -> bytes:
     """The payload: the word columns as Arrow, the rest as JSON metadata."""
-    meta = p.to_json()
-    meta["document"] = {k: v for k, v in meta["document"].items() if k not in _WORD_KEYS}
+    meta = p.to_json(word_columns=False)
     batch = _word_batch(p.document)
     schema = _SCHEMA.with_metadata({_META: orjson.dumps(meta)})
     sink = pa.BufferOutputStream()
@@ -96,7 +93,7 @@ def decode(payload: bytes) -> ProcessedDoc:
     doc = meta["document"]
     doc["words"] = b.column(0).to_pylist()
     doc["boxes"] = b.column(1).flatten().to_pylist()
-    for i, key in enumerate(_WORD_KEYS[2:], start=2):
+    for i, key in enumerate(WORD_COLUMNS[2:], start=2):
         doc[key] = b.column(i).to_pylist()
     return ProcessedDoc(Candidate.from_json(meta["candidate"]), Document.from_json(doc),
                         [AbstractMatch.from_json(m) for m in meta["matches"]],
