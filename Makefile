@@ -28,10 +28,17 @@ VILA_REFERENCE = vila==0.5.0 layoutparser==0.3.4 opencv-python-headless==5.0.0.9
 .PHONY: install system-packages demo test bench bench-finish bench-scale lint citesum $(SOURCES)
 
 # System packages: Poppler runs the pipeline; qpdf and the Noto CJK font are what
-# `python -m loralay_build.samples` needs, and a test re-makes the sample corpus with them.
+# `python -m loralay_build.samples` needs, and a test re-makes the sample corpus with them;
+# a C compiler and the Python headers build the reader of Poppler's output
+# (loralay_build/extract/_fastread.c; without them it installs, reading ~10 % slower).
+PY_VERSION = $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+PY_HEADERS = $(shell $(PYTHON) -c 'import os, sysconfig; \
+  print(os.path.join(sysconfig.get_paths()["include"], "Python.h"))' 2>/dev/null)
 APT_NEEDS = $(if $(shell command -v pdftotext),,poppler-utils) \
             $(if $(shell command -v qpdf),,qpdf) \
-            $(if $(wildcard /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc),,fonts-noto-cjk)
+            $(if $(wildcard /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc),,fonts-noto-cjk) \
+            $(if $(shell command -v cc),,gcc libc6-dev) \
+            $(if $(wildcard $(PY_HEADERS)),,python$(PY_VERSION)-dev)
 
 # $(call apt_install,PACKAGES): apt-get, through sudo unless we are root.
 apt_install = echo "Installing with apt-get: $(1)"; \
@@ -48,12 +55,13 @@ system-packages:
 # python3.X-venv, so that package is installed first when it is missing.
 $(VPY):
 	@if ! $(PYTHON) -c 'import ensurepip, venv' 2>/dev/null; then \
-	  $(call apt_install,python$$($(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')-venv); fi
+	  $(call apt_install,python$(PY_VERSION)-venv); fi
 	$(PYTHON) -m venv --clear $(VENV)
 
-# Installed once, again only when pyproject.toml changes (the install is editable, so code
-# edits need nothing); `make test` on an installed checkout costs no pip run.
-$(STAMP): pyproject.toml | $(VPY)
+# Installed once, again only when pyproject.toml or the C reader changes (the install is
+# editable, so Python edits need nothing); `make test` on an installed checkout costs no
+# pip run.
+$(STAMP): pyproject.toml loralay_build/extract/_fastread.c | $(VPY)
 	@$(VPY) -m pip --version >/dev/null 2>&1 || $(PYTHON) -m venv --clear $(VENV)
 	$(VPY) -m pip install -q -e '.[dev]'
 	$(VPY) -m pip install -q --no-deps $(VILA_REFERENCE)

@@ -93,7 +93,7 @@ def copy_sources(dest: Path) -> Path:
     and a stale build/lib of the checkout would end up in the wheel."""
     def ignore(folder: str, names: list[str]) -> set[str]:
         top = Path(folder) == REPO
-        return {n for n in names if n == "__pycache__" or n.endswith(".egg-info")
+        return {n for n in names if n == "__pycache__" or n.endswith((".egg-info", ".so"))
                 or (top and n in NOT_SOURCES)}
     return Path(shutil.copytree(REPO, dest, ignore=ignore))
 
@@ -124,6 +124,8 @@ def test_wheel_ships_the_defaults_and_no_checkout_files(wheel):
     configs = {Path(n).name for n in names if n.startswith("loralay_build/configs/")}
     assert {p.name for p in (PACKAGE / "configs").glob("*.yaml")} <= configs
     assert not [n for n in names if n.split("/")[0] in ("tests", "scripts", "data")]
+    # the compiled reader of Poppler's output, built from extract/_fastread.c
+    assert [n for n in names if re.fullmatch(r"loralay_build/extract/_fastread\..*\.so", n)]
 
 
 @pytest.mark.integration
@@ -132,6 +134,8 @@ def test_installed_wheel_builds_the_sample_from_outside_the_checkout(venv, tmp_p
     where = run(bin_ / "python", "-c", "import loralay_build; print(loralay_build.__file__)",
                 cwd=tmp_path)
     assert Path(where.strip()).is_relative_to(venv), "the wheel, not the checkout, must run"
+    run(bin_ / "python", "-c", "from loralay_build.extract import parse; "
+        "assert parse.BBoxLayoutParser('x').reader == 'c'", cwd=tmp_path)
     out = tmp_path / "sample"
     run(bin_ / "loralay", "build", "--source", "local", "--manifest",
         REPO / "data" / "sample" / "manifest.jsonl", "--out", out, "--workers", "2",

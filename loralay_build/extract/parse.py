@@ -30,11 +30,21 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
+from collections.abc import Sequence
+from itertools import compress
 
 import numpy as np
 
-from ..records import Box, Document, Page
-from .columns import clamped_boxes, read_columns
+from ..records import Box, Document, Page, box_array
+
+try:  # the compiled reader; a wheel built without a C compiler reads with NumPy and Arrow
+    from ._fastread import read_chunk
+except ImportError:  # pragma: no cover - exercised by the install without a compiler
+    read_chunk = None
+
+# who reads a chunk first: "c" (compiled, Poppler's regular shape only), "columns" (NumPy
+# and Arrow), "tokens" (per word, any shape); each hands what it cannot read to the next
+READERS = ("c", "columns", "tokens")
 
 # the token reader's grammar, used when a chunk is not in Poppler's regular shape
 TOKEN = re.compile(
@@ -52,6 +62,8 @@ _CLOSERS = (b"</word>", b"</page>", b"</line>")
 # still stop Poppler early, at most 4 MB (~35k words) past the cap.
 BATCH = 1 << 22
 INVISIBLE_CATEGORIES = frozenset({"Cf", "Co", "Zs", "Zl", "Zp", "Cc"})
+# what `str.strip` or `isprintable` would see in ASCII, other than the line breaks
+_ASCII_SPACE = re.compile("[\x00-\x09\x0b-\x20\x7f]")
 
 
 def clean_word(raw: bytes, may_be_forbidden: bool) -> str:
@@ -60,9 +72,12 @@ def clean_word(raw: bytes, may_be_forbidden: bool) -> str:
 
 
 def clean_text(text: str, may_be_forbidden: bool) -> str:
-    """The documented rule on one word's decoded (still escaped) text."""
+    """The documented rule on one word's decoded (still escaped) text. `may_be_forbidden`
+    False promises that the raw bytes held no forbidden character (an entity may still
+    name one, `&#1;`, and is checked for it)."""
     if "&" in text:
         text = html.unescape(text)
+        may_be_forbidden = True
     if may_be_forbidden:
         text = FORBIDDEN.sub("\ufffd", text)
     if text.isascii():
@@ -70,6 +85,13 @@ def clean_text(text: str, may_be_forbidden: bool) -> str:
     text = unicodedata.normalize("NFKC", text)
     if text.isprintable() and " " not in text:
         return text  # no format, private-use or space character: nothing to drop or strip
+    return _visible_part(text)
+
+
+def _visible_part(text: str) -> str:
+    """Steps 4-5 of the rule on a normalised word that holds a space or an unprintable."""
+    if text.isascii():
+        return text.strip()
     if all(unicodedata.category(ch) in INVISIBLE_CATEGORIES for ch in text):
         return ""
     text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
@@ -83,22 +105,33 @@ def has_forbidden_bytes(data: bytes) -> bool:
             or b"\xef\xbf\xbe" in data or b"\xef\xbf\xbf" in data)
 
 
-def clean_words(raws: tuple[bytes, ...]) -> list[str]:
-    """The documented rule over a chunk's words, decoded in one call: plain ASCII words
-    without an entity (most of them) pass as they are, the rest go through `clean_text`."""
+def clean_words(raws: Sequence[bytes]) -> list[str]:
+    """`clean_word` of every word, each step of the rule run once over the words joined by
+    line breaks where the step cannot cross one (decoding, the forbidden characters,
+    NFKC: a line break is a starter nothing composes with), so a paper in Korean or
+    Portuguese costs no Python call per word (~2 us each before). A word holding a line
+    break, or an entity that makes one, is done word by word."""
+    n = len(raws)
     joined = b"\n".join(raws)
-    forbidden = has_forbidden_bytes(joined)
     text = joined.decode("utf-8", "replace")
-    parts = text.split("\n")
-    if len(parts) != len(raws):  # a word holding a line break: one by one
-        return [clean_word(r, forbidden) for r in raws]
-    if forbidden or " " in text or "\t" in text or "\r" in text:
-        # printable ASCII without an entity or a space is left as it is by the rule
-        return [t if t.isascii() and t.isprintable() and "&" not in t and " " not in t
-                else clean_text(t, forbidden) for t in parts]
-    if "&" not in text and text.isascii():
-        return parts
-    return [t if t.isascii() and "&" not in t else clean_text(t, False) for t in parts]
+    if text.count("\n") != n - 1:
+        return [clean_word(r, True) for r in raws]
+    forbidden = has_forbidden_bytes(joined)
+    if "&" in text:
+        text = "\n".join([html.unescape(t) if "&" in t else t for t in text.split("\n")])
+        forbidden = True
+        if text.count("\n") != n - 1:
+            return [clean_word(r, True) for r in raws]
+    if forbidden:
+        text = FORBIDDEN.sub("\ufffd", text)
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+        if text.count("\n") != n - 1:  # never seen: NFKC makes no line break
+            return [clean_word(r, True) for r in raws]
+    elif not _ASCII_SPACE.search(text):  # printable ASCII: the rule leaves it as it is
+        return text.split("\n")
+    return [t if t.isprintable() and " " not in t else _visible_part(t)
+            for t in text.split("\n")]
 
 
 class BBoxLayoutParser:
@@ -110,16 +143,19 @@ class BBoxLayoutParser:
     """
 
     def __init__(self, doc_id: str, max_pages: int | None = None,
-                 max_words: int | None = None, columnar: bool = True) -> None:
+                 max_words: int | None = None, reader: str = "c") -> None:
+        if reader not in READERS:
+            raise ValueError(f"reader must be one of {READERS}, not {reader!r}")
         self.doc = Document(id=doc_id, pages=[])
-        # False: the token reader alone, the reference the columnar reader is tested on
-        self.columnar = columnar
+        # the first reader tried (the tests compare each with the one after it)
+        self.reader = "columns" if reader == "c" and read_chunk is None else reader
         self.max_pages = max_pages
         self.max_words = max_words
         # (number, width, height) of the first page with no area: its words would all
         # be clamped to [0, 0, 0, 0], which no model can learn from
         self.degenerate_page: tuple[int, float, float] | None = None
         self._buf = b""
+        self._boxes: list[np.ndarray] = []  # each chunk's (n, 4) boxes, joined by finish()
         self._pending: list[bytes] = []
         self._size = 0
         self._line = -1
@@ -171,6 +207,9 @@ class BBoxLayoutParser:
 
     def finish(self) -> Document:
         self.flush()
+        if self._boxes:
+            self.doc.boxes = np.concatenate([self.doc.boxes, *self._boxes])
+            self._boxes = []
         return self.doc
 
     def _add_page(self, w: float, h: float) -> None:
@@ -181,7 +220,13 @@ class BBoxLayoutParser:
         self._w, self._h = w, h
 
     def _parse(self, data: bytes) -> None:
-        cols = read_columns(data) if self.columnar else None
+        if self.reader == "c" and self._parse_compiled(data):
+            return
+        # imported here: Arrow's compute module costs ~0.1 s of start-up to every
+        # `loralay extract` and worker, and the compiled reader needs none of it
+        from .columns import clamped_boxes, read_columns
+
+        cols = read_columns(data) if self.reader != "tokens" else None
         if cols is None:
             self._parse_tokens(data)
             return
@@ -190,31 +235,53 @@ class BBoxLayoutParser:
         for w, h in cols.page_sizes:
             self._add_page(w, h)
         widths, heights = (np.array(v, dtype=np.float64)[cols.page_step] for v in zip(*sizes))
-        raws = tuple(cols.texts)
-        self._append(raws, clean_words(raws),
-                     clamped_boxes(cols.coords, widths, heights),
+        raws = cols.texts
+        words = clean_words(raws)
+        self._append(words, clamped_boxes(cols.coords, widths, heights),
                      (cols.page_step + first_page).tolist(),
                      (cols.line_step + self._line).tolist(),
-                     (cols.block_step + self._block).tolist())
+                     (cols.block_step + self._block).tolist(), _broken(words, raws))
         self._line += cols.lines
         self._block += cols.blocks
 
-    def _append(self, raws: tuple[bytes, ...], words: list[str], boxes: list[Box],
-                pages: list[int], line_ids: list[int], block_ids: list[int]) -> None:
-        """Add a chunk's columns, without the tokens the rule dropped."""
+    def _parse_compiled(self, data: bytes) -> bool:
+        """False when the chunk is not in Poppler's regular shape (nothing read then)."""
+        got = read_chunk(data, len(self.doc.pages), self._line, self._block, self._w, self._h)
+        if got is None:
+            return False
+        words, odd, boxes, pages, line_ids, block_ids, sizes, self._line, self._block = got
+        for w, h in sizes:
+            self._add_page(w, h)
+        broken = {}
+        if odd:  # the words the documented rule may change arrive as raw bytes
+            raws = [words[i] for i in odd]
+            for i, raw, word in zip(odd, raws, clean_words(raws)):
+                words[i] = word
+                if "\ufffd" in word:
+                    broken[i] = raw
+        self._append(words, np.frombuffer(boxes, np.float64).reshape(-1, 4), pages,
+                     line_ids, block_ids, broken)
+        return True
+
+    def _append(self, words: list[str], boxes: np.ndarray, pages: list[int],
+                line_ids: list[int], block_ids: list[int], broken: dict[int, bytes]) -> None:
+        """Add a chunk's columns, without the tokens the rule dropped. `broken`: the raw
+        bytes of each word left holding U+FFFD, by index in the chunk, which
+        extract/glyphs.py's repair reads."""
         if "" in words:
-            keep = [i for i, t in enumerate(words) if t]
-            self.doc.dropped_invisible += len(words) - len(keep)
-            raws, words, boxes, pages, line_ids, block_ids = (
-                [col[i] for i in keep]
-                for col in (raws, words, boxes, pages, line_ids, block_ids))
+            keep = list(map(bool, words))
+            self.doc.dropped_invisible += keep.count(False)
+            boxes = boxes[np.array(keep, dtype=bool)]
+            words, pages, line_ids, block_ids = (
+                list(compress(col, keep)) for col in (words, pages, line_ids, block_ids))
+            if broken:  # a word holding U+FFFD is never dropped: renumber the kept ones
+                kept_up_to = np.cumsum(keep)
+                broken = {int(kept_up_to[i]) - 1: raw for i, raw in broken.items()}
         doc = self.doc
-        if "\ufffd" in "\n".join(words):  # raw bytes kept for extract/glyphs.py's repair
-            base = len(doc.words)
-            doc.raw_broken.update((base + i, raws[i]) for i, t in enumerate(words)
-                                  if "\ufffd" in t)
+        base = len(doc.words)
+        doc.raw_broken.update((base + i, raw) for i, raw in broken.items())
         doc.words += words
-        doc.boxes += boxes
+        self._boxes.append(boxes)
         doc.word_pages += pages
         doc.line_ids += line_ids
         doc.block_ids += block_ids
@@ -222,6 +289,9 @@ class BBoxLayoutParser:
     def _parse_tokens(self, data: bytes) -> None:
         """Token by token, for output not in Poppler's regular shape (slow, rare)."""
         forbidden = has_forbidden_bytes(data)
+        raws: list[bytes] = []
+        boxes: list[Box] = []
+        ids: list[tuple[int, int, int]] = []  # page, line, block of each word
         for m in TOKEN.finditer(data):
             raw = m.group(5)
             if raw is None:
@@ -233,9 +303,19 @@ class BBoxLayoutParser:
                 else:
                     self._add_page(float(m.group(6)), float(m.group(7)))
                 continue
-            box = _box(*m.group(1, 2, 3, 4), self._w, self._h)
-            self._append((raw,), [clean_word(raw, forbidden)], [box], [len(self.doc.pages)],
-                         [self._line], [self._block])
+            raws.append(raw)
+            boxes.append(_box(*m.group(1, 2, 3, 4), self._w, self._h))
+            ids.append((len(self.doc.pages), self._line, self._block))
+        pages, lines, blocks = (list(col) for col in zip(*ids)) if ids else ([], [], [])
+        words = [clean_word(r, forbidden) for r in raws]
+        self._append(words, box_array(boxes), pages, lines, blocks, _broken(words, raws))
+
+
+def _broken(words: list[str], raws: Sequence[bytes]) -> dict[int, bytes]:
+    """The raw bytes of the words left holding U+FFFD, by index."""
+    if "\ufffd" not in "\n".join(words):
+        return {}
+    return {i: raws[i] for i, t in enumerate(words) if "\ufffd" in t}
 
 
 def _box(x0b: bytes, y0b: bytes, x1b: bytes, y1b: bytes, w: float, h: float) -> Box:
@@ -249,8 +329,8 @@ def _box(x0b: bytes, y0b: bytes, x1b: bytes, y1b: bytes, w: float, h: float) -> 
             min(max(y1, 0.0), h))
 
 
-def parse_bbox_layout(data: bytes, doc_id: str = "doc", columnar: bool = True) -> Document:
+def parse_bbox_layout(data: bytes, doc_id: str = "doc", reader: str = "c") -> Document:
     """Parse a complete output at once (tests, files written by hand)."""
-    p = BBoxLayoutParser(doc_id, columnar=columnar)
+    p = BBoxLayoutParser(doc_id, reader=reader)
     p.feed(data)
     return p.finish()
