@@ -35,6 +35,7 @@ def extract_files(pdfs: Sequence[Path], fmt: str, out_dir: Path | None, timeout_
     from .extract import ExtractLimits, extract_document
     from .extract.formats import RENDERERS
     from .extract.poppler import poppler_version
+    from .gcpolicy import settle_heap
 
     if timeout_s <= 0 or timeout_s != timeout_s or timeout_s == float("inf"):
         raise ConfigError(f"--timeout {timeout_s}: must be a finite number of seconds above 0")
@@ -43,6 +44,7 @@ def extract_files(pdfs: Sequence[Path], fmt: str, out_dir: Path | None, timeout_
     check_outputs(pdfs, fmt, out_dir)
     poppler_version()
     limits = ExtractLimits(timeout_s=timeout_s, max_pages=max_pages)
+    settle_heap()
     failed = 0
     for pdf in pdfs:
         result = extract_document(pdf, pdf.stem, limits)

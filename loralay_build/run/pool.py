@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..failures import Failure, FailureClass
+from ..gcpolicy import settle_heap
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -281,6 +282,7 @@ def serve(argv: list[str]) -> None:
     tasks = Connection(task_fd, writable=False)
     results = Connection(result_fd, readable=False)
     fn, arg = _first_message(tasks)
+    settle_heap()  # fn's module is imported: what is alive now lives as long as the worker
     _cap_memory(memory_mb)
     while True:
         try:
