@@ -30,6 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from loralay_build.gcpolicy import settle_heap  # noqa: E402
 from loralay_build.records import Candidate  # noqa: E402
 from loralay_build.run.driver import record_outcome  # noqa: E402
 from loralay_build.run.fingerprint import InputPrint  # noqa: E402
@@ -138,6 +139,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.pin is not None:
         os.sched_setaffinity(0, {args.pin})
+    settle_heap()  # as a worker does once its imports are done (run/pool.py)
     manifest = SHARED / "corpus" / "manifest.jsonl"
     cands = [c for c in candidates(manifest) if c.pdf_path]
     with tempfile.TemporaryDirectory(prefix="loralay-bench-") as tmp:

@@ -34,6 +34,7 @@ from lxml import etree
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from loralay_build.extract import ExtractLimits, extract_document  # noqa: E402
+from loralay_build.gcpolicy import settle_heap  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DIR = REPO.parent / "shared" / "bench" / "pdfs"
@@ -127,6 +128,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.pin is not None:
         os.sched_setaffinity(0, {args.pin})
+    settle_heap()  # as a worker and `loralay extract` do once their imports are done
     pdfs = sorted(args.pdf_dir.glob("*.pdf"))
     if not pdfs:
         sys.exit(f"{args.pdf_dir}: no PDFs found")
