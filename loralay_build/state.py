@@ -54,10 +54,13 @@ class StageResult:
 class RunState:
     """Per-document, per-stage outcomes, fetched candidates, processed documents, checkpoints."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, any_thread: bool = False) -> None:
+        """`any_thread`: the connection may be used from another thread than this one (one
+        thread at a time; the finish reads payloads in a read-ahead thread)."""
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(str(self.path), timeout=60, isolation_level=None)
+        self.db = sqlite3.connect(str(self.path), timeout=60, isolation_level=None,
+                                  check_same_thread=not any_thread)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(SCHEMA)

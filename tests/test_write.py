@@ -159,6 +159,50 @@ def test_parquet_schema_page_index_and_shard_rotation(tmp_path):
     assert not list(out.glob(".data-*")), "temporary folders must be gone"
 
 
+@pytest.mark.parametrize("features", ["compact", "published"])
+def test_word_columns_are_written_with_their_encodings(tmp_path, features):
+    """The words keep a dictionary; the compact float boxes are byte streams, its 0-1000
+    boxes plain, line and block ids deltas, none with a dictionary (docs/performance.md,
+    round 5); the published int64 boxes keep theirs; the columns read back as written."""
+    out = tmp_path / "ds"
+    docs = splits_of(3, 0, 0)
+    write_shards(out, docs, features=features)
+    pf = pq.ParquetFile(out / "data" / "train-00000-of-00001.parquet")
+    chunks = {pf.metadata.row_group(0).column(i).path_in_schema.split(".")[0]:
+              set(pf.metadata.row_group(0).column(i).encodings)
+              for i in range(pf.metadata.num_columns)}
+    assert "RLE_DICTIONARY" in chunks["article_words"] and "RLE_DICTIONARY" in chunks["abstract"]
+    if features == "compact":
+        assert "BYTE_STREAM_SPLIT" in chunks["article_bboxes"]
+        assert "PLAIN" in chunks["article_norm_bboxes"]
+        for name in ("article_line_ids", "article_block_ids"):
+            assert "DELTA_BINARY_PACKED" in chunks[name], name
+        for name in ("article_bboxes", "article_norm_bboxes", "article_line_ids",
+                     "article_block_ids"):
+            assert "RLE_DICTIONARY" not in chunks[name], name
+    else:
+        for name in ("article_bboxes", "article_norm_bboxes"):
+            assert "RLE_DICTIONARY" in chunks[name], name
+    table = pf.read()
+    expected = pa.Table.from_batches([doc_to_batch(p, features) for p in docs["train"]])
+    assert table.equals(expected.cast(table.schema))
+
+
+def test_reading_ahead_writes_the_same_bytes(tmp_path):
+    """`read_ahead` (the finish with --workers 2) makes the rows in a thread: several row
+    groups and shards, every file byte-equal to the files written without it."""
+    docs = splits_of(9, 2, 1)
+    one_doc_bytes = doc_to_batch(docs["train"][0]).nbytes
+    for ahead in (False, True):
+        write_shards(tmp_path / str(ahead), docs, rows_per_shard=4,
+                     row_group_bytes=int(one_doc_bytes * 1.5), read_ahead=ahead)
+    files = sorted(p.name for p in (tmp_path / "False" / "data").iterdir())
+    assert len(files) == 5
+    for name in files:
+        assert (tmp_path / "True" / "data" / name).read_bytes() == \
+            (tmp_path / "False" / "data" / name).read_bytes(), name
+
+
 def test_row_groups_are_bounded_by_bytes(tmp_path):
     out = tmp_path / "ds"
     docs = splits_of(6, 0, 0)
@@ -168,7 +212,8 @@ def test_row_groups_are_bounded_by_bytes(tmp_path):
     assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [3, 3]
 
 
-def test_previous_data_replaced_only_when_new_data_complete(tmp_path):
+@pytest.mark.parametrize("ahead", [False, True])
+def test_previous_data_replaced_only_when_new_data_complete(tmp_path, ahead):
     out = tmp_path / "ds"
     write_dataset(out, splits_of(4, 1, 1), FACTS, rows_per_shard=2)
     before = sorted(p.name for p in (out / "data").iterdir())
@@ -179,7 +224,7 @@ def test_previous_data_replaced_only_when_new_data_complete(tmp_path):
         raise RuntimeError("extractor died")
 
     with pytest.raises(RuntimeError, match="extractor died"):
-        write_dataset(out, {"train": failing()}, FACTS)
+        write_dataset(out, {"train": failing()}, FACTS, read_ahead=ahead)
     assert sorted(p.name for p in (out / "data").iterdir()) == before
     assert (out / "README.md").read_text() == card_before
     assert not list(out.glob(".data-*"))
@@ -202,8 +247,9 @@ def test_previous_data_replaced_only_when_new_data_complete(tmp_path):
     assert ds["train"]["article_id"] == ["hal-00500"]
 
 
+@pytest.mark.parametrize("ahead", [False, True])
 @pytest.mark.parametrize("where", ["same split", "across splits"])
-def test_an_id_is_written_once_or_the_run_fails_leaving_the_old_dataset(tmp_path, where):
+def test_an_id_is_written_once_or_the_run_fails_leaving_the_old_dataset(tmp_path, where, ahead):
     out = tmp_path / "ds"
     write_dataset(out, splits_of(3, 1, 1), FACTS, rows_per_shard=2)
     before = {p.name: p.read_bytes() for p in (out / "data").iterdir()}
@@ -213,7 +259,7 @@ def test_an_id_is_written_once_or_the_run_fails_leaving_the_old_dataset(tmp_path
               else {"train": [twice, make_doc(2)], "validation": [make_doc(3)],
                     "test": [make_doc(4), make_doc(7)]})
     with pytest.raises(DuplicateRowError, match="hal-00007") as err:
-        write_dataset(out, splits, FACTS, rows_per_shard=1)
+        write_dataset(out, splits, FACTS, rows_per_shard=1, read_ahead=ahead)
     assert isinstance(err.value, ValueError) and err.value.article_id == "hal-00007"
     assert (err.value.first_split, err.value.split) == (
         ("train", "train") if where == "same split" else ("train", "test"))

@@ -263,7 +263,7 @@ def open_shard_states(layout: RunLayout, num_shards: int) -> list[RunState]:
     paths: list[Path] = layout.shard_dbs(num_shards)
     if not paths:
         raise IncompleteRun(f"{layout.state_dir}: no processed shards to finish")
-    return [RunState(p) for p in paths]
+    return [RunState(p, any_thread=True) for p in paths]  # read ahead while writing
 
 
 def _doc_columns(d: Decisions) -> DocColumns:
@@ -285,13 +285,16 @@ def split_rule(cs: CorpusSettings) -> str:
 
 
 def lean_memory_pool() -> None:
-    """Arrow buffers on jemalloc that returns freed pages at once (decay 0).
+    """Arrow buffers on jemalloc that returns freed pages after 0.1 s.
 
     Why: each kept document passes through the Arrow pool several times (its decoded
     columns, its row, the row group, the Parquet pages); with the wheel's default mimalloc
     the finish's peak RSS was ~100 MB above what Arrow held (414 MB against 78 MB on
-    5,019 replicated corpus documents), with jemalloc at decay 0 317 MB
-    (docs/performance.md). An explicit `ARROW_DEFAULT_MEMORY_POOL` is left alone.
+    5,019 replicated corpus documents), with jemalloc returning pages at once 317 MB.
+    Returning them at once cost system time, though (each row group faulted its pages in
+    again): on 10,017 documents with --workers 2, 9.9 s of it against 5.6 s at 0.1 s, for
+    the same peak (505 and 502 MB; jemalloc's default decay: 531 MB) (docs/performance.md).
+    An explicit `ARROW_DEFAULT_MEMORY_POOL` is left alone.
     """
     if os.environ.get("ARROW_DEFAULT_MEMORY_POOL"):
         return
@@ -300,12 +303,13 @@ def lean_memory_pool() -> None:
     except NotImplementedError:  # a pyarrow built without jemalloc keeps its default
         return
     pa.set_memory_pool(pool)
-    pa.jemalloc_set_decay_ms(0)
+    pa.jemalloc_set_decay_ms(100)
 
 
 def finish_run(settings: CommonSettings, layout: RunLayout, num_shards: int,
-               versions: ToolVersions) -> Decisions:
-    """Decide every document's fate from the current results, write the dataset and report."""
+               versions: ToolVersions, workers: int = 1) -> Decisions:
+    """Decide every document's fate from the current results, write the dataset and report.
+    `workers` > 1: a second core makes each next row group while one is written."""
     from ..write import CardFacts, RunFacts, write_dataset, write_report
 
     lean_memory_pool()
@@ -324,7 +328,8 @@ def finish_run(settings: CommonSettings, layout: RunLayout, num_shards: int,
         costs = write_images_config(layout.out, settings.images, d, states)
         splits = {s: kept_documents(d, states, s) for s in SPLITS}
         write_dataset(layout.out, splits, facts, rows_per_shard=cs.rows_per_shard,
-                      row_group_bytes=cs.row_group_bytes, features=cs.features)
+                      row_group_bytes=cs.row_group_bytes, features=cs.features,
+                      read_ahead=workers > 1)
         run = RunFacts(name=name, source=settings.source, funnel=d.funnel,
                        thresholds=thresholds, outcomes=d.outcomes,
                        leak_threshold=cs.leak_threshold, leak_ngram=settings.leak_ngram,

@@ -169,7 +169,7 @@ def _finish(req: BuildRequest, layout: RunLayout, versions: ToolVersions,
             stopped: str | None) -> BuildResult:
     num_shards = recorded_shards(layout) or 1
     try:
-        decisions = finish_run(req.settings, layout, num_shards, versions)
+        decisions = finish_run(req.settings, layout, num_shards, versions, req.workers)
     except IncompleteRun as e:
         raise BuildStopped(str(e)) from e
     result = _result(req.out, decisions)

@@ -34,15 +34,17 @@ from .report import DocFacts, Outcome, RunFacts, build_report, write_report
 def write_dataset(out_dir: str | Path, splits: Mapping[str, Iterable[ProcessedDoc]],
                   facts: CardFacts, *, rows_per_shard: int = DEFAULT_ROWS_PER_SHARD,
                   row_group_bytes: int = DEFAULT_ROW_GROUP_BYTES,
-                  features: str = COMPACT) -> WriteResult:
+                  features: str = COMPACT, read_ahead: bool = False) -> WriteResult:
     """Shards first, card second: the card only ever describes data that is fully in place.
 
     `features`: "compact" (default) or "published" (the published LoRaLay columns).
+    `read_ahead`: see `write_shards`.
     The card declares every language the rows carry, besides those in `facts`, so a run
     whose documents each bring their language (local manifests) still has language tags.
     """
     result = write_shards(out_dir, splits, rows_per_shard=rows_per_shard,
-                          row_group_bytes=row_group_bytes, features=features)
+                          row_group_bytes=row_group_bytes, features=features,
+                          read_ahead=read_ahead)
     facts = replace(facts, languages=sorted({*facts.languages, *result.languages}))
     write_card(out_dir, facts, result.counts, features=features)
     return result
