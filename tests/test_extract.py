@@ -551,3 +551,23 @@ def test_clean_words_in_one_pass_equals_the_rule_word_by_word():
         chunk = made[start:start + 50]
         assert clean_words(chunk) == [clean_word(r, True) for r in chunk], chunk
     assert clean_words([]) == []
+
+
+def test_poppler_stderr_keeps_its_head_and_tail_only():
+    """Poppler's stderr is read in the same loop as its words and bounded: its first
+    64 KB and last 64 KB are kept, whatever a broken PDF makes it write."""
+    from loralay_build.extract.poppler import _Said
+
+    small = _Said()
+    small.add(b"Syntax Error: one\n")
+    small.add(b"Syntax Error: two\n")
+    assert small.text() == b"Syntax Error: one\nSyntax Error: two\n"
+    big = _Said()
+    lines = [f"Syntax Error ({i}): Illegal character\n".encode() for i in range(20_000)]
+    for i in range(0, len(lines), 37):
+        big.add(b"".join(lines[i:i + 37]))
+    text = big.text()
+    everything = b"".join(lines)
+    assert len(text) < 2 * _Said.KEEP + 100
+    assert text.startswith(everything[:_Said.KEEP]) and text.endswith(everything[-_Said.KEEP:])
+    assert f"[{len(everything) - 2 * _Said.KEEP} bytes left out]".encode() in text

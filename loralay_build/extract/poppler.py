@@ -8,15 +8,18 @@ do on a 5,000-page file without paying for a second process (pdfinfo) on every P
 
 from __future__ import annotations
 
+import fcntl
+import functools
 import os
 import re
 import resource
+import selectors
 import shutil
 import signal
 import stat
 import subprocess
 import tempfile
-import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,7 +31,12 @@ from .boxes import normalise_page_boxes
 from .glyphs import repair_glyphs
 from .parse import BBoxLayoutParser
 
-CHUNK = 1 << 16
+# Poppler writes its output through stdio, which on a pipe flushes every 4 KB: each write
+# woke this process for one read (~270 a paper, ~10 us each). `stdbuf -o` (coreutils)
+# gives Poppler's stdout a 1 MB buffer, and the pipe is widened to match, so a paper
+# arrives in a few reads (docs/performance.md, round 5).
+WRITE_BUFFER = 1 << 20
+CHUNK = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +80,22 @@ def pdftotext_binary() -> str:
         raise PopplerMissing("pdftotext not found: install Poppler (apt-get install "
                              "poppler-utils), or run `make install`")
     return path
+
+
+@functools.cache
+def _big_writes() -> tuple[str, ...]:
+    """The `stdbuf` prefix that makes Poppler write 1 MB at a time, if coreutils has it."""
+    stdbuf = shutil.which("stdbuf")
+    return (stdbuf, "-o", str(WRITE_BUFFER)) if stdbuf else ()
+
+
+def _widen_pipe(fd: int) -> None:
+    """Best effort: a 1 MB pipe holds one of Poppler's writes (Linux only; an unprivileged
+    process may be held to a smaller `pipe-max-size`)."""
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, WRITE_BUFFER)
+    except (AttributeError, OSError):
+        pass
 
 
 def check_pdf_file(path: Path) -> Failure | None:
@@ -136,52 +160,80 @@ def extract_document(path: str | Path, doc_id: str, limits: ExtractLimits = Extr
 
 def _run_pdftotext(path: Path, doc_id: str, limits: ExtractLimits
                    ) -> tuple[int, bytes, BBoxLayoutParser, bool]:
-    cmd = [pdftotext_binary(), "-bbox-layout", "-f", "1", "-l", str(limits.max_pages + 1),
-           str(path), "-"]
+    cmd = [*_big_writes(), pdftotext_binary(), "-bbox-layout", "-f", "1",
+           "-l", str(limits.max_pages + 1), str(path), "-"]
+    deadline = time.monotonic() + limits.timeout_s
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             stdin=subprocess.DEVNULL)
+    _widen_pipe(proc.stdout.fileno())  # type: ignore[union-attr]
     _limit_memory(proc.pid, limits.memory_mb)
-    timed_out = threading.Event()
-    timer = threading.Timer(limits.timeout_s, _kill, (proc, timed_out))
-    timer.start()
     parser = BBoxLayoutParser(doc_id, limits.max_pages, limits.max_words)
+    stderr, timed_out = b"", False
     try:
-        stderr = _pump(proc, parser)
+        stderr, timed_out = _pump(proc, parser, deadline)
     finally:
-        timer.cancel()
         if proc.poll() is None:
             proc.kill()
         proc.wait()
-    return proc.returncode, stderr, parser, timed_out.is_set()
+        proc.stdout.close()  # type: ignore[union-attr]
+        proc.stderr.close()  # type: ignore[union-attr]
+    return proc.returncode, stderr, parser, timed_out
 
 
-def _kill(proc: subprocess.Popen, flag: threading.Event) -> None:
-    flag.set()
-    try:
-        proc.kill()
-    except ProcessLookupError:
-        pass
-
-
-def _pump(proc: subprocess.Popen, parser: BBoxLayoutParser) -> bytes:
-    """Feed stdout to the parser as it arrives; stop early once past the page cap."""
+def _pump(proc: subprocess.Popen, parser: BBoxLayoutParser, deadline: float
+          ) -> tuple[bytes, bool]:
+    """Feed stdout to the parser as it arrives and keep what Poppler says on stderr, in
+    this thread (a timer and a stderr reader thread cost ~0.5 ms a document); stop at the
+    deadline (True: timed out) or once the parser has its verdict (past a cap)."""
     assert proc.stdout is not None and proc.stderr is not None
-    fd = proc.stdout.fileno()
-    err: list[bytes] = []
-    reader = threading.Thread(target=lambda: err.append(proc.stderr.read()), daemon=True)
-    reader.start()
-    while True:
-        chunk = os.read(fd, CHUNK)
-        if not chunk:
-            parser.flush()
-            break
-        parser.feed(chunk)
-        if parser.stop_reason:
-            proc.kill()
-            break
-    proc.stdout.close()
-    reader.join(timeout=5)
-    return err[0] if err else b""
+    out, err = proc.stdout.fileno(), proc.stderr.fileno()
+    said = _Said()
+    with selectors.DefaultSelector() as sel:
+        sel.register(out, selectors.EVENT_READ)
+        sel.register(err, selectors.EVENT_READ)
+        while sel.get_map():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                proc.kill()
+                return said.text(), True
+            for key, _ in sel.select(left):
+                chunk = os.read(key.fd, CHUNK)
+                if not chunk:
+                    sel.unregister(key.fd)
+                    if key.fd == out:
+                        parser.flush()
+                elif key.fd == err:
+                    said.add(chunk)
+                else:
+                    parser.feed(chunk)
+                    if parser.stop_reason:
+                        proc.kill()
+                        return said.text(), False
+    return said.text(), False
+
+
+class _Said:
+    """The head and tail of Poppler's stderr (its first error and its last words are
+    what `_verdict` reads), never all of it: a broken PDF can make it write megabytes."""
+
+    KEEP = 1 << 16
+
+    def __init__(self) -> None:
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped = 0
+
+    def add(self, chunk: bytes) -> None:
+        room = self.KEEP - len(self.head)
+        self.head += chunk[:room]
+        self.tail += chunk[room:] if room > 0 else chunk
+        if len(self.tail) > self.KEEP:
+            self.dropped += len(self.tail) - self.KEEP
+            del self.tail[:-self.KEEP]
+
+    def text(self) -> bytes:
+        cut = f"\n[{self.dropped} bytes left out]\n".encode() if self.dropped else b""
+        return bytes(self.head + cut + self.tail)
 
 
 def _verdict(rc: int, stderr: bytes, parser: BBoxLayoutParser, timed_out: bool,
