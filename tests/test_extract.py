@@ -571,3 +571,20 @@ def test_poppler_stderr_keeps_its_head_and_tail_only():
     assert len(text) < 2 * _Said.KEEP + 100
     assert text.startswith(everything[:_Said.KEEP]) and text.endswith(everything[-_Said.KEEP:])
     assert f"[{len(everything) - 2 * _Said.KEEP} bytes left out]".encode() in text
+
+
+def test_without_the_compiled_reader_extraction_is_the_same_and_a_build_says_so(
+        monkeypatch, caplog):
+    """A package built with no C compiler: the parser falls back to the NumPy/Arrow reader
+    (same document, to the last bit) and a build warns once, naming the fix."""
+    from loralay_build.extract import parse
+    from loralay_build.run.pipeline import _note_slow_reader
+
+    pdf = shared_path("corpus", "pdf", "pt_scielo_rsp_hindex.pdf")
+    compiled = extract_document(pdf, "d")
+    monkeypatch.setattr(parse, "read_chunk", None)
+    assert parse.BBoxLayoutParser("x").reader == "columns"
+    assert _columns_of(extract_document(pdf, "d")) == _columns_of(compiled)
+    with caplog.at_level("WARNING", logger="loralay.build"):
+        _note_slow_reader()
+    assert "compiled reader of Poppler's output is not built" in caplog.text
