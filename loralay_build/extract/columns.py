@@ -1,4 +1,6 @@
-"""One complete chunk of `pdftotext -bbox-layout` output read column-wise, in C.
+"""One complete chunk of `pdftotext -bbox-layout` output read column-wise, by regex passes,
+Arrow and NumPy: the reader behind the compiled one (_fastread.c), which hands it what is
+not in Poppler's regular shape, and the one a package built without a C compiler uses.
 
 Why: a Python loop over words (one regex match, four `float()` calls and a clamp per
 word) cost ~10 µs a word, a third of Poppler's own time on one core. Here a chunk is

@@ -1,18 +1,18 @@
 """Incremental parser of `pdftotext -bbox-layout` XHTML into a column-wise `Document`.
 
-Why a byte regex and not an XML parser: the original lxml iterparse loop lost or cut
-about 0.13 % of words (text read on start events, entities, buffer boundaries), and a
-recovering XML parser silently drops characters XML 1.0 forbids. Poppler's output is
-regular (one element per line, attributes in a fixed order), so one compiled regex
-over complete elements reads every word and lets us parse each chunk while Poppler is
-still writing the next one.
+Why not an XML parser: the original lxml iterparse loop lost or cut about 0.13 % of
+words (text read on start events, entities, buffer boundaries), and a recovering XML
+parser silently drops characters XML 1.0 forbids. Poppler's output is regular (one
+element per line, attributes in a fixed order), so a reader of exactly that shape reads
+every word, a chunk of complete elements at a time.
 
-Why columns and not a loop per word: a Python loop that converted and clamped each
-word's box cost ~10 µs a word, a third of Poppler's own time on one core. A chunk is
-now split at pages, blocks and lines (a few hundred splits, not thousands of words),
-each line's words come out of one `findall`, and the coordinates of the whole chunk
-are turned into floats and clamped by Arrow and NumPy in a handful of calls
-(docs/performance.md has the measurements).
+Why three readers: a Python loop that converted and clamped each word's box cost ~10 µs a
+word, a third of Poppler's own time on one core; the columnar reader (columns.py: regex
+passes, Arrow and NumPy over the whole chunk) brought that to ~0.1 of Poppler, the
+compiled one (_fastread.c, one C pass) to ~0.01. The compiled reader takes only Poppler's
+regular shape and hands anything else to the columnar one, which hands what it cannot
+read to the token reader; each equals the next on what it accepts (tests/test_extract.py;
+docs/performance.md has the measurements).
 
 The documented rule for odd characters (see README, "Extraction"):
 1. Entities are unescaped (`&amp;` -> `&`).
