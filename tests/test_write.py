@@ -183,6 +183,12 @@ def test_word_columns_are_written_with_their_encodings(tmp_path, features):
     else:
         for name in ("article_bboxes", "article_norm_bboxes"):
             assert "RLE_DICTIONARY" in chunks[name], name
+    group = pf.metadata.row_group(0)
+    stats = {group.column(i).path_in_schema.split(".")[0]: group.column(i).is_stats_set
+             for i in range(pf.metadata.num_columns)}
+    assert stats["article_id"] and stats["abstract"]  # one value a row: min and max kept
+    assert not stats["article_words"] and not stats["article_bboxes"]
+    assert group.column(0).has_offset_index and group.column(1).has_offset_index
     table = pf.read()
     expected = pa.Table.from_batches([doc_to_batch(p, features) for p in docs["train"]])
     assert table.equals(expected.cast(table.schema))
