@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,22 @@ CREATE TABLE IF NOT EXISTS settings_seen (hash TEXT PRIMARY KEY, body TEXT NOT N
 OK, FAILED = "ok", "failed"
 
 
+def _while_locked(step: Callable[[], object], timeout_s: float) -> None:
+    """Two shards opening a fresh state at once: turning the file to WAL needs an exclusive
+    lock for which SQLite calls no busy handler, so the loser got "database is locked" at
+    once instead of waiting its turn."""
+    deadline, pause = time.monotonic() + timeout_s, 0.005
+    while True:
+        try:
+            step()
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(pause)
+            pause = min(2 * pause, 0.2)
+
+
 @dataclass(frozen=True, slots=True)
 class StageResult:
     doc_id: str
@@ -61,9 +77,9 @@ class RunState:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.db = sqlite3.connect(str(self.path), timeout=60, isolation_level=None,
                                   check_same_thread=not any_thread)
-        self.db.execute("PRAGMA journal_mode=WAL")
+        _while_locked(lambda: self.db.execute("PRAGMA journal_mode=WAL"), 60)
         self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.executescript(SCHEMA)
+        _while_locked(lambda: self.db.executescript(SCHEMA), 60)
 
     def close(self) -> None:
         self.db.close()

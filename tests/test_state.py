@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import sqlite3
 
 from loralay_build.records import Candidate
@@ -69,3 +70,30 @@ def test_a_state_written_before_the_index_gets_it_and_keeps_its_order(tmp_path):
         state.put_candidate(_candidate(0))  # an update keeps its place
         assert [c.id for c in state.candidates()] == ["doc000002", "doc000000", "doc000001",
                                                       "doc000003"]
+
+
+def _open_at_once(path: str, barrier, errors) -> None:
+    barrier.wait()
+    try:
+        with RunState(path) as st:
+            st.set_checkpoint("opened", 1)
+    except sqlite3.OperationalError as exc:
+        errors.put(str(exc))
+
+
+def test_processes_opening_a_fresh_state_at_once_all_get_in(tmp_path):
+    """Two shards started side by side: one stopped with "database is locked" when both
+    turned the new fetch state to WAL at the same moment (CI, test_slurm)."""
+    ctx = multiprocessing.get_context("fork")
+    errors = ctx.SimpleQueue()
+    for round_ in range(40):
+        barrier = ctx.Barrier(6)
+        path = str(tmp_path / f"state-{round_}.sqlite")
+        procs = [ctx.Process(target=_open_at_once, args=(path, barrier, errors))
+                 for _ in range(6)]
+        for proc in procs:
+            proc.start()
+        for proc in procs:
+            proc.join(120)
+        assert [proc.exitcode for proc in procs] == [0] * 6
+    assert errors.empty(), errors.get()
