@@ -41,10 +41,19 @@ CREATE TABLE IF NOT EXISTS settings_seen (hash TEXT PRIMARY KEY, body TEXT NOT N
 OK, FAILED = "ok", "failed"
 
 
+def connect_shared(path: Path, schema: str, any_thread: bool = False) -> sqlite3.Connection:
+    """A WAL database that processes started at the same moment (shards side by side) may
+    all open: turning a new file to WAL takes an exclusive lock for which SQLite calls no
+    busy handler, so the loser got "database is locked" at once instead of waiting."""
+    db = sqlite3.connect(str(path), timeout=60, isolation_level=None,
+                         check_same_thread=not any_thread)
+    _while_locked(lambda: db.execute("PRAGMA journal_mode=WAL"), 60)
+    db.execute("PRAGMA synchronous=NORMAL")
+    _while_locked(lambda: db.executescript(schema), 60)
+    return db
+
+
 def _while_locked(step: Callable[[], object], timeout_s: float) -> None:
-    """Two shards opening a fresh state at once: turning the file to WAL needs an exclusive
-    lock for which SQLite calls no busy handler, so the loser got "database is locked" at
-    once instead of waiting its turn."""
     deadline, pause = time.monotonic() + timeout_s, 0.005
     while True:
         try:
@@ -75,11 +84,7 @@ class RunState:
         thread at a time; the finish reads payloads in a read-ahead thread)."""
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(str(self.path), timeout=60, isolation_level=None,
-                                  check_same_thread=not any_thread)
-        _while_locked(lambda: self.db.execute("PRAGMA journal_mode=WAL"), 60)
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        _while_locked(lambda: self.db.executescript(SCHEMA), 60)
+        self.db = connect_shared(self.path, SCHEMA, any_thread=any_thread)
 
     def close(self) -> None:
         self.db.close()

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import multiprocessing
 import sqlite3
+from pathlib import Path
+
+import pytest
 
 from loralay_build.records import Candidate
 from loralay_build.state import RunState
@@ -72,24 +75,28 @@ def test_a_state_written_before_the_index_gets_it_and_keeps_its_order(tmp_path):
                                                       "doc000003"]
 
 
-def _open_at_once(path: str, barrier, errors) -> None:
+def _open_at_once(kind: str, path: str, barrier, errors) -> None:
+    from loralay_build.images.store import ImageStore
+    from loralay_build.run.fingerprint import PdfChecksums
+
+    opener = {"state": RunState, "checksums": PdfChecksums, "images": ImageStore}[kind]
     barrier.wait()
     try:
-        with RunState(path) as st:
-            st.set_checkpoint("opened", 1)
+        opener(Path(path)).close()
     except sqlite3.OperationalError as exc:
-        errors.put(str(exc))
+        errors.put(f"{kind}: {exc}")
 
 
-def test_processes_opening_a_fresh_state_at_once_all_get_in(tmp_path):
+@pytest.mark.parametrize("kind", ["state", "checksums", "images"])
+def test_processes_opening_a_fresh_database_at_once_all_get_in(kind, tmp_path):
     """Two shards started side by side: one stopped with "database is locked" when both
     turned the new fetch state to WAL at the same moment (CI, test_slurm)."""
     ctx = multiprocessing.get_context("fork")
     errors = ctx.SimpleQueue()
     for round_ in range(40):
         barrier = ctx.Barrier(6)
-        path = str(tmp_path / f"state-{round_}.sqlite")
-        procs = [ctx.Process(target=_open_at_once, args=(path, barrier, errors))
+        path = str(tmp_path / f"{kind}-{round_}.sqlite")
+        procs = [ctx.Process(target=_open_at_once, args=(kind, path, barrier, errors))
                  for _ in range(6)]
         for proc in procs:
             proc.start()

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..state import connect_shared
 from .render import RenderedPages
 
 SCHEMA = """
@@ -59,9 +59,7 @@ class StoredPage:
 class ImageStore:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(str(path), timeout=60, isolation_level=None)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.executescript(SCHEMA)
+        self.db = connect_shared(path, SCHEMA)
 
     def close(self) -> None:
         self.db.close()

@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sqlite3
 import stat
 from collections import Counter
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from typing import Any
 
 from ..records import Candidate
 from ..settings import DocumentSettings
+from ..state import connect_shared
 
 # the candidate fields that reach a stage or a column; pdf_path is where, not what
 CANDIDATE_FIELDS = ("id", "source", "language", "abstracts", "pdf_url", "publication_date",
@@ -71,10 +71,8 @@ class PdfChecksums:
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(str(path), timeout=60, isolation_level=None)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("CREATE TABLE IF NOT EXISTS sums (path TEXT PRIMARY KEY, size INTEGER, "
-                        "mtime_ns INTEGER, sha256 TEXT NOT NULL)")
+        self.db = connect_shared(path, "CREATE TABLE IF NOT EXISTS sums (path TEXT PRIMARY KEY, "
+                                 "size INTEGER, mtime_ns INTEGER, sha256 TEXT NOT NULL)")
 
     def close(self) -> None:
         self.db.close()
