@@ -78,6 +78,7 @@ test: install
 bench: install
 	nice $(VPY) scripts/bench_extract.py $(SHARED)/bench/pdfs --runs 5 --pin $(BENCH_CPU)
 	LORALAY_SHARED=$(SHARED) nice $(VPY) scripts/bench_build.py --runs 5 --copies 10 --pin $(BENCH_CPU)
+	$(MAKE) bench-finish
 
 # The corpus-wide finish at scale: the shared corpus built once (one shard), its run state
 # replicated to 2k / 10k / 20k documents, `build --finish` measured on each in a fresh
