@@ -7,7 +7,7 @@ one object per word on documents of tens of thousands of words.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from itertools import compress
 from typing import Any
 
@@ -130,13 +130,10 @@ class Document:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Document):
             return NotImplemented
-        return (self.id, self.pages, self.words, self.word_pages, self.line_ids,
-                self.block_ids, self.dropped_invisible, self.words_repaired,
-                self.words_unrepaired, self.raw_broken) == (
-            other.id, other.pages, other.words, other.word_pages, other.line_ids,
-            other.block_ids, other.dropped_invisible, other.words_repaired,
-            other.words_unrepaired, other.raw_broken) and np.array_equal(self.boxes,
-                                                                          other.boxes)
+        # every field, so one added later is compared too; the boxes array by its values
+        return all(np.array_equal(getattr(self, f.name), getattr(other, f.name))
+                   if f.name == "boxes" else getattr(self, f.name) == getattr(other, f.name)
+                   for f in fields(self))
 
     def page_size(self, number: int) -> tuple[float, float]:
         p = self.pages[number - 1]

@@ -255,10 +255,10 @@ class BBoxLayoutParser:
         broken = {}
         if odd:  # the words the documented rule may change arrive as raw bytes
             raws = [words[i] for i in odd]
-            for i, raw, word in zip(odd, raws, clean_words(raws)):
+            cleaned = clean_words(raws)
+            for i, word in zip(odd, cleaned):
                 words[i] = word
-                if "\ufffd" in word:
-                    broken[i] = raw
+            broken = {odd[j]: raw for j, raw in _broken(cleaned, raws).items()}
         self._append(words, np.frombuffer(boxes, np.float64).reshape(-1, 4), pages,
                      line_ids, block_ids, broken)
         return True

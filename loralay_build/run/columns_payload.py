@@ -118,7 +118,7 @@ def decode(payload: bytes) -> ProcessedDoc:
     meta, b = _read(payload)
     doc = meta["document"]
     doc["words"] = b.column(0).to_pylist()
-    doc["boxes"] = b.column(1).flatten().to_pylist()
+    doc["boxes"] = b.column(1).flatten().to_numpy()  # the (n, 4) array Document holds
     for i, key in enumerate(WORD_COLUMNS[2:], start=2):
         doc[key] = b.column(i).to_pylist()
     return ProcessedDoc(Candidate.from_json(meta["candidate"]), Document.from_json(doc),
