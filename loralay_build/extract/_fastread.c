@@ -16,10 +16,16 @@
  * doubles, which is correctly rounded (Clinger's fast path), so it equals Python's float()
  * and Arrow's cast of the same text, to the last bit; anything longer goes to Python.
  * The clamps use NumPy's comparisons (a >= b ? a : b), which keep -0.0 as NumPy does.
+ *
+ * Rotated pages: Poppler prints a page's unrotated size but its words in the displayed
+ * (rotated) frame, so a page whose printed size is the displayed size (`display`, pdfium's)
+ * swapped is clamped to the swapped size: `displayed_size` is extract/parse.py's
+ * `BBoxLayoutParser._displayed`, to the same comparisons (docs/rotation.md).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <math.h>
 #include <string.h>
 
 static const double POW10[23] = {
@@ -87,7 +93,30 @@ typedef struct {
     Py_ssize_t n, cap;
     long page, line, block;
     double w, h;
+    const void *display; /* displayed width, height of pages 1..ndisplay (NaN: unknown) */
+    Py_ssize_t ndisplay;
 } Out;
+
+/* the tolerance of extract/parse.py's DISPLAY_TOLERANCE (pdfium's sizes are float32) */
+#define DISPLAY_TOLERANCE 0.01
+
+static int near(double a, double b) { return fabs(a - b) <= DISPLAY_TOLERANCE; }
+
+/* The size page `number` is clamped to: Poppler's printed one, swapped when the displayed
+ * page is that size turned a quarter (and not the printed size itself: a square page). */
+static void displayed_size(const Out *o, long number, double *w, double *h)
+{
+    if (number < 1 || number > o->ndisplay)
+        return;
+    double d[2]; /* copied: the buffer need not be aligned for doubles */
+    memcpy(d, (const char *)o->display + 2 * (size_t)(number - 1) * sizeof(double), sizeof d);
+    double dw = d[0], dh = d[1];
+    if (near(*w, dh) && near(*h, dw) && !(near(*w, dw) && near(*h, dh))) {
+        double t = *w;
+        *w = *h;
+        *h = t;
+    }
+}
 
 static int grow_boxes(Out *o)
 {
@@ -175,6 +204,7 @@ static int read_page(Cursor *c, Out *o)
     }
     Py_DECREF(size);
     o->page++;
+    displayed_size(o, o->page, &w, &h);
     o->w = w;
     o->h = h;
     return 1;
@@ -202,21 +232,29 @@ static int scan(Cursor *c, Out *o)
 }
 
 PyDoc_STRVAR(read_chunk_doc,
-"read_chunk(data, page, line, block, width, height)\n"
+"read_chunk(data, page, line, block, width, height, display=None)\n"
 "--\n\n"
 "Read a complete chunk of Poppler's -bbox-layout output, continuing the document's\n"
-"running page, line and block ids and the open page's size. Returns None when the chunk\n"
+"running page, line and block ids and the open page's (clamping) size. `display`: the\n"
+"displayed width and height of each page as float64 pairs (a buffer), or None; a page\n"
+"printed as its displayed size swapped is clamped to that. Returns None when the chunk\n"
 "is not in Poppler's regular shape, else (words, odd, boxes, pages, lines, blocks,\n"
-"page_sizes, line, block): words are str where the documented rule leaves the text as\n"
+"page_sizes (as printed), line, block): words are str where the documented rule leaves\n"
+"the text as\n"
 "it is, else the raw bytes, whose indices are listed in odd; boxes is a bytearray of\n"
 "n x 4 float64 clamped to the page; pages, lines and blocks the ids of each word.");
 
 static PyObject *read_chunk(PyObject *self, PyObject *args)
 {
-    Py_buffer data;
+    Py_buffer data, display = {0};
     Out o = {0};
-    if (!PyArg_ParseTuple(args, "y*llldd", &data, &o.page, &o.line, &o.block, &o.w, &o.h))
+    if (!PyArg_ParseTuple(args, "y*llldd|z*", &data, &o.page, &o.line, &o.block, &o.w, &o.h,
+                          &display))
         return NULL;
+    if (display.buf != NULL) {
+        o.display = display.buf;
+        o.ndisplay = display.len / (Py_ssize_t)(2 * sizeof(double));
+    }
     PyObject *result = NULL;
     o.words = PyList_New(0);
     o.odd = PyList_New(0);
@@ -242,6 +280,8 @@ static PyObject *read_chunk(PyObject *self, PyObject *args)
     Py_XDECREF(o.sizes);
     Py_XDECREF(o.boxes);
     PyBuffer_Release(&data);
+    if (display.obj != NULL)
+        PyBuffer_Release(&display);
     return result;
 }
 

@@ -23,6 +23,11 @@ The documented rule for odd characters (see README, "Extraction"):
    U+00AD) are removed from inside words.
 5. A token left with only invisible characters (category Cf, private use Co such as
    U+F8FF, or white space) is dropped and counted in `Document.dropped_invisible`.
+
+Boxes are clamped to the page and never inverted. On a page turned a quarter (/Rotate 90
+or 270) Poppler prints the unrotated size but writes the words where the turned page shows
+them: given each page's displayed size (`display`), every reader records and clamps such a
+page with its sides swapped (extract/rotation.py, docs/rotation.md).
 """
 
 from __future__ import annotations
@@ -64,6 +69,9 @@ BATCH = 1 << 22
 INVISIBLE_CATEGORIES = frozenset({"Cf", "Co", "Zs", "Zl", "Zp", "Cc"})
 # what `str.strip` or `isprintable` would see in ASCII, other than the line breaks
 _ASCII_SPACE = re.compile("[\x00-\x09\x0b-\x20\x7f]")
+# points between a page size Poppler prints (6 decimals) and pdfium's (float32) that still
+# count as equal; _fastread.c's DISPLAY_TOLERANCE
+DISPLAY_TOLERANCE = 0.01
 
 
 def clean_word(raw: bytes, may_be_forbidden: bool) -> str:
@@ -143,10 +151,20 @@ class BBoxLayoutParser:
     """
 
     def __init__(self, doc_id: str, max_pages: int | None = None,
-                 max_words: int | None = None, reader: str = "c") -> None:
+                 max_words: int | None = None, reader: str = "c",
+                 display: Sequence[tuple[float, float]] | None = None) -> None:
         if reader not in READERS:
             raise ValueError(f"reader must be one of {READERS}, not {reader!r}")
         self.doc = Document(id=doc_id, pages=[])
+        # the displayed (rotated) width and height of each page, as pdfium sees them (NaN:
+        # unknown): Poppler prints the unrotated size but writes the words in the displayed
+        # frame, so a page printed as its displayed size turned a quarter is recorded and
+        # clamped with its sides swapped (docs/rotation.md)
+        self.display = [(float(w), float(h)) for w, h in display] if display else []
+        self._display_bytes = (np.array(self.display, dtype=np.float64).tobytes()
+                               if self.display else None)
+        self.swapped: list[int] = []  # pages recorded with their printed sides swapped
+        self.unmatched: list[int] = []  # pages printed as neither displayed orientation
         # the first reader tried (the tests compare each with the one after it)
         self.reader = "columns" if reader == "c" and read_chunk is None else reader
         self.max_pages = max_pages
@@ -212,8 +230,24 @@ class BBoxLayoutParser:
             self._boxes = []
         return self.doc
 
+    def _displayed(self, number: int, w: float, h: float) -> tuple[float, float]:
+        """The size page `number` is recorded and clamped with (_fastread.c's
+        `displayed_size`, to the same comparisons)."""
+        if not 1 <= number <= len(self.display):
+            return w, h
+        dw, dh = self.display[number - 1]
+        tol = DISPLAY_TOLERANCE
+        same = abs(w - dw) <= tol and abs(h - dh) <= tol
+        if abs(w - dh) <= tol and abs(h - dw) <= tol and not same:
+            self.swapped.append(number)
+            return h, w
+        if not same and dw == dw:  # NaN: the size is not known, nothing to compare
+            self.unmatched.append(number)
+        return w, h
+
     def _add_page(self, w: float, h: float) -> None:
         number = len(self.doc.pages) + 1
+        w, h = self._displayed(number, w, h)
         self.doc.pages.append(Page(number, w, h))
         if (w <= 0 or h <= 0) and self.degenerate_page is None:
             self.degenerate_page = (number, w, h)
@@ -231,9 +265,10 @@ class BBoxLayoutParser:
             self._parse_tokens(data)
             return
         first_page = len(self.doc.pages)
-        sizes = [(self._w, self._h), *cols.page_sizes]
+        sizes = [(self._w, self._h)]
         for w, h in cols.page_sizes:
             self._add_page(w, h)
+            sizes.append((self._w, self._h))
         widths, heights = (np.array(v, dtype=np.float64)[cols.page_step] for v in zip(*sizes))
         raws = cols.texts
         words = clean_words(raws)
@@ -246,7 +281,8 @@ class BBoxLayoutParser:
 
     def _parse_compiled(self, data: bytes) -> bool:
         """False when the chunk is not in Poppler's regular shape (nothing read then)."""
-        got = read_chunk(data, len(self.doc.pages), self._line, self._block, self._w, self._h)
+        got = read_chunk(data, len(self.doc.pages), self._line, self._block, self._w, self._h,
+                         self._display_bytes)
         if got is None:
             return False
         words, odd, boxes, pages, line_ids, block_ids, sizes, self._line, self._block = got
@@ -329,8 +365,9 @@ def _box(x0b: bytes, y0b: bytes, x1b: bytes, y1b: bytes, w: float, h: float) -> 
             min(max(y1, 0.0), h))
 
 
-def parse_bbox_layout(data: bytes, doc_id: str = "doc", reader: str = "c") -> Document:
+def parse_bbox_layout(data: bytes, doc_id: str = "doc", reader: str = "c",
+                      display: Sequence[tuple[float, float]] | None = None) -> Document:
     """Parse a complete output at once (tests, files written by hand)."""
-    p = BBoxLayoutParser(doc_id, reader=reader)
+    p = BBoxLayoutParser(doc_id, reader=reader, display=display)
     p.feed(data)
     return p.finish()

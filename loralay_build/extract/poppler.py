@@ -30,6 +30,7 @@ from ..records import Document
 from .boxes import normalise_page_boxes
 from .glyphs import repair_glyphs
 from .parse import BBoxLayoutParser
+from .rotation import displayed_sizes, settle_rotation
 
 # Poppler writes its output through stdio, which on a pipe flushes every 4 KB: each write
 # woke this process for one read (~270 a paper, ~10 us each). `stdbuf -o` (coreutils)
@@ -80,6 +81,19 @@ def pdftotext_binary() -> str:
         raise PopplerMissing("pdftotext not found: install Poppler (apt-get install "
                              "poppler-utils), or run `make install`")
     return path
+
+
+@functools.cache
+def _crop_box() -> tuple[str, ...]:
+    """`-cropbox` (Poppler >= 21.03): words in the frame of the visible page (the CropBox,
+    which pdfium renders), words outside it left out; the same output as without it when
+    the CropBox is the MediaBox (docs/rotation.md). Older Poppler: the MediaBox's frame."""
+    try:
+        proc = subprocess.run([pdftotext_binary(), "-h"], capture_output=True, timeout=30,
+                              check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return ()
+    return ("-cropbox",) if b"-cropbox" in proc.stderr + proc.stdout else ()
 
 
 @functools.cache
@@ -149,27 +163,48 @@ def extract_document(path: str | Path, doc_id: str, limits: ExtractLimits = Extr
     bad = check_pdf_file(path)
     if bad is not None:
         return bad
-    result = _verdict(*_run_pdftotext(path, doc_id, limits), limits)
+    result = _extract(path, doc_id, limits)
     if isinstance(result, Failure) and result.cls is FailureClass.SCANNED:
         with tempfile.TemporaryDirectory(prefix="loralay-boxes-") as tmp:
             fixed = normalise_page_boxes(path, Path(tmp) / "fixed.pdf", limits.timeout_s)
             if fixed is not None:
-                return _verdict(*_run_pdftotext(fixed, doc_id, limits), limits)
+                return _extract(fixed, doc_id, limits)
     return result
 
 
-def _run_pdftotext(path: Path, doc_id: str, limits: ExtractLimits
+def _extract(path: Path, doc_id: str, limits: ExtractLimits) -> Document | Failure:
+    """One Poppler run and its verdict, every box where the displayed page shows it; the
+    rotated pages are read again unrotated, unless their rotation is what stands their
+    text upright (extract/rotation.py)."""
+    run = _run_pdftotext(path, doc_id, limits)
+    result = _verdict(*run, limits)
+    if not isinstance(result, Document):
+        return result
+
+    def reread(copy: Path, display: list[tuple[float, float]]) -> Document | Failure:
+        return _verdict(*_run_pdftotext(copy, doc_id, limits, display), limits)
+
+    return settle_rotation(result, run[2], path, limits.timeout_s, reread)
+
+
+def _run_pdftotext(path: Path, doc_id: str, limits: ExtractLimits,
+                   display: list[tuple[float, float]] | None = None
                    ) -> tuple[int, bytes, BBoxLayoutParser, bool]:
-    cmd = [*_big_writes(), pdftotext_binary(), "-bbox-layout", "-f", "1",
+    """Poppler's output read as it arrives. `display`: each page's displayed size, by
+    default pdfium's, read while Poppler starts (the parser needs it to clamp a rotated
+    page, extract/rotation.py)."""
+    cmd = [*_big_writes(), pdftotext_binary(), "-bbox-layout", *_crop_box(), "-f", "1",
            "-l", str(limits.max_pages + 1), str(path), "-"]
     deadline = time.monotonic() + limits.timeout_s
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             stdin=subprocess.DEVNULL)
     _widen_pipe(proc.stdout.fileno())  # type: ignore[union-attr]
     _limit_memory(proc.pid, limits.memory_mb)
-    parser = BBoxLayoutParser(doc_id, limits.max_pages, limits.max_words)
     stderr, timed_out = b"", False
     try:
+        if display is None:
+            display = displayed_sizes(path, limits.max_pages + 1)
+        parser = BBoxLayoutParser(doc_id, limits.max_pages, limits.max_words, display=display)
         stderr, timed_out = _pump(proc, parser, deadline)
     finally:
         if proc.poll() is None:

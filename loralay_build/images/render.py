@@ -65,6 +65,9 @@ def outward_px(box: Box, scale: float, pad: int = REDACT_PAD_PX) -> tuple[int, i
 
 
 def paint_white(img: Any, boxes: Iterable[Box], scale: float) -> None:
+    """Paint each box white. Boxes are in points from the top-left corner of the page as
+    pdfium renders it (the CropBox, turned by the page's /Rotate), which is where extraction
+    puts every word, rotated pages included (docs/rotation.md): no other transform here."""
     from PIL import ImageDraw
 
     draw = ImageDraw.Draw(img)
