@@ -28,7 +28,7 @@ VILA_REFERENCE = vila==0.5.0 layoutparser==0.3.4 opencv-python-headless==5.0.0.9
 .PHONY: install system-packages demo test bench bench-finish bench-scale lint citesum $(SOURCES)
 
 # System packages: Poppler runs the pipeline; qpdf and the Noto CJK font are what
-# `python -m loralay_build.samples` needs, and a test re-makes the sample corpus with them;
+# `scripts/make_sample.py` needs, and a test re-makes the sample corpus with them;
 # a C compiler and the Python headers build the reader of Poppler's output
 # (loralay_build/extract/_fastread.c; without them it installs, reading ~10 % slower).
 PY_VERSION = $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)

@@ -6,7 +6,9 @@ names are resolved on first use, so `loralay --help` and light tools start fast.
 
 from typing import Any
 
-__version__ = "0.1.0"
+from .version import __version__
+
+__all__ = ["__version__"]
 _API = ("build", "fetch", "extract", "load_settings", "BuildResult", "ConfigError", "BuildStopped",
         "ExtractFailed", "LoralayError", "RunLocked", "RunMismatch", "ToolMissing")
 

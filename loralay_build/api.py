@@ -17,7 +17,8 @@ from typing import Any
 from .errors import BuildStopped, ConfigError, LoralayError, RunLocked, RunMismatch, ToolMissing
 from .failures import Failure
 from .records import Document
-from .run.pipeline import BuildRequest, BuildResult, run_build, run_fetch
+from .run.pipeline import run_build, run_fetch
+from .run.request import BuildRequest, BuildResult
 from .settings import CommonSettings, load_settings
 
 __all__ = ["BuildResult", "BuildStopped", "ConfigError", "ExtractFailed", "LoralayError",
@@ -53,12 +54,8 @@ def build(source: str, out: str | Path, *, config: str | Path | None = None,
 def fetch(source: str, out: str | Path, *, config: str | Path | None = None,
           limit: int | None = None, retry: Iterable[str] = (), **overrides: Any) -> None:
     """Only harvest candidates and PDFs; raises BuildStopped when the harvest stopped early."""
-    if limit is not None and limit < 1:
-        raise ConfigError(f"--limit {limit}: must be 1 or more")
-    from .run.preflight import check_retry
-
     stopped = run_fetch(_settings(source, config, overrides), Path(out), limit,
-                        check_retry(tuple(retry)))
+                        frozenset(retry))
     if stopped:
         raise BuildStopped(stopped)
 
@@ -66,7 +63,7 @@ def fetch(source: str, out: str | Path, *, config: str | Path | None = None,
 def extract(pdf: str | Path, *, timeout_s: float = 120.0, max_pages: int = 1000) -> Document:
     """Words, boxes, pages, line and block ids of one PDF; ExtractFailed says why not."""
     from .extract import ExtractLimits, extract_document
-    from .run.preflight import poppler_version
+    from .extract.poppler import poppler_version
 
     poppler_version()
     path = Path(pdf)

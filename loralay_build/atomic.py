@@ -8,12 +8,17 @@ left half-written under its final name (a rerun would take it for done), and `mk
 from __future__ import annotations
 
 import hashlib
+import io
 import os
+import shutil
 import tempfile
 import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,3 +79,55 @@ def write_atomic(dest: Path, body: bytes) -> Download:
         fh.write(body)
         digest.update(body)
     return Download(Path(dest), digest.hexdigest(), len(body))
+
+
+def place(tmp: Path, dest: Path) -> None:
+    """A file finished under a temporary name (a SQLite index, a Parquet part) put in
+    place: flushed to disk, given the mode any file of the process gets, then renamed."""
+    fd = os.open(tmp, os.O_RDONLY)
+    try:
+        os.fchmod(fd, 0o666 & ~process_umask())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, dest)
+
+
+def swap_folder(out_dir: Path, tmp: Path, folder: str) -> None:
+    """Replace `out_dir/folder` by the complete folder `tmp` (renames within one
+    filesystem): a reader sees the old folder or the new one, never a mix."""
+    data = out_dir / folder
+    old = out_dir / f".{folder}-old-{uuid.uuid4().hex[:8]}"
+    if data.exists():
+        os.replace(data, old)
+    os.replace(tmp, data)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def clean_swaps(out_dir: Path, folder: str) -> None:
+    """Undo what a killed `swap_folder` left: its temporary folder, or an old folder moved
+    aside for good. Only the instant between its two renames can leave no `folder`; then the
+    previous one is still whole in `.{folder}-old-*` and is put back."""
+    for tmp in out_dir.glob(f".{folder}-tmp-*"):
+        shutil.rmtree(tmp, ignore_errors=True)
+    olds = sorted(out_dir.glob(f".{folder}-old-*"))
+    if not (out_dir / folder).exists() and len(olds) == 1:
+        os.replace(olds.pop(), out_dir / folder)
+    for old in olds:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def write_text_atomic(dest: Path, text: str) -> Download:
+    return write_atomic(dest, text.encode("utf-8"))
+
+
+@contextmanager
+def atomic_text(dest: Path) -> Iterator[TextIO]:
+    """A UTF-8 text file written in pieces and put in place whole, or not at all."""
+    with AtomicFile(dest) as (fh, _):
+        text = io.TextIOWrapper(fh, encoding="utf-8", newline="")
+        try:
+            yield text
+            text.flush()
+        finally:
+            text.detach()  # the binary file stays open for AtomicFile to fsync and rename

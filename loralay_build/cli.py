@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from . import registry
 from .errors import LoralayError
 
 
@@ -53,8 +54,8 @@ def extract(pdfs: tuple[Path, ...], fmt: str, out_dir: Path | None, timeout_s: f
         sys.exit(1)
 
 
-SOURCE = click.option("--source", required=True, help="local, hal, arxiv, pubmed, scielo-es, "
-                      "scielo-pt, koreascience or citesum.")
+SOURCE = click.option("--source", required=True,
+                      help=f"One of {', '.join(registry.names())}.")
 OUT = click.option("--out", "out", required=True, type=click.Path(path_type=Path),
                    help="The run's folder: dataset, report, state and PDFs.")
 CONFIG = click.option("--config", type=click.Path(path_type=Path), default=None,
@@ -111,9 +112,9 @@ def _slurm_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     """`--executor slurm` and the keys of its job scripts (settings `slurm_*`; a flag given
     overrides --config)."""
     options = [
-        click.option("--executor", type=click.Choice(["local", "slurm"]), default="local",
-                     show_default=True, help="Run the shards here, or as a Slurm job array "
-                     "(then the finish as a job after it)."),
+        click.option("--executor", default="local", show_default=True,
+                     help="Where the shards run: local (here), or slurm (a job array, then "
+                     "the finish as a job after it)."),
         click.option("--wait", is_flag=True, help="slurm: stay until the finish is done."),
         click.option("--fetch-job", is_flag=True,
                      help="slurm: fetch in a job of its own instead of on this machine."),
@@ -163,7 +164,8 @@ def build(source: str, out: Path, config: Path | None, manifest: Path | None,
           dry_run: bool, executor: str, wait: bool, fetch_job: bool, fetched: bool,
           **slurm: Any) -> None:
     """Fetch, extract, strip abstracts, filter, split and write a dataset into --out."""
-    from .run.pipeline import BuildRequest, run_build
+    from .run.pipeline import run_build
+    from .run.request import BuildRequest
 
     slurm["slurm_extra_sbatch"] = list(slurm["slurm_extra_sbatch"]) or None
     s = _settings(source, config, manifest, features, slurm)

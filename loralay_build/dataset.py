@@ -13,8 +13,8 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from ..errors import ConfigError
-from ..write.parquet import DATA_DIR
+from .errors import ConfigError
+from .write.parquet import DATA_DIR
 
 # columns an export or a picture cannot do without; `--features published` lacks them
 LAYOUT_COLUMNS = ("article_id", "article_words", "article_bboxes", "article_norm_bboxes",

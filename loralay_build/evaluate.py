@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from .atomic import write_text_atomic
 from .errors import ConfigError
 
 KEYS = ("rouge1", "rouge2", "rougeL")
@@ -145,8 +145,12 @@ def run_eval(dataset: Path, split: str = "test", predictions: Path | None = None
     """Scores written to DIR/eval-{split}.json (…-predictions.json for --predictions)."""
     result = evaluate(dataset, split, predictions)
     name = f"eval-{split}{'-predictions' if predictions else ''}.json"
-    tmp = dataset / f".{name}.tmp"
-    tmp.write_text(json.dumps(result, indent=1), encoding="utf-8")
-    os.replace(tmp, dataset / name)
+    write_text_atomic(dataset / name, json.dumps(result, indent=1))
     scores = {k: v for k, v in result.items() if isinstance(v, dict)}
-    return table(scores, int(result["examples"]), split) + f"\nwritten: {dataset / name}"
+    return table(scores, len_examples(result), split) + f"\nwritten: {dataset / name}"
+
+
+def len_examples(result: dict[str, Any]) -> int:
+    examples = result["examples"]
+    assert isinstance(examples, int)
+    return examples

@@ -1,13 +1,21 @@
-"""The one failure taxonomy of the project.
+"""The one failure taxonomy of the project, and the one rule of which failures a rerun
+tries again.
 
-Every stage that gives up on a document returns a `Failure` instead of raising,
-so that the run state, the report and the user all see the same class names.
+Every stage that gives up on a document returns a `Failure` instead of raising, so that
+the run state, the report and the user all see the same class names. A failure is done
+again when a rerun can change it: always for classes that say nothing about the input
+(`internal_error`, `unreachable`); for the classes a user names with `--retry CLASS` (the
+same classes for every source, fetch and processing alike); and by itself for a failure by
+a limit (`timeout`, `memory`) once that limit has been raised (`RetryRule`).
 """
 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from .errors import ConfigError
 
 
 class FailureClass(str, enum.Enum):
@@ -48,14 +56,53 @@ class Failure:
         return f"{subject}: {self.cls.value}: {self.message}"
 
 
-# fetch failures that say nothing about the paper: a rerun of the run tries them again
-RETRIED_ON_RERUN = frozenset({FailureClass.UNREACHABLE.value})
-# classes a user may ask a rerun to try again (`--retry CLASS`): what a host, the network
-# or the machine decided, never what the paper is (no abstract, scanned, wrong language)
+# failures that say nothing about the document or shard: every rerun tries them again
+ALWAYS_RETRIED = frozenset({FailureClass.INTERNAL_ERROR.value, FailureClass.UNREACHABLE.value})
+# classes a user may ask a rerun to try again (`--retry CLASS`): what a host, the network or
+# the machine decided, never what the paper is (no abstract, scanned, wrong language)
 RETRYABLE_ON_REQUEST = frozenset(c.value for c in (
     FailureClass.FORBIDDEN, FailureClass.UNAVAILABLE, FailureClass.UNREACHABLE,
     FailureClass.TIMEOUT, FailureClass.MEMORY,
 ))
+# the limits whose raise retries a failure of the class by itself
+RAISED_BY: dict[str, tuple[str, ...]] = {
+    FailureClass.TIMEOUT.value: ("extract_timeout_s", "document_timeout_s", "shard_timeout_s"),
+    FailureClass.MEMORY.value: ("extract_memory_mb", "worker_memory_mb"),
+}
+
+
+def check_retry(classes: tuple[str, ...] | frozenset[str]) -> frozenset[str]:
+    """`--retry CLASS` values: the same classes for every source."""
+    bad = sorted(set(classes) - RETRYABLE_ON_REQUEST)
+    if bad:
+        raise ConfigError(f"--retry {bad[0]}: not a class a rerun can retry (one of: "
+                          f"{', '.join(sorted(RETRYABLE_ON_REQUEST))})")
+    return frozenset(classes)
+
+
+@dataclass(frozen=True, slots=True)
+class RetryRule:
+    """Which recorded failures this run does again (see the module docstring)."""
+
+    requested: frozenset[str] = frozenset()  # --retry CLASS
+    limits: Mapping[str, float] = field(default_factory=dict)  # the limits in force now
+
+    def classes(self) -> frozenset[str]:
+        """The classes retried whatever their limits (for the fetch's skip lists)."""
+        return ALWAYS_RETRIED | self.requested
+
+    def why_again(self, failure: str | None, limits_then: Mapping[str, float]) -> str | None:
+        """None when the failure (or success) stands; else the reason it is done again."""
+        if failure is None:
+            return None
+        if failure in ALWAYS_RETRIED:
+            return f"retried after {failure}"
+        if failure in self.requested:
+            return f"retried as asked (--retry {failure})"
+        for key in RAISED_BY.get(failure, ()):
+            if key in limits_then and key in self.limits and self.limits[key] > limits_then[key]:
+                return f"retried because `{key}` was raised"
+        return None
 
 
 class StageError(Exception):

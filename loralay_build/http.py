@@ -22,7 +22,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -40,7 +40,9 @@ from .settings.common import HttpFields
 
 log = logging.getLogger(__name__)
 
-RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+# the one list of statuses a request is tried again on (the crawls' Scrapy settings read it
+# too): rate limits, server errors, and the timeouts some proxies and CDNs answer with
+RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504, 522, 524})
 MB = 1024 * 1024
 CHUNK = 64 * 1024
 # a redirect we will not follow is the server's refusal, not a network failure: it is
@@ -164,7 +166,7 @@ class PoliteClient:
             except _Truncated as e:  # as a connection dropped before the headers
                 raise self._unreachable(urlsplit(url).netloc, str(e)) from e
             resp._content = body  # what `requests` itself caches after a full read
-            resp._content_consumed = True
+            resp._content_consumed = True  # type: ignore[attr-defined]
         return resp
 
     def _open(self, url: str, params: Any) -> requests.Response:
@@ -200,7 +202,7 @@ class PoliteClient:
             raise StageError(FailureClass.UNAVAILABLE, f"{url}: HTTP {resp.status_code}")
 
     def iter_body(self, resp: requests.Response, url: str, cap: int,
-                  cap_name: str) -> Iterator[bytes]:
+                  cap_name: str) -> Generator[bytes, None, None]:
         """The body in decoded chunks, stopped past `cap` decoded bytes (a gzip bomb is
         small on the wire) or past the request's deadline (a server dripping a byte
         every few seconds never trips the per-read timeout). `read1` returns whatever
@@ -215,7 +217,7 @@ class PoliteClient:
                                             f"{self.settings.request_deadline_s:g} s deadline")
                 chunk = resp.raw.read1(CHUNK, decode_content=True)
                 if not chunk:  # read to the end: the connection may serve the next request
-                    resp._content_consumed = True
+                    resp._content_consumed = True  # type: ignore[attr-defined]
                     return
                 size += len(chunk)
                 if size > cap:

@@ -1,13 +1,19 @@
-"""Where a run keeps things inside its output folder.
+"""Where a run keeps things inside its output folder, and the shard count it is done in.
 
 Everything but `README.md` and `data/` is kept out of the dataset: `load_dataset(DIR)`
-reads only the files the card names.
+reads only the files the card names. A run records the number of shards it was processed
+in, and refuses another (a sharded run mixed with a plain one wrote every document twice).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+
+from .errors import RunMismatch
+from .state import RunState
+
+SHARDS_KEY = "run.num_shards"
 
 
 @dataclass(frozen=True)
@@ -53,3 +59,29 @@ class RunLayout:
     @property
     def pdf_dir(self) -> Path:
         return self.out / "pdfs"
+
+
+def recorded_shards(layout: RunLayout) -> int | None:
+    """The shard count this run folder was processed with (None: not processed yet)."""
+    if layout.fetch_db.exists():
+        with RunState(layout.fetch_db) as st:
+            value = st.get_checkpoint(SHARDS_KEY)
+        if isinstance(value, int):
+            return value
+    counts = sorted({n for _, n in layout.shard_files()})
+    if len(counts) > 1:
+        raise RunMismatch(f"{layout.state_dir}: states of different shard counts "
+                          f"({', '.join(map(str, counts))}); start over with --fresh")
+    return counts[0] if counts else None
+
+
+def claim_shards(layout: RunLayout, num_shards: int) -> None:
+    """Record the shard count, or refuse one that differs from what the run already used."""
+    used = recorded_shards(layout)
+    if used is not None and used != num_shards:
+        how = "the plain command (no --shard)" if used == 1 else f"--num-shards {used}"
+        asked = "no shards" if num_shards == 1 else f"--num-shards {num_shards}"
+        raise RunMismatch(f"{layout.out}: this run was processed with {how}, not {asked}; "
+                          f"go on with {how}, or start over with --fresh")
+    with RunState(layout.fetch_db) as st:
+        st.set_checkpoint(SHARDS_KEY, num_shards)

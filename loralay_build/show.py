@@ -13,6 +13,7 @@ The PDF is the candidate's (`DIR/state/fetch.sqlite`, `candidates`), else the ma
 
 from __future__ import annotations
 
+import io
 import json
 import sqlite3
 from collections import Counter
@@ -20,10 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .atomic import write_atomic
+from .dataset import find_row
 from .errors import ConfigError
-from .export.rows import find_row
 from .images.redact import removed_indices
-from .records import Candidate, Document
+from .records import Candidate
 
 SCALE = 2.0  # 144 dpi: small words stay readable, an A4 page is 1190 x 1684 pixels
 COVER = "cover page"
@@ -86,21 +88,25 @@ def run_settings(dataset_dir: Path, source: str) -> Any:
 
 
 def recut(pdf: Path, cand: Candidate, settings: Any, row_words: list[str]) -> Cuts:
-    """Re-extract and re-strip the PDF as the build did; where each removed word was."""
-    from .extract import extract_document
-    from .failures import Failure
-    from .run.process import extract_limits
-    from .strip import leakage, strip_abstracts
+    """The build's own steps re-run on the PDF (all but rendering images); where each
+    removed word was."""
+    from dataclasses import replace
 
-    s = settings.document()
-    doc = extract_document(pdf, cand.id, extract_limits(s))
-    stripped = doc if isinstance(doc, Failure) else strip_abstracts(doc, cand, s)
-    if isinstance(stripped, Failure):
-        raise ConfigError(f"{cand.id}: re-extracting {pdf} failed now: {stripped.message}")
-    assert isinstance(doc, Document)
-    kept, matches = stripped
-    cuts = Cuts(leakage=leakage(kept, cand.abstracts, s.leak_ngram),
-                differs=len(kept) - len(row_words), num_pages=len(doc.pages))
+    from .run.steps import DocumentJob, run_steps
+
+    job = DocumentJob(settings.document(), settings.limits())
+    work, results = run_steps(replace(cand, pdf_path=str(pdf)), job, until="leakage",
+                              skip=frozenset({"render"}))
+    failed = results.failure
+    if failed is not None:
+        stage, fail = failed
+        raise ConfigError(f"{cand.id}: re-running the build's steps on {pdf} failed now: "
+                          f"{stage}: {fail.cls.value}: {fail.message}")
+    doc, stripped = work.doc, work.stripped
+    assert doc is not None and stripped is not None and work.leaks is not None
+    kept, matches = stripped.body, stripped.matches
+    cuts = Cuts(leakage=work.leaks, differs=len(kept) - len(row_words),
+                num_pages=len(doc.pages))
     if kept.words != row_words and not cuts.differs:
         cuts.differs = sum(a != b for a, b in zip(kept.words, row_words, strict=True))
     for i in removed_indices(doc, kept):
@@ -131,8 +137,9 @@ def show_document(dataset_dir: str | Path, article_id: str, page: int | None = N
     caption = Caption(article_id, split, page, cuts.num_pages, row, cuts)
     image = draw_page(pdf, page, row, cuts, caption, scale)
     target = Path(out) if out is not None else Path(f"{article_id}-p{page}.png")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    image.save(target, optimize=True)
+    png = io.BytesIO()
+    image.save(png, format="PNG", optimize=True)
+    write_atomic(target, png.getvalue())
     return target
 
 

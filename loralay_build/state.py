@@ -1,9 +1,10 @@
-"""The run state: one SQLite file per run (or shard) inside the output folder.
+"""The run state: SQLite files inside the output folder (fetch, each shard, the finish).
 
-Why SQLite: a document's result and its status are written in one transaction, so a
-run killed with SIGKILL at any instant leaves each document either fully recorded or
-not at all, and a rerun picks up exactly the rest. WAL mode keeps readers (the report,
-a merge) from blocking the writer.
+Why SQLite: a document's result and its ledger entry (`run/ledger.py`) are written in one
+transaction, so a run killed with SIGKILL at any instant leaves each document either fully
+recorded or not at all, and a rerun picks up exactly the rest. WAL mode keeps readers (the
+report, a merge) from blocking the writer. The `results` table holds the fetch's and the
+finish's per-id outcomes; per-document results are the ledger's.
 """
 
 from __future__ import annotations
@@ -32,10 +33,6 @@ CREATE TABLE IF NOT EXISTS results (
 CREATE TABLE IF NOT EXISTS documents (
     id TEXT PRIMARY KEY, summary TEXT NOT NULL, payload BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS checkpoints (name TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS inputs (
-    doc_id TEXT PRIMARY KEY, candidate TEXT NOT NULL, pdf TEXT NOT NULL, settings TEXT NOT NULL,
-    versions TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS settings_seen (hash TEXT PRIMARY KEY, body TEXT NOT NULL);
 """
 
 OK, FAILED = "ok", "failed"
@@ -193,32 +190,8 @@ class RunState:
         return bytes(row[0])
 
     def forget(self, doc_id: str) -> None:
-        """Every per-document record of `doc_id`, before a redo writes the new ones."""
-        for table, key in (("results", "doc_id"), ("documents", "id"), ("inputs", "doc_id")):
-            self.db.execute(f"DELETE FROM {table} WHERE {key}=?", (doc_id,))
-
-    # --- what produced each result ------------------------------------------------
-    def put_inputs(self, doc_id: str, parts: tuple[str, str, str, str]) -> None:
-        self.db.execute("INSERT OR REPLACE INTO inputs VALUES (?,?,?,?,?)", (doc_id, *parts))
-
-    def inputs(self, doc_id: str) -> tuple[str, str, str, str] | None:
-        row = self.db.execute("SELECT candidate, pdf, settings, versions FROM inputs "
-                              "WHERE doc_id=?", (doc_id,)).fetchone()
-        return tuple(row) if row else None  # type: ignore[return-value]
-
-    def remember_settings(self, digest: str, body: str) -> None:
-        self.db.execute("INSERT OR IGNORE INTO settings_seen VALUES (?,?)", (digest, body))
-
-    def settings_body(self, digest: str) -> str | None:
-        row = self.db.execute("SELECT body FROM settings_seen WHERE hash=?", (digest,)).fetchone()
-        return row[0] if row else None
-
-    def failure_class(self, doc_id: str, stage: str) -> str | None:
-        row = self.db.execute("SELECT status, failure_class FROM results WHERE doc_id=? AND "
-                              "stage=?", (doc_id, stage)).fetchone()
-        if row is None:
-            return None
-        return row[1] or row[0]
+        """The stored document of `doc_id`, before a redo writes the new one."""
+        self.db.execute("DELETE FROM documents WHERE id=?", (doc_id,))
 
     # --- checkpoints --------------------------------------------------------------
     def get_checkpoint(self, name: str, default: Any = None) -> Any:

@@ -32,9 +32,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from loralay_build.gcpolicy import settle_heap  # noqa: E402
 from loralay_build.records import Candidate  # noqa: E402
-from loralay_build.run.driver import record_outcome  # noqa: E402
-from loralay_build.run.fingerprint import InputPrint  # noqa: E402
-from loralay_build.run.process import process_candidate  # noqa: E402
+from loralay_build.run.driver import document_job, record_outcome  # noqa: E402
+from loralay_build.run.ledger import DOCUMENT, Fingerprint, Ledger  # noqa: E402
+from loralay_build.run.steps import process_candidate  # noqa: E402
 from loralay_build.settings import load_settings  # noqa: E402
 from loralay_build.sources.manifest import read_manifest  # noqa: E402
 from loralay_build.state import RunState  # noqa: E402
@@ -73,11 +73,13 @@ def candidates(manifest: Path) -> list[Candidate]:
 def stage_runs(cands: list[Candidate], runs: int, state: RunState) -> list[dict[str, Clock]]:
     """Per run, the summed clocks of `ours` and `bare`, per document back to back."""
     settings = load_settings("local", None, {"manifest": str(SHARED / "corpus/manifest.jsonl")})
-    doc_settings = settings.document()
-    inputs = InputPrint("bench", "bench", "bench", "bench")
+    job = document_job(settings)
+    fingerprint = Fingerprint.of(candidate="bench", pdf="bench", settings="bench",
+                                 versions="bench")
+    ledger = Ledger(state, DOCUMENT)
 
     def ours(c: Candidate) -> None:
-        record_outcome(state, process_candidate(c, doc_settings), c.pdf_path, inputs)
+        record_outcome(state, ledger, process_candidate(c, job), c.pdf_path, fingerprint, {})
 
     methods: dict[str, Callable[[Candidate], None]] = {
         "ours": ours, "bare": lambda c: bare(str(c.pdf_path))}

@@ -1,4 +1,4 @@
-"""`python -m loralay_build.citesum.bench [--records N] [--workers 1 2]`: the per-record rates
+"""`python scripts/bench_citesum.py [--records N] [--workers 1 2]`: the per-record rates
 of each CiteSum stage, which the README's "How long" extrapolates to the whole of S2ORC.
 
 Why made shards: no real S2ORC shard is at hand, only single real records
@@ -15,18 +15,28 @@ import argparse
 import json
 import os
 import resource
+import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from ..run.pool import TaskLimits
-from ..settings import load_settings
-from ..state import RunState
-from .build import inputs, run_pass1, run_pass2, run_score
-from .stages import StageRun
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
 
-REAL = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "s2orc"
+from loralay_build.citesum.build import (  # noqa: E402
+    Work,
+    inputs,
+    run_pass1,
+    run_pass2,
+    run_score,
+)
+from loralay_build.citesum.stages import StageRun  # noqa: E402
+from loralay_build.run.pool import TaskLimits  # noqa: E402
+from loralay_build.settings import CiteSumSettings, load_settings  # noqa: E402
+from loralay_build.state import RunState  # noqa: E402
+
+REAL = Path(os.environ.get("LORALAY_SHARED", REPO.parent / "shared")) / "fixtures" / "s2orc"
 
 
 def _real(name: str) -> dict[str, Any]:
@@ -110,9 +120,10 @@ def _cpu() -> float:
 def time_stages(keys: dict[str, str], out: Path, workers: int) -> dict[str, float]:
     """Wall clock and CPU time of pass 1, pass 2 and the scoring, from a fresh run state."""
     s = load_settings("citesum", overrides=keys)
+    assert isinstance(s, CiteSumSettings)
     citing, cited = inputs(s)
     run = StageRun(workers, TaskLimits(s.shard_timeout_s, s.worker_memory_mb))
-    work = out / "work"
+    work = Work(out / "work")
     with RunState(out / "state.sqlite") as state:
         t0, c0 = time.perf_counter(), _cpu()
         p1 = run_pass1(s, work, state, citing, run)

@@ -27,7 +27,6 @@ import sqlite3
 import subprocess
 import sys
 import time
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,12 +34,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 import pyarrow as pa  # noqa: E402
 
-from loralay_build.run import columns_payload as cp  # noqa: E402
-from loralay_build.run.codec import decode  # noqa: E402
-from loralay_build.run.columns_payload import encode  # noqa: E402
+from loralay_build.run import payload as cp  # noqa: E402
 
 RSS_GOAL_MB, MS_GOAL, AT = 600.0, 3.0, 200_000
-_DOC = b', "document": {"id": '
 
 
 def replica_id(doc_id: str, k: int) -> str:
@@ -54,21 +50,6 @@ def replica_date(date: str | None, serial: int) -> str | None:
     year, month, day = 1990 + serial % 34, 1 + (serial // 34) % 12, 1 + (serial // 408) % 28
     parts = [f"{year:04d}", f"{month:02d}", f"{day:02d}"]
     return "-".join(parts[:len(date.split("-"))])
-
-
-def _splice(raw: bytes, new_id: str, date: str | None) -> bytes | None:
-    """The payload JSON with the candidate's id/date and the document's id replaced, or None
-    when the payload is not the JSON this expects (then the generic path runs)."""
-    head = b'{"candidate": '
-    cut = raw.find(_DOC)
-    if not raw.startswith(head) or cut < 0:
-        return None
-    cand = json.loads(raw[len(head):cut])
-    cand["id"], cand["publication_date"] = new_id, date
-    rest = raw[cut + len(_DOC):]
-    old_id = rest[:rest.index(b'", ') + 1]
-    return (head + json.dumps(cand, ensure_ascii=False).encode() + _DOC
-            + json.dumps(new_id).encode() + rest[len(old_id):])
 
 
 def _columnar_replica(payload: bytes, new_id: str, date: str | None) -> bytes:
@@ -87,22 +68,10 @@ def _columnar_replica(payload: bytes, new_id: str, date: str | None) -> bytes:
 
 
 def replica_payload(payload: bytes, new_id: str, date: str | None) -> bytes:
-    """Fast paths for columnar payloads (run/columns_payload.py) and zlib JSON payloads
-    (level 1: the bytes differ, the document does not); any other encoding goes through
-    the codec (which writes the columnar form)."""
-    if cp.is_columnar(payload):
-        return _columnar_replica(payload, new_id, date)
-    try:
-        spliced = _splice(zlib.decompress(payload), new_id, date)
-    except (zlib.error, ValueError):
-        spliced = None
-    if spliced is not None:
-        return zlib.compress(spliced, 1)
-    p = decode(payload)
-    from dataclasses import replace
-    p.candidate = replace(p.candidate, id=new_id, publication_date=date)
-    p.document.id = new_id
-    return encode(p)
+    """The payload with its ids and date replaced (the run state's one format)."""
+    if payload[:len(cp.MAGIC)] != cp.MAGIC:
+        sys.exit("the base run's state holds payloads of another format: rebuild it")
+    return _columnar_replica(payload, new_id, date)
 
 
 @dataclass(frozen=True)
@@ -139,9 +108,8 @@ def make_cache(base: Base, replicas: int, cache: Path) -> None:
         CREATE TABLE rep (id TEXT PRIMARY KEY, k INTEGER);
         CREATE TABLE cand AS SELECT * FROM f.candidates WHERE 0;
         CREATE TABLE fres AS SELECT * FROM f.results WHERE 0;
-        CREATE TABLE sres AS SELECT * FROM s.results WHERE 0;
-        CREATE TABLE docs AS SELECT * FROM s.documents WHERE 0;
-        CREATE TABLE inp AS SELECT * FROM s.inputs WHERE 0;""")
+        CREATE TABLE led AS SELECT * FROM s.ledger WHERE 0;
+        CREATE TABLE docs AS SELECT * FROM s.documents WHERE 0;""")
     cands = db.execute("SELECT id, seq, body FROM f.candidates ORDER BY seq").fetchall()
     docs = {r[0]: (r[1], bytes(r[2])) for r in
             db.execute("SELECT id, summary, payload FROM s.documents")}
@@ -163,11 +131,11 @@ def _copy_one(db: sqlite3.Connection, k: int, j: int, per: int, cid: str, seq: i
     db.execute("INSERT INTO rep VALUES (?,?)", (new, k))
     db.execute("INSERT INTO cand VALUES (?,?,?)",
                (new, k * per + seq, json.dumps(c, ensure_ascii=False)))
-    for table, src in (("fres", "f.results"), ("sres", "s.results"), ("inp", "s.inputs")):
+    for table, src, key in (("fres", "f.results", "doc_id"), ("led", "s.ledger", "key")):
         cols = [r[1] for r in db.execute(f"PRAGMA {src.split('.')[0]}.table_info"
                                          f"({src.split('.')[1]})")]
-        sel = ", ".join("?" if col == "doc_id" else col for col in cols)
-        db.execute(f"INSERT INTO {table} SELECT {sel} FROM {src} WHERE doc_id=?", (new, cid))
+        sel = ", ".join("?" if col == key else col for col in cols)
+        db.execute(f"INSERT INTO {table} SELECT {sel} FROM {src} WHERE {key}=?", (new, cid))
     if doc is not None:
         s = json.loads(doc[0])
         s["id"], s["publication_date"] = new, date
@@ -183,16 +151,15 @@ def make_run(base: Base, cache: Path, replicas: int, out: Path) -> int:
     state.mkdir(parents=True)
     shutil.copy(base.fetch, state / "fetch.sqlite")
     shutil.copy(base.shard, state / base.shard.name)
+    key = {"cand": "id", "docs": "id", "fres": "doc_id", "led": "key"}
     pairs = ((state / "fetch.sqlite", ("candidates", "cand"), ("results", "fres")),
-             (state / base.shard.name, ("results", "sres"), ("documents", "docs"),
-              ("inputs", "inp")))
+             (state / base.shard.name, ("ledger", "led"), ("documents", "docs")))
     for path, *tables in pairs:
         with sqlite3.connect(path) as db:
             db.execute(f"ATTACH '{cache}' AS c")
             for target, src in tables:
                 db.execute(f"DELETE FROM {target}")
-                db.execute(f"INSERT INTO {target} SELECT * FROM c.{src} WHERE "
-                           f"{'id' if src in ('cand', 'docs') else 'doc_id'} IN "
+                db.execute(f"INSERT INTO {target} SELECT * FROM c.{src} WHERE {key[src]} IN "
                            f"(SELECT id FROM c.rep WHERE k < ?)", (replicas,))
     return replicas * base.count
 

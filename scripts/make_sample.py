@@ -1,11 +1,11 @@
 """Re-make the sample corpus `data/sample/` from its texts `data/sample/texts/*.yaml`.
 
-Kept as the documented entry point; the work is in `loralay_build.samples` (an ordinary
-import of the installed package: `make install` or `pip install -e '.[dev]'` first).
-Same as `python -m loralay_build.samples`.
+The work is in `scripts/samples/` (a development tool, not shipped in the wheel: it needs
+the `dev` extra's fpdf2 and Pillow, and qpdf): `make install` first, then
+`.venv/bin/python scripts/make_sample.py`.
 """
 
-from loralay_build.samples.make import main
+from samples.make import main
 
 if __name__ == "__main__":
     main()

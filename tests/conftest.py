@@ -1,12 +1,25 @@
-"""Shared fixtures: the `../shared` folder (skipped cleanly when absent) and a local server."""
+"""Shared fixtures and helpers: the `../shared` folder (skipped cleanly when absent), a
+local server, the CLI in a subprocess, and the sample and shared corpus built once per
+session.
+
+Tiers (markers, registered in pyproject.toml): a test without a marker is a unit test
+(`make test-fast` runs those, in under three minutes); `e2e` runs the whole pipeline or
+the CLI in a subprocess; `stress` kills, fuzzes or scales; `perf` measures a ratio;
+`needs_shared` reads `../shared` and skips without it; `cluster` submits to a real Slurm.
+`make test` runs every tier.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from loralay_build.records import Candidate, Rejection
@@ -16,7 +29,10 @@ from loralay_build.state import RunState
 from .fakeserver import FakeServer
 
 REPO = Path(__file__).resolve().parent.parent
+# the development tools the tests check (the sample maker, the benches): not in the wheel
+sys.path.insert(0, str(REPO / "scripts"))
 SHARED = Path(os.environ.get("LORALAY_SHARED", REPO.parent / "shared"))
+SAMPLE = REPO / "data" / "sample" / "manifest.jsonl"
 
 
 def shared_path(*parts: str) -> Path:
@@ -26,11 +42,69 @@ def shared_path(*parts: str) -> Path:
     return p
 
 
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("needs_shared") and not SHARED.is_dir():
+        pytest.skip(f"{SHARED} not present (../shared is absent)")
+
+
+def loralay(*args: str, check: bool = False, env: dict | None = None,
+            timeout: float = 900, cwd: Path = REPO) -> subprocess.CompletedProcess:
+    """The CLI as a user runs it, in a subprocess; `check`: fail with its stderr."""
+    proc = subprocess.run([sys.executable, "-m", "loralay_build.cli", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout, env=env)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"loralay {' '.join(args)} failed ({proc.returncode}):\n"
+                             f"{proc.stderr[-3000:]}")
+    return proc
+
+
+def build_local(manifest: Path, out: Path, *extra: str, check: bool = False,
+                env: dict | None = None) -> subprocess.CompletedProcess:
+    """`loralay build --source local` of a manifest with two workers."""
+    return loralay("build", "--source", "local", "--manifest", str(manifest), "--out",
+                   str(out), "--workers", "2", *extra, check=check, env=env)
+
+
+def config(tmp: Path, **keys: object) -> Path:
+    """A `--config` file of these keys (JSON is YAML), under a name of its own in `tmp`."""
+    path = tmp / f"config-{len(list(tmp.glob('config-*.yaml')))}.yaml"
+    path.write_text("".join(f"{k}: {json.dumps(v)}\n" for k, v in keys.items()),
+                    encoding="utf-8")
+    return path
+
+
+def rows_as_written(out: Path, folder: str = "data") -> list[tuple[str, list[dict]]]:
+    """A dataset as written: each file in name order, its rows in file order."""
+    return [(p.name, pq.read_table(p).to_pylist())
+            for p in sorted((out / folder).glob("*.parquet"))]
+
+
+@pytest.fixture(scope="session")
+def built_sample(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    """The committed sample built once (the README's demo); read it, or copy it first."""
+    out = tmp_path_factory.mktemp("sample") / "ds"
+    return out, build_local(SAMPLE, out, check=True)
+
+
+@pytest.fixture(scope="session")
+def built_corpus(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    """../shared's real corpus built once; read it, or copy it first."""
+    manifest = shared_path("corpus", "manifest.jsonl")
+    out = tmp_path_factory.mktemp("corpus") / "ds"
+    return out, build_local(manifest, out, check=True)
+
+
+def copy_run(src: Path, dest: Path) -> Path:
+    """A private copy of a built run folder that a test may change."""
+    shutil.copytree(src, dest, symlinks=True)
+    return dest
+
+
 def harvest_source(source: str, cfg: dict, state: RunState, out: Path, limit: int | None = None,
                    abandon_after: int | None = None) -> list[Candidate | Rejection]:
     """What the driver does with a fetcher; `abandon_after` drops the generator there, as a
     kill would."""
-    gen = get_fetcher(source)(FetchContext(source, cfg, state, out, limit))
+    gen = get_fetcher(source)(FetchContext(source, cfg, state, out, limit))  # type: ignore[arg-type]
     items: list[Candidate | Rejection] = []
     for item in gen:
         record_fetch_item(state, item)

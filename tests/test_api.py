@@ -9,7 +9,7 @@ import pytest
 
 from .conftest import REPO
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.e2e
 
 
 def readme_example() -> str:

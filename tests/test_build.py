@@ -24,7 +24,7 @@ from .conftest import REPO, shared_path
 
 BROKEN = {"en_truncated_jcap": "corrupted", "en_encrypted_phoenix": "encrypted",
           "en_scanned_fama1973": "scanned"}
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.e2e
 
 
 def loralay(*args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -141,7 +141,7 @@ def _processed(db: Path) -> int:
         return 0
     try:
         with sqlite3.connect(db, timeout=1) as con:
-            return con.execute("SELECT COUNT(*) FROM results WHERE stage='process'").fetchone()[0]
+            return con.execute("SELECT COUNT(*) FROM ledger WHERE kind='document'").fetchone()[0]
     except sqlite3.OperationalError:
         return 0
 
@@ -220,8 +220,8 @@ def test_sigkill_at_random_moments_then_resume_equals_a_clean_run(built, manifes
                 "--workers", "2")
         assert table(killed) == clean, (trial, reached[-1])
         with sqlite3.connect(killed / "state" / "shard-00000-of-00001.sqlite") as con:
-            rows = con.execute("SELECT doc_id, COUNT(*) FROM results WHERE stage='process' "
-                               "GROUP BY doc_id").fetchall()
+            rows = con.execute("SELECT key, COUNT(*) FROM ledger WHERE kind='document' "
+                               "GROUP BY key").fetchall()
         assert len(rows) == 21 and all(n == 1 for _, n in rows)
     assert {"process", "finish"} <= set(reached), reached
 

@@ -18,7 +18,7 @@ from datasets import load_dataset
 from .conftest import REPO
 
 FIX = REPO / "tests" / "fixtures" / "citesum"
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.e2e
 
 
 def loralay(*args: str) -> subprocess.CompletedProcess:

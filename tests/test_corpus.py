@@ -6,14 +6,7 @@ import numpy as np
 import pytest
 
 from loralay_build.corpus.filters import check_document, compute_thresholds
-from loralay_build.corpus.split import (
-    Dated,
-    SplitError,
-    chronological,
-    chronological_fates,
-    chronological_key,
-    given,
-)
+from loralay_build.corpus.split import SplitError, chronological_fates, date_key, given_name
 from loralay_build.failures import FailureClass
 from loralay_build.language import detect
 
@@ -35,23 +28,33 @@ def test_disabled_filters_keep_everything():
     assert check_document(10_000, 0, t) is None
 
 
+def chronological(docs: list[tuple[str, str | None]], proportions: list[float],
+                  undated: str = "train") -> dict[str, str | None]:
+    """id -> split, through the finish's own ordering (date_key, then id) and fates."""
+    dates = [d for _, d in docs]
+    order = sorted(range(len(docs)), key=lambda j: (date_key(dates[j]), docs[j][0]))
+    fates = chronological_fates(dates, order, proportions, undated)
+    return {docs[j][0]: fate for j, fate in zip(order, fates, strict=True)}
+
+
 def test_chronological_split_oldest_train_newest_test_ties_by_id():
-    docs = [Dated(f"d{i:03d}", f"{2000 + i // 10}-{1 + i % 10:02d}-01") for i in range(100)]
-    docs.append(Dated("same-a", "2020-01-01"))
-    docs.append(Dated("same-b", "2020-01-01"))
-    shuffled = docs[::-1]
+    docs = [(f"d{i:03d}", f"{2000 + i // 10}-{1 + i % 10:02d}-01") for i in range(100)]
+    docs += [("same-a", "2020-01-01"), ("same-b", "2020-01-01")]
     a = chronological(docs, [0.94, 0.03, 0.03])
-    assert a == chronological(shuffled, [0.94, 0.03, 0.03])  # input order does not matter
+    assert a == chronological(docs[::-1], [0.94, 0.03, 0.03])  # input order does not matter
     counts = {s: sum(1 for v in a.values() if v == s) for s in ("train", "validation", "test")}
     assert counts == {"train": 96, "validation": 3, "test": 3}
     assert a["same-b"] == "test" and a["d000"] == "train"
-    newest_train = max(d.date for d in docs if a[d.id] == "train")
-    oldest_test = min(d.date for d in docs if a[d.id] == "test")
+    assert {i: s for i, s in a.items() if s != "train"} == {
+        "d096": "validation", "d097": "validation", "d098": "validation",
+        "d099": "test", "same-a": "test", "same-b": "test"}
+    newest_train = max(d for i, d in docs if a[i] == "train")
+    oldest_test = min(d for i, d in docs if a[i] == "test")
     assert newest_train <= oldest_test
 
 
 def test_small_runs_still_get_every_evaluation_split():
-    docs = [Dated(f"d{i}", f"2020-01-0{i + 1}") for i in range(6)]
+    docs = [(f"d{i}", f"2020-01-0{i + 1}") for i in range(6)]
     a = chronological(docs, [0.9, 0.05, 0.05])
     assert [a[f"d{i}"] for i in range(6)] == ["train"] * 4 + ["validation", "test"]
     two = chronological(docs[:2], [0.9, 0.05, 0.05])
@@ -60,7 +63,7 @@ def test_small_runs_still_get_every_evaluation_split():
 
 
 def test_year_only_dates_sort_before_dates_in_that_year_and_undated_rule():
-    docs = [Dated("x", "2014-03-02"), Dated("y", "2014"), Dated("z", None)]
+    docs = [("x", "2014-03-02"), ("y", "2014"), ("z", None)]
     a = chronological(docs, [0.34, 0.33, 0.33])
     assert (a["y"], a["x"], a["z"]) == ("validation", "test", "train")
     assert chronological(docs, [0.34, 0.33, 0.33], undated="drop")["z"] is None
@@ -69,10 +72,10 @@ def test_year_only_dates_sort_before_dates_in_that_year_and_undated_rule():
 
 
 def test_given_split_keeps_names_and_rejects_unknown():
-    a = given([Dated("a", None, "train"), Dated("b", None, "val"), Dated("c", None, "test")])
-    assert a == {"a": "train", "b": "validation", "c": "test"}
+    assert [given_name(i, s) for i, s in (("a", "train"), ("b", "val"), ("c", "test"))] == \
+        ["train", "validation", "test"]
     with pytest.raises(SplitError, match="holdout"):
-        given([Dated("a", None, "holdout")])
+        given_name("a", "holdout")
 
 
 @pytest.mark.parametrize("lang,text", [
@@ -118,11 +121,8 @@ def test_chronological_fates_count_only_the_documents_in_order():
     """The finish passes the dates of every processed document and the positions that
     passed the filters; sizing the splits on all dates put a validation paper in train
     (found on a replicated sample run with the page filter on)."""
-    docs = [Dated(f"d{i}", f"20{10 + i}") for i in range(6)] + [Dated("u", None)]
-    dates = [d.date for d in docs]
-    survivors = [0, 2, 3, 5, 6]  # d1 and d4 were filtered out
-    order = sorted(survivors, key=lambda j: chronological_key(docs[j]))
-    want = chronological([docs[j] for j in survivors], [0.5, 0.25, 0.25], "drop")
+    dates = [f"20{10 + i}" for i in range(6)] + [None]
+    survivors = [0, 2, 3, 5, 6]  # the documents of 2011 and 2014 were filtered out
+    order = sorted(survivors, key=lambda j: date_key(dates[j]))
     got = chronological_fates(dates, order, [0.5, 0.25, 0.25], "drop")
-    assert got == [want[docs[j].id] for j in order] == [None, "train", "train", "validation",
-                                                         "test"]
+    assert got == [None, "train", "train", "validation", "test"]

@@ -96,7 +96,7 @@ def _reference_words(pdf: Path) -> list[tuple[str, int, int, int, str]]:
     return [(_documented_rule(t), p, ln, b, t) for t, p, ln, b in ref.words]
 
 
-@pytest.mark.integration
+@pytest.mark.e2e
 def test_no_word_lost_or_altered_on_every_real_pdf():
     total = dropped = repaired = 0
     for pdf in _readable_pdfs():
@@ -232,7 +232,7 @@ def test_the_compiled_reader_is_built():
     assert parse.BBoxLayoutParser("x").reader == "c"
 
 
-@pytest.mark.integration
+@pytest.mark.e2e
 def test_each_reader_equals_the_next_one_on_every_real_pdf():
     """The compiled reader against the NumPy/Arrow columnar reader, and that one against
     the per-word token reader they replaced: same words, boxes to the last bit, ids,
@@ -299,7 +299,7 @@ def test_compiled_reader_hands_odd_words_to_the_documented_rule():
     assert doc.raw_broken == {1: b"x\x1by", 2: b"\xff\xfe"}
 
 
-@pytest.mark.integration
+@pytest.mark.e2e
 def test_compiled_reader_equals_the_python_readers_on_mutated_real_output():
     """Bytes of a real page's output deleted, doubled or replaced (20,000 seeded mutants):
     whatever the compiled reader accepts it reads as the Python readers do, and what it
@@ -462,12 +462,13 @@ def test_word_cap_stops_a_dense_document_early_with_bounded_memory(tmp_path):
 
 
 def test_word_cap_comes_from_the_settings():
-    from loralay_build.run.process import extract_limits
+    from loralay_build.run.steps import extract_limits
     from loralay_build.settings import load_settings
 
     assert ExtractLimits().max_words == 2_000_000
-    s = load_settings("local", None, {"max_words_per_document": 5000}).document()
-    assert extract_limits(s).max_words == 5000
+    s = load_settings("local", None, {"max_words_per_document": 5000, "extract_timeout_s": 7.0})
+    limits = extract_limits(s.document(), s.limits())
+    assert (limits.max_words, limits.timeout_s) == (5000, 7.0)
 
 
 def test_page_without_area_is_corrupted_not_kept_with_empty_boxes(tmp_path):
@@ -578,7 +579,7 @@ def test_without_the_compiled_reader_extraction_is_the_same_and_a_build_says_so(
     """A package built with no C compiler: the parser falls back to the NumPy/Arrow reader
     (same document, to the last bit) and a build warns once, naming the fix."""
     from loralay_build.extract import parse
-    from loralay_build.run.pipeline import _note_slow_reader
+    from loralay_build.run.pdf import _note_slow_reader
 
     pdf = shared_path("corpus", "pdf", "pt_scielo_rsp_hindex.pdf")
     compiled = extract_document(pdf, "d")

@@ -22,9 +22,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from loralay_build.corpus.filters import check_document, compute_thresholds
-from loralay_build.corpus.split import SPLITS, Dated, chronological, chronological_key
-from loralay_build.run.finish import _doc_columns, decide, finish_run, open_shard_states
-from loralay_build.run.layout import RunLayout
+from loralay_build.corpus.split import SPLITS, date_key, split_sizes
+from loralay_build.layout import RunLayout
+from loralay_build.run.finish import _doc_table, decide, finish_run, open_shard_states
 from loralay_build.run.preflight import tool_versions
 from loralay_build.settings import load_settings
 from loralay_build.write import RunFacts, write_report
@@ -83,7 +83,7 @@ def test_decisions_and_report_hold_little_memory_per_document(replicated, tmp_pa
         run = RunFacts(name="x", source="local", funnel=d.funnel,
                        thresholds=d.thresholds.to_json(), outcomes=d.outcomes,
                        leak_threshold=cs.leak_threshold, leak_ngram=s.leak_ngram)
-        write_report(tmp_path, run, _doc_columns(d), plots=False)
+        write_report(tmp_path, run, _doc_table(d), plots=False)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -97,8 +97,8 @@ def test_decisions_and_report_hold_little_memory_per_document(replicated, tmp_pa
 def expected_outcomes(run: Path) -> tuple[list[str], dict[str, str | None]]:
     """The per-id reference: every id in report order, and each survivor's split."""
     with sqlite3.connect(run / "state" / "shard-00000-of-00001.sqlite") as db:
-        failed = [r[0] for r in db.execute("SELECT doc_id FROM results WHERE stage='process' "
-                                           "AND status='failed' ORDER BY doc_id")]
+        failed = [r[0] for r in db.execute("SELECT key FROM ledger WHERE kind='document' "
+                                           "AND failure_class IS NOT NULL ORDER BY key")]
         summaries = [json.loads(r[0]) for r in
                      db.execute("SELECT summary FROM documents ORDER BY id")]
     t = compute_thresholds([x["pages"] for x in summaries],
@@ -106,9 +106,14 @@ def expected_outcomes(run: Path) -> tuple[list[str], dict[str, str | None]]:
     kept = [x for x in summaries if check_document(x["pages"], x["summary_words"], t) is None]
     kept_ids = {x["id"] for x in kept}
     filtered = [x["id"] for x in summaries if x["id"] not in kept_ids]
-    dated = [Dated(x["id"], x["publication_date"]) for x in kept]
-    assignment = chronological(dated, [0.9, 0.05, 0.05], "drop")
-    order = [x.id for x in sorted(dated, key=chronological_key)]
+    order = [x["id"] for x in sorted(kept, key=lambda x: (date_key(x["publication_date"]),
+                                                          x["id"]))]
+    dated = [i for i in order if next(x for x in kept if x["id"] == i)["publication_date"]]
+    n_train, n_val, _ = split_sizes(len(dated), [0.9, 0.05, 0.05])
+    assignment: dict[str, str | None] = dict.fromkeys(order)  # undated: dropped
+    for rank, doc_id in enumerate(dated):
+        assignment[doc_id] = "train" if rank < n_train else \
+            "validation" if rank < n_train + n_val else "test"
     assert filtered and None in assignment.values()  # every kind of decision is exercised
     return failed + filtered + order, assignment
 

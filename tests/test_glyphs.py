@@ -23,8 +23,8 @@ from loralay_build.extract.glyphs import (
 )
 from loralay_build.extract.parse import parse_bbox_layout
 from loralay_build.records import Candidate, Document
-from loralay_build.run.process import process_candidate
-from loralay_build.settings import DocumentSettings
+from loralay_build.run.steps import DocumentJob, run_steps
+from loralay_build.settings import DocumentSettings, LimitSettings
 
 from .conftest import REPO, shared_path
 
@@ -163,7 +163,7 @@ def test_real_thesis_with_t1_type3_fonts():
     assert doc.words.count("Définition") >= 40 and doc.words.count("flot") >= 200
 
 
-@pytest.mark.integration
+@pytest.mark.e2e
 def test_report_counts_repairs_per_document_and_older_runs_are_redone(tmp_path):
     line = next(x for x in shared_path("corpus", "manifest.jsonl").read_text().splitlines()
                 if '"fr_these_malware_long"' in x)
@@ -186,7 +186,7 @@ def test_report_counts_repairs_per_document_and_older_runs_are_redone(tmp_path):
     # a run made before the glyph rule stored the bare version: its document is redone
     for db in (out / "state").glob("shard-*.sqlite"):
         with sqlite3.connect(db) as con:
-            con.execute("UPDATE inputs SET versions = replace(versions, ?, '')",
+            con.execute("UPDATE ledger SET fingerprint = replace(fingerprint, ?, '')",
                         (f"+{GLYPH_RULE}",))
     again = subprocess.run(proc.args, cwd=REPO, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr[-2000:]
@@ -203,9 +203,10 @@ def test_abstract_from_metadata_decides_when_the_document_cannot():
     start, end = truth.index("Abstract.") + 1, truth.index("1")
     cand = Candidate("bare", "local", "en", {"en": " ".join(truth[start:end])},
                      pdf_path=str(pdf))
-    res = process_candidate(cand, DocumentSettings())
-    assert res.failure is None and res.processed is not None
-    body, match = res.processed.document, res.processed.matches[0]
+    work, res = run_steps(cand, DocumentJob(DocumentSettings(), LimitSettings()))
+    assert res.failure is None
+    processed = work.processed()
+    body, match = processed.document, processed.matches[0]
     # the repaired abstract is found word for word and cut out
     assert (match.start, match.end, match.distance) == (start, end, 0)
     rest = truth[:start] + truth[end:]

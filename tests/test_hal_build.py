@@ -23,7 +23,7 @@ from .conftest import REPO
 from .fakeserver import Reply
 from .test_hal import PDF_TYPE, PagedSearch, corpus_entry, corpus_pdf, synthetic_doc
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.e2e
 DOCS = ["fr_ahrf_censure", "fr_these_mucoviscidose", "fr_these_malware_long"]
 
 

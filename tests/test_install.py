@@ -118,7 +118,7 @@ def venv(wheel, tmp_path_factory) -> Path:
     return root / "venv"
 
 
-@pytest.mark.integration
+@pytest.mark.e2e
 def test_wheel_ships_the_defaults_and_no_checkout_files(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     configs = {Path(n).name for n in names if n.startswith("loralay_build/configs/")}
@@ -128,7 +128,7 @@ def test_wheel_ships_the_defaults_and_no_checkout_files(wheel):
     assert [n for n in names if re.fullmatch(r"loralay_build/extract/_fastread\..*\.so", n)]
 
 
-@pytest.mark.integration
+@pytest.mark.e2e
 def test_installed_wheel_builds_the_sample_from_outside_the_checkout(venv, tmp_path):
     bin_ = venv / "bin"
     where = run(bin_ / "python", "-c", "import loralay_build; print(loralay_build.__file__)",

@@ -149,7 +149,7 @@ def test_scrapy_check_contracts_offline(tmp_path, fake_server):
     fake_server.add("/api/v1/article/identifiers/", Reply(200, json.dumps(
         {"objects": [{"code": "S0034-89102010000400007", "collection": "scl"}]})))
     env = dict(os.environ, LORALAY_CHECK_BASE=fake_server.url("/"),
-               SCRAPY_SETTINGS_MODULE="loralay_build.sources.crawl.check_settings",
+               SCRAPY_SETTINGS_MODULE="tests.crawlcheck.settings",
                PYTHONPATH=str(Path(__file__).resolve().parent.parent))
     out = subprocess.run([sys.executable, "-m", "scrapy", "check"], cwd=tmp_path, env=env,
                          capture_output=True, text=True, timeout=120)

@@ -1,44 +1,31 @@
-"""The columnar document payload (run/columns_payload.py) on the real sample build: it holds
+"""The run state's document payload (run/payload.py) on the real sample build: it holds
 every field of the document, the finish's rows built from its Arrow columns equal the rows
-built from the decoded lists for both feature sets, and a run state whose payloads were
-written by the earlier encoders (zstd JSON, zlib JSON) finishes to the same bytes."""
+built from lists for both feature sets, a worker hands the document back already encoded,
+and a run state written in another format is redone, never decoded."""
 
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
-import subprocess
-import sys
 import zlib
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from loralay_build.run import columns_payload as cp
-from loralay_build.run.codec import decode
-from loralay_build.run.codec import encode as encode_json
-from loralay_build.run.columns_payload import encode
+from loralay_build.records import Candidate
+from loralay_build.run.driver import document_job, process_all
+from loralay_build.run.payload import encode, read_columns, summarize
+from loralay_build.run.steps import run_steps
+from loralay_build.settings import load_settings
+from loralay_build.sources.manifest import read_manifest
 from loralay_build.state import RunState
 from loralay_build.write.features import COMPACT, PUBLISHED, doc_to_batch
 
-from .conftest import REPO
+from .conftest import SAMPLE, build_local, copy_run, rows_as_written
+from .payloads import decode, fields
 
-SAMPLE = REPO / "data" / "sample" / "manifest.jsonl"
-
-
-def _cli(*args: str) -> None:
-    subprocess.run([sys.executable, "-m", "loralay_build.cli", "build", "--source", "local",
-                    "--manifest", str(SAMPLE), *args], cwd=REPO, check=True,
-                   capture_output=True, timeout=900)
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("payload") / "run"
-    _cli("--out", str(out))
-    return out
+pytestmark = pytest.mark.e2e
 
 
 def _payloads(run: Path) -> dict[str, bytes]:
@@ -46,67 +33,62 @@ def _payloads(run: Path) -> dict[str, bytes]:
         return {s["id"]: st.document_payload(s["id"]) for s in st.document_summaries()}
 
 
-def _fields(p) -> tuple:
-    d = p.document
-    return (p.candidate, d.id, d.pages, d.words, d.boxes.tolist(), d.word_pages, d.line_ids,
-            d.block_ids, d.dropped_invisible, d.words_repaired, d.words_unrepaired,
-            p.matches, p.language_share, p.detected_language, p.leakage)
-
-
-def test_payload_keeps_every_field_and_reencodes_to_the_same_bytes(built):
-    payloads = _payloads(built)
+def test_payload_keeps_every_field_and_reencodes_to_the_same_bytes(built_sample):
+    payloads = _payloads(built_sample[0])
     assert len(payloads) >= 8
     for payload in payloads.values():
-        assert cp.is_columnar(payload)
         p = decode(payload)
         assert encode(p) == payload
-        assert _fields(decode(encode_json(p))) == _fields(p)  # the JSON path agrees
         boxes = p.document.boxes
         assert boxes.dtype == np.float64 and boxes.shape == (len(p.document.words), 4)
 
 
 @pytest.mark.parametrize("features", [COMPACT, PUBLISHED])
-def test_rows_from_arrow_columns_equal_rows_from_lists(built, features):
-    for payload in _payloads(built).values():
-        from_columns = doc_to_batch(cp.read_columns(payload), features)
+def test_rows_from_arrow_columns_equal_rows_from_lists(built_sample, features):
+    for payload in _payloads(built_sample[0]).values():
+        from_columns = doc_to_batch(read_columns(payload), features)
         from_lists = doc_to_batch(decode(payload), features)
         assert from_columns.equals(from_lists, check_metadata=True)
         assert from_columns.num_rows == 1 and from_columns.schema.names[0] == "article_id"
 
 
-def _rewrite_old(run: Path) -> int:
-    """Every payload of the run's shard state in an earlier encoding (alternating the zstd
-    JSON of the previous encoder and the zlib JSON before it); how many were rewritten."""
+def test_a_worker_hands_back_the_document_encoded_as_the_run_state_stores_it():
+    """A worker encodes the document itself: what comes over the pipe is the summary and
+    payload the parent would have made from the steps' result, and no Document."""
+    settings = load_settings("local", None, {"manifest": str(SAMPLE)})
+    cand = next(line.item for line in read_manifest(SAMPLE)
+                if isinstance(line.item, Candidate) and line.item.id == "fr_hal_cover_glaciers")
+    work, _ = run_steps(cand, document_job(settings))
+    [(c, outcome)] = list(process_all([cand], document_job(settings), workers=1))
+    assert c.id == cand.id and outcome.passed and outcome.failure is None
+    summary, payload = outcome.stored
+    assert summary == summarize(work.processed())
+    assert fields(decode(payload)) == fields(work.processed())
+
+
+def _as_an_older_version_left_it(run: Path) -> int:
+    """The shard state as the version before the ledger wrote it: payloads as zlib'd JSON,
+    and no ledger; how many documents it holds."""
     db = sqlite3.connect(next((run / "state").glob("shard-*.sqlite")))
     rows = db.execute("SELECT id, payload FROM documents ORDER BY id").fetchall()
-    for k, (doc_id, payload) in enumerate(rows):
-        p = decode(bytes(payload))
-        old = encode_json(p) if k % 2 else zlib.compress(
-            json.dumps(p.to_json(), ensure_ascii=False).encode("utf-8"), 3)
+    for doc_id, payload in rows:
+        old = zlib.compress(json.dumps(decode(bytes(payload)).to_json(),
+                                       ensure_ascii=False).encode("utf-8"), 3)
         db.execute("UPDATE documents SET payload=? WHERE id=?", (old, doc_id))
+    db.execute("DROP TABLE ledger")
     db.commit()
     db.close()
     return len(rows)
 
 
-def _outputs(run: Path) -> dict[str, bytes]:
-    files = {str(f.relative_to(run)): f.read_bytes() for f in sorted((run / "data").iterdir())}
-    files["README.md"] = (run / "README.md").read_bytes()
-    report = json.loads((run / "report.json").read_text())
-    assert report["run"].pop("built_at")  # the one field a rerun may change
-    files["report.json"] = json.dumps(report, sort_keys=True).encode()
-    return files
-
-
-@pytest.mark.parametrize("features", [COMPACT, PUBLISHED])
-def test_a_run_state_written_by_earlier_encoders_finishes_to_the_same_bytes(
-        built, tmp_path, features):
-    new, old = tmp_path / "new", tmp_path / "old"
-    shutil.copytree(built, new)
-    shutil.copytree(built, old)
-    assert _rewrite_old(old) >= 8
-    for run in (new, old):
-        _cli("--out", str(run), "--finish", "--features", features)
-    a, b = _outputs(new), _outputs(old)
-    assert any(k.endswith(".parquet") for k in a)
-    assert a == b
+def test_a_state_in_another_format_is_redone_not_decoded(built_sample, tmp_path):
+    built, _ = built_sample
+    old = copy_run(built, tmp_path / "old")
+    assert _as_an_older_version_left_it(old) >= 8
+    finish = build_local(SAMPLE, old, "--finish")
+    assert finish.returncode == 2 and "have no result yet" in finish.stderr.splitlines()[-1]
+    rerun = build_local(SAMPLE, old)
+    assert rerun.returncode == 0, rerun.stderr[-2000:]
+    assert "starting: 11 documents to do" in rerun.stderr
+    assert rows_as_written(old) == rows_as_written(built)
+    assert (old / "README.md").read_bytes() == (built / "README.md").read_bytes()

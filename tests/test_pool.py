@@ -188,18 +188,19 @@ def _name(pid: int) -> str:
 
 
 def test_the_per_document_worker_does_not_import_the_dataset_writer():
-    """A worker imports `run.process` for its task; the writer's `datasets` (with pandas,
+    """A worker imports `run.steps` for its task; the writer's `datasets` (with pandas,
     ~0.7 s) is only the finish's business, so each worker start must not pay for it, nor
     its first document (`pa.array` imports pandas on first use; the payload is built from
     buffers)."""
-    code = ("import json, sys; from loralay_build.run.process import process_candidate; "
+    code = ("import json, sys; from loralay_build.run.steps import DocumentJob, "
+            "process_candidate; "
             "from loralay_build.records import Candidate; "
             "from loralay_build.settings import load_settings; "
             "m = json.loads(open(sys.argv[1]).readline()); "
             "c = Candidate(m['id'], 'local', m['language'], m['abstracts'], "
             "pdf_path=sys.argv[2] + '/' + m['file']); "
-            "r = process_candidate(c, load_settings('local', None, "
-            "{'manifest': sys.argv[1]}).document(), seal=True); "
+            "s = load_settings('local', None, {'manifest': sys.argv[1]}); "
+            "r = process_candidate(c, DocumentJob(s.document(), s.limits())); "
             "assert r.stored is not None, r.stages; "
             "print(sorted(m for m in ('datasets', 'pandas', 'matplotlib') if m in sys.modules))")
     manifest = REPO / "data" / "sample" / "manifest.jsonl"

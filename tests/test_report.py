@@ -8,28 +8,35 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from loralay_build.write import DocFacts, Outcome, RunFacts, build_report, write_report
+from loralay_build.write import DocTable, Outcome, RunFacts, build_report, write_report
 from loralay_build.write import plots as plots_mod
-
-from .test_write import make_doc
 
 ARTICLE = {"train": [1200, 3400, 560, 8000, 2500], "validation": [900, 4100], "test": [7000]}
 SUMMARY = {"train": [150, 210, 95, 300, 180], "validation": [120, 260], "test": [199]}
 SHARES = {"train": [0.9, 0.8, None, 0.95, 0.7], "validation": [0.99, 0.5], "test": [0.85]}
 
 
-def kept_docs() -> list[DocFacts]:
-    docs, k = [], 0
+def table(*rows: tuple) -> DocTable:
+    """(id, split, article words, summary words, pages, share, leak) rows as a DocTable."""
+    t = DocTable()
+    for doc_id, split, a, s, pages, share, leak in rows:
+        t.add(doc_id, split=split, article_words=a, summary_words=s, pages=pages,
+              language_share=share, leak=leak.items())
+    return t
+
+
+def kept_docs() -> DocTable:
+    rows, k = [], 0
     for split in ARTICLE:
         for a, s, sh in zip(ARTICLE[split], SUMMARY[split], SHARES[split], strict=True):
             leak = {"fr": 0.0, "en": 0.31 if k == 3 else 0.005 * k}
-            docs.append(DocFacts(f"doc-{k}", split, a, s, 3 + k, sh, leak))
+            rows.append((f"doc-{k}", split, a, s, 3 + k, sh, leak))
             k += 1
-    return docs
+    return table(*rows)
 
 
-def run_facts(docs: list[DocFacts]) -> RunFacts:
-    outcomes = {d.id: Outcome.kept(d.split) for d in docs}
+def run_facts(docs: DocTable) -> RunFacts:
+    outcomes = {i: Outcome.kept(s or "") for i, s in zip(docs.ids, docs.splits, strict=True)}
     for i in range(7):
         outcomes[f"slow-{i}"] = Outcome.dropped("timeout", "extract", f"Poppler ran {60 + i}s")
     outcomes["en-paper"] = Outcome.dropped("wrong_language", "language", "body is 80% en")
@@ -119,7 +126,7 @@ def test_pngs_exist_and_are_valid(report):
 
 
 def test_clean_run_says_ok_and_plot_failure_is_reported_not_raised(tmp_path, monkeypatch):
-    docs = [DocFacts("a", "train", 100, 10, 2, 0.9, {"fr": 0.0})]
+    docs = table(("a", "train", 100, 10, 2, 0.9, {"fr": 0.0}))
     run = RunFacts("x", "HAL", [("candidates", 1), ("written", 1)], {},
                    {"a": Outcome.kept("train")}, 0.05, 8)
 
@@ -138,19 +145,16 @@ def test_clean_run_says_ok_and_plot_failure_is_reported_not_raised(tmp_path, mon
     assert data["splits"]["validation"]["article_words"] is None
 
 
-def test_inconsistent_inputs_are_flagged_and_docfacts_from_processed():
-    p = make_doc(7, n_words=120, n_pages=2)
-    d = DocFacts.from_processed(p, "test")
-    assert (d.id, d.article_words, d.summary_words, d.pages) == ("hal-00007", 120, 6, 2)
-    assert d.leak == {"fr": 0.0, "en": 0.01} and d.language_share == 0.9
+def test_inconsistent_inputs_are_flagged():
+    docs = table(("hal-00007", "test", 120, 6, 2, 0.9, {"fr": 0.0, "en": 0.01}))
     run = RunFacts("x", "HAL", [("candidates", 2)], {},
                    {"hal-00007": Outcome.kept("test"), "other": Outcome.kept("train")}, 0.05, 8)
-    data = build_report(run, [d])
+    data = build_report(run, docs)
     assert data["warnings"] and "disagree" in data["warnings"][0]
 
 
 def test_unreachable_drops_tell_the_user_to_rerun(tmp_path):
-    docs = [DocFacts("a", "train", 100, 10, 2, 0.9, {"fr": 0.0})]
+    docs = table(("a", "train", 100, 10, 2, 0.9, {"fr": 0.0}))
     outcomes = {"a": Outcome.kept("train"),
                 "b": Outcome.dropped("unreachable", "fetch", "http://x/b.pdf: HTTP 503 after "
                                      "retries"),
@@ -174,7 +178,7 @@ def test_streamed_report_json_is_byte_for_byte_json_dumps(tmp_path, outcomes):
     if outcomes == "none":
         run = RunFacts(run.name, run.source, run.funnel, run.thresholds, {}, 0.05, 8,
                        extra={"note": "ünïcode \"quoted\"\nline"})
-        docs = []
+        docs = DocTable()
     data = write_report(tmp_path, run, docs, plots=False)
     whole = {**build_report(run, docs), "plots": data["plots"]}
     want = json.dumps(whole, indent=1, ensure_ascii=False) + "\n"

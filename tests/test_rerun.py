@@ -12,21 +12,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
 
-from loralay_build.run.layout import RunLayout
-from loralay_build.run.preflight import RunLock
+from loralay_build.layout import RunLayout
+from loralay_build.run.locks import RunLock
 
-from .conftest import REPO
+from .conftest import REPO, build_local, config, loralay, rows_as_written
 
 SAMPLE = REPO / "data" / "sample"
-pytestmark = pytest.mark.integration
-
-
-def loralay(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "loralay_build.cli", *args], cwd=REPO,
-                          capture_output=True, text=True, timeout=600, env=env)
+pytestmark = pytest.mark.e2e
 
 
 def copy_sample(tmp: Path) -> Path:
@@ -38,14 +32,7 @@ def copy_sample(tmp: Path) -> Path:
 
 def build(manifest: Path, out: Path, *extra: str, env: dict | None = None
           ) -> subprocess.CompletedProcess:
-    proc = loralay("build", "--source", "local", "--manifest", str(manifest), "--out", str(out),
-                   "--workers", "2", *extra, env=env)
-    return proc
-
-
-def rows_as_written(out: Path) -> list[tuple[str, list[dict]]]:
-    return [(p.name, pq.read_table(p).to_pylist())
-            for p in sorted((out / "data").glob("*.parquet"))]
+    return build_local(manifest, out, *extra, env=env)
 
 
 def edit_manifest(manifest: Path, doc_id: str, **changes: object) -> None:
@@ -127,9 +114,8 @@ def test_an_internal_error_is_retried_on_the_next_run(tmp_path):
     db = sqlite3.connect(out / "state" / "shard-00000-of-00001.sqlite")
     with db:
         db.execute("DELETE FROM documents WHERE id=?", (doc,))
-        db.execute("UPDATE results SET status='failed', failure_class='internal_error', "
-                   "message='extract: RuntimeError: boom' WHERE doc_id=? AND stage='process'",
-                   (doc,))
+        db.execute("UPDATE ledger SET failure_class='internal_error', stage='extract', "
+                   "message='RuntimeError: boom' WHERE key=? AND kind='document'", (doc,))
     db.close()
     rerun = build(manifest, out)
     assert "1 retried after internal_error" in rerun.stderr
@@ -229,3 +215,42 @@ def test_extract_refuses_two_pdfs_that_would_write_one_file(tmp_path):
                    "--out-dir", str(tmp_path / "o"))
     assert proc.returncode == 2 and "would both write" in proc.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_raising_a_limit_redoes_nothing_that_succeeded(tmp_path):
+    """`worker_memory_mb` and `document_timeout_s` were hashed as if they changed a result:
+    raising them redid every document, the 11 of the sample included."""
+    manifest = SAMPLE / "manifest.jsonl"
+    out = tmp_path / "out"
+    assert build(manifest, out).returncode == 0
+    rows = rows_as_written(out)
+    raised = config(tmp_path, worker_memory_mb=9000, document_timeout_s=1200.0,
+                    extract_timeout_s=240.0, extract_memory_mb=4096)
+    rerun = build(manifest, out, "--config", str(raised))
+    assert rerun.returncode == 0, rerun.stderr[-2000:]
+    assert "resuming: all 11 documents done; nothing to redo" in rerun.stderr
+    assert rows_as_written(out) == rows
+
+
+def test_a_failure_by_a_limit_is_retried_when_raised_or_asked(tmp_path):
+    """A document that ran over `document_timeout_s` stays a timeout under the same limit,
+    is done again with `--retry timeout` (which PDF sources accepted and ignored), and by
+    itself once the limit is raised; the result then equals a fresh build's."""
+    manifest = SAMPLE / "manifest.jsonl"
+    out = tmp_path / "out"
+    tiny = config(tmp_path, document_timeout_s=0.001)
+    first = build(manifest, out, "--config", str(tiny))
+    assert first.returncode == 2 and "no document kept of 11" in first.stderr
+    report = json.loads((out / "report.json").read_text())
+    assert {d["class"] for d in report["documents"].values()} == {"timeout"}
+    again = build(manifest, out, "--config", str(tiny))
+    assert "resuming: all 11 documents done; nothing to redo" in again.stderr
+    asked = build(manifest, out, "--config", str(tiny), "--retry", "timeout")
+    assert "0 of 11 done; 11 to do, of which 11 retried as asked (--retry timeout)" \
+        in asked.stderr
+    raised = build(manifest, out)
+    assert raised.returncode == 0, raised.stderr[-2000:]
+    assert "11 retried because `document_timeout_s` was raised" in raised.stderr
+    fresh = tmp_path / "fresh"
+    assert build(manifest, fresh).returncode == 0
+    assert rows_as_written(out) == rows_as_written(fresh)

@@ -15,9 +15,9 @@ import unicodedata
 from pathlib import Path
 
 import pytest
+from samples.model import SampleTextError, doc_from_dict, load_docs, read_order
 
 from loralay_build.records import Candidate
-from loralay_build.samples.model import SampleTextError, doc_from_dict, load_docs, read_order
 from loralay_build.sources.local import read_manifest
 
 REPO = Path(__file__).resolve().parent.parent
@@ -165,7 +165,7 @@ def test_scanned_file_has_images_and_no_words():
 def _load_generator():
     if importlib.util.find_spec("fpdf") is None or shutil.which("qpdf") is None:
         pytest.skip("fpdf2 (dev extra) or qpdf not installed")
-    from loralay_build.samples import make
+    from samples import make
 
     return make
 
@@ -201,7 +201,8 @@ def test_a_typo_in_a_text_file_is_an_error_not_a_default():
 
 def test_the_data_model_loads_without_the_rendering_tools():
     """fpdf2 and Pillow are dev dependencies: reading the corpus must not need them."""
-    code = ("import sys; import loralay_build.samples.make, loralay_build.samples.model; "
+    code = (f"import sys; sys.path.insert(0, {str(REPO / 'scripts')!r}); "
+            "import samples.make, samples.model; "
             "assert not {'fpdf', 'PIL'} & set(sys.modules), sorted(sys.modules)")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO)
 

@@ -7,13 +7,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from loralay_build.settings import SETTINGS, ConfigError, load_settings
+from loralay_build import registry
+from loralay_build.settings import ConfigError, load_settings
 from loralay_build.settings.load import check_contact
 
 CONFIGS = Path(__file__).resolve().parent.parent / "loralay_build" / "configs"
 
 
-@pytest.mark.parametrize("source", sorted(SETTINGS))
+@pytest.mark.parametrize("source", sorted(registry.names()))
 def test_yaml_files_are_the_models_defaults(source):
     common = yaml.safe_load((CONFIGS / "common.yaml").read_text())
     own = yaml.safe_load((CONFIGS / f"{source}.yaml").read_text())
@@ -111,3 +112,29 @@ def test_a_non_mapping_or_missing_file_is_one_line(tmp_path):
         load_settings("local", tmp_path / "nope.yaml")
     with pytest.raises(ConfigError, match="not valid YAML at line 3"):
         load_settings("local", write(tmp_path, "a: 1\nb: [\n"))
+
+
+def test_limits_are_their_own_group_and_out_of_the_document_settings():
+    """What a result's fingerprint hashes (`document()`) holds no limit; the limits are
+    read apart (`limits()`), and every key of the settings is in exactly one group."""
+    from loralay_build.settings import CorpusSettings, DocumentSettings, LimitSettings
+
+    s = load_settings("local")
+    limits = set(s.limits().model_dump())
+    assert limits == {"extract_timeout_s", "extract_memory_mb", "document_timeout_s",
+                      "worker_memory_mb"}
+    assert not limits & set(s.document().model_dump())
+    groups = [DocumentSettings, LimitSettings, CorpusSettings]
+    owned = [k for g in groups for k in g.model_fields]
+    assert len(owned) == len(set(owned))
+
+
+def test_every_registered_source_has_settings_and_the_network_ones_need_a_contact():
+    for name, spec in registry.SOURCES.items():
+        s = load_settings(name)
+        assert s.source == name
+        if spec.network:
+            with pytest.raises(ConfigError, match="contact"):
+                check_contact(s)
+        else:
+            check_contact(s)

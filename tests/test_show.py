@@ -20,8 +20,8 @@ from PIL import Image
 
 from loralay_build import api
 from loralay_build.cli import main
+from loralay_build.dataset import find_row
 from loralay_build.errors import ConfigError
-from loralay_build.export.rows import find_row
 from loralay_build.extract import extract_document
 from loralay_build.show import (
     COVER_COLOUR,

@@ -25,7 +25,7 @@ from loralay_build.settings import ConfigError, load_settings
 from .conftest import REPO, shared_path
 
 SAMPLE = REPO / "data" / "sample" / "manifest.jsonl"
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.e2e
 
 
 def loralay(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -90,9 +90,8 @@ def test_shards_of_one_run_work_side_by_side(plain_sample, tmp_path):
 def test_a_plain_build_waits_for_no_running_shard(tmp_path):
     """While a shard holds the run (shared), the whole-run commands are refused at once."""
     from loralay_build.errors import RunLocked
-    from loralay_build.run.layout import RunLayout
-    from loralay_build.run.preflight import RunLock
-    from loralay_build.run.shardlock import ShardLock
+    from loralay_build.layout import RunLayout
+    from loralay_build.run.locks import RunLock, ShardLock
 
     layout = RunLayout(tmp_path / "ds")
     with ShardLock(layout, 0, 2):
@@ -304,20 +303,27 @@ def test_a_cancelled_shard_is_rerun_by_the_same_command(slurm, poll_config, tmp_
 
 def test_the_submitter_plans_the_missing_shards_as_the_shards_do(tmp_path):
     """Only shard 1 of 2 has work left after shard 0 ran; a changed per-document setting
-    makes both stale again, a changed Slurm setting does not."""
-    from loralay_build.run.layout import RunLayout
-    from loralay_build.run.preflight import tool_versions
-    from loralay_build.run.slurm import missing_shards
+    makes both stale again, a changed Slurm setting or a raised limit does not, and a
+    `--retry` class only the shards that hold such a failure."""
+    from loralay_build.layout import RunLayout
+    from loralay_build.run.pdf import PdfPipeline
+    from loralay_build.run.request import BuildRequest
 
     out = tmp_path / "ds"
     ok(build(out, "--shard", "0", "--num-shards", "2"))
-    layout, versions = RunLayout(out), tool_versions()
+    layout, pipeline = RunLayout(out), PdfPipeline()
     settings = load_settings("local", None, {"manifest": str(SAMPLE)})
-    assert missing_shards(settings, layout, versions, 2) == [1]
+
+    def to_do(s=settings, retry=frozenset()):
+        return pipeline.shards_to_do(BuildRequest(s, out, retry=retry), layout, 2)
+
+    assert to_do() == [1]
     ok(build(out, "--shard", "1", "--num-shards", "2"))
-    assert missing_shards(settings, layout, versions, 2) == []
-    assert missing_shards(settings.replace(slurm_partition="long"), layout, versions, 2) == []
-    assert missing_shards(settings.replace(max_edits=59), layout, versions, 2) == [0, 1]
+    assert to_do() == []
+    assert to_do(settings.replace(slurm_partition="long")) == []
+    assert to_do(settings.replace(worker_memory_mb=9000, document_timeout_s=900)) == []
+    assert to_do(retry=frozenset({"timeout"})) == []  # no shard holds a timeout
+    assert to_do(settings.replace(max_edits=59)) == [0, 1]
 
 
 @pytest.mark.cluster

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from loralay_build.export.rows import iter_rows, shards
+from loralay_build.dataset import iter_rows, shards
 from loralay_build.export.vila import points_box, vila_word
 
 

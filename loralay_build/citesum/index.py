@@ -18,6 +18,7 @@ from itertools import islice
 from pathlib import Path
 from typing import TypeVar
 
+from ..atomic import place
 from .records import CitedPaper
 
 BATCH = 200  # ids or records per lookup: bounds what a step holds (and under SQLite's bound)
@@ -44,7 +45,7 @@ def _fresh_db(dest: Path, schema: str) -> tuple[sqlite3.Connection, Path]:
 def _close_into(con: sqlite3.Connection, tmp: Path, dest: Path) -> None:
     con.execute("COMMIT")
     con.close()
-    os.replace(tmp, dest)
+    place(tmp, dest)
 
 
 def open_ro(path: str | Path) -> sqlite3.Connection:

@@ -14,13 +14,13 @@ worker's next tasks.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..atomic import atomic_text
 from . import index, read2020, readapi
 from .read2020 import NotARecord
 from .sentences import make_splitter
@@ -70,13 +70,11 @@ class Funnel:
 
 
 def _atomic_lines(path: Path, lines: Any) -> int:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     n = 0
-    with open(tmp, "w", encoding="utf-8") as fh:
+    with atomic_text(path) as fh:
         for obj in lines:
             fh.write(json.dumps(obj, ensure_ascii=False) + "\n")
             n += 1
-    os.replace(tmp, path)
     return n
 
 

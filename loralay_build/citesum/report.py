@@ -4,14 +4,15 @@ the classed failures; and the card's prose (which steps are the paper's, which t
 from __future__ import annotations
 
 import json
-import os
 from collections import Counter
 from collections.abc import Iterable
 from itertools import chain
 from pathlib import Path
 from typing import Any
 
+from ..atomic import write_text_atomic
 from ..state import RunState
+from .stages import failed_shards
 
 # (step, what it counts, the paper's count: Mao et al. 2022, §3 and the summary)
 FUNNEL = [
@@ -73,7 +74,7 @@ def funnel_rows(counts: Counter[str]) -> list[dict[str, Any]]:
     return rows
 
 
-def _failures(state: RunState, stages: list[str]) -> list[dict[str, Any]]:
+def _bad_records(state: RunState, stages: list[str]) -> list[dict[str, Any]]:
     return [{"id": r.doc_id, "stage": r.stage, "class": r.failure_class, "message": r.message}
             for stage in stages for r in state.results(stage) if r.status == "failed"]
 
@@ -106,18 +107,12 @@ def _markdown(rows: list[dict[str, Any]], report: dict[str, Any]) -> str:
               for f in report["failed_shards"]]
     if report["failed_shards"]:
         lines += ["", "A rerun retries an `internal_error` shard, and a `timeout` or `memory` "
-                  "one when `shard_timeout_s` / `worker_memory_mb` changed or with "
+                  "one when `shard_timeout_s` / `worker_memory_mb` was raised or with "
                   "`--retry timeout` / `--retry memory`."]
     bad = [f for f in report["failures"] if f not in report["failed_shards"]]
     lines += ["", f"## Bad records ({len(bad)})", ""]
     lines += [f"- `{f['id']}` {f['class']}: {f['message']}" for f in bad[:50]]
     return "\n".join(lines) + "\n"
-
-
-def _atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def write_report(out: Path, settings: Any, state: RunState, stages: list[str],
@@ -129,15 +124,15 @@ def write_report(out: Path, settings: Any, state: RunState, stages: list[str],
                     (state.get_checkpoint(f"{stages[-1]}:{key}", {}) for key in scored))
     counts, drops = _sum(funnels, settings.drop_examples)
     rows = funnel_rows(counts)
-    failures = _failures(state, stages)
-    failed_shards = [f for f in failures if "#" not in f["id"]]
+    failed = failed_shards(state, stages)
+    failures = failed + _bad_records(state, stages)
     report = {
-        "verdict": _verdict(len(failed_shards), len(failures) - len(failed_shards)),
-        "funnel": rows, "splits": splits, "failed_shards": failed_shards,
+        "verdict": _verdict(len(failed), len(failures) - len(failed)),
+        "funnel": rows, "splits": splits, "failed_shards": failed,
         "drops": {d: {"count": counts.get(d, 0),
                       "examples": drops.get(d, [])[:settings.drop_examples]} for d in DROPS},
         "failures": failures, "settings": settings.user_view(),
     }
-    _atomic(out / "report.json", json.dumps(report, indent=1, ensure_ascii=False))
-    _atomic(out / "report.md", _markdown(rows, report))
+    write_text_atomic(out / "report.json", json.dumps(report, indent=1, ensure_ascii=False))
+    write_text_atomic(out / "report.md", _markdown(rows, report))
     return {**report, "card": CARD}

@@ -7,11 +7,11 @@ Candidates are read in batches whose cited papers are looked up in the on-disk i
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..atomic import atomic_text
 from . import index
 from .passes import Funnel
 from .records import CitedPaper
@@ -53,10 +53,9 @@ def score(task: tuple[str, str], cfg: ScoreConfig) -> dict[str, Any]:
     funnel = Funnel(cfg.examples)
     gate = _gate(cfg)
     out = Path(task[1])
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
     con = index.open_ro(cfg.cited_db)
     try:
-        with open(task[0], encoding="utf-8") as src, open(tmp, "w", encoding="utf-8") as fh:
+        with open(task[0], encoding="utf-8") as src, atomic_text(out) as fh:
             for chunk in index.batches(src):
                 cands = [json.loads(line) for line in chunk]
                 cited = index.lookup(con, [c["cited_id"] for c in cands])
@@ -66,7 +65,6 @@ def score(task: tuple[str, str], cfg: ScoreConfig) -> dict[str, Any]:
                         fh.write(line)
     finally:
         con.close()
-    os.replace(tmp, out)
     return funnel.to_json()
 
 

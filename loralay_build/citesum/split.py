@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import hashlib
 
-SPLITS = ("train", "validation", "test")
+from ..corpus.split import SPLITS
+
 _SCALE = 1 << 64
 
 

@@ -1,12 +1,13 @@
 """One stage of the CiteSum build (pass 1, pass 2, scoring): its shard tasks on the project's
-bounded worker pool (`run/pool.py`), each outcome recorded in the run state.
+bounded worker pool (`run/pool.py`), each outcome an entry of the run's ledger.
 
 Why the bounded pool: a shard task that runs past `shard_timeout_s`, past `worker_memory_mb`,
 or crashes its worker becomes that shard's recorded failure (timeout, memory,
 internal_error: one line naming the shard and the reason), the other shards go on, and the
-report lists it. A rerun tries a failed shard again when it failed as internal_error (like a
-document of the PDF pipeline), when the limit it ran over has changed since, or when the
-user asks for its class (`--retry timeout`, `--retry memory`).
+report lists it. Which shard is done again is the ledger's rule, the one the PDF pipeline's
+documents follow (`run/ledger.py`): a shard whose input file or stage settings changed, an
+`internal_error`, a failure by a limit that has since been raised, or a class the user names
+with `--retry CLASS`.
 """
 
 from __future__ import annotations
@@ -18,13 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
-from ..failures import Failure, FailureClass
+from ..failures import Failure, FailureClass, RetryRule
+from ..run.ledger import Entry, Fingerprint, Ledger, digest, stale_reason
 from ..run.pool import TaskLimits, map_bounded
 from ..state import RunState
 
 log = logging.getLogger("loralay.citesum")
-SHARD_CLASSES = frozenset({FailureClass.TIMEOUT.value, FailureClass.MEMORY.value})
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,18 +35,13 @@ class StageRun:
     limits: TaskLimits
     retry: frozenset[str] = frozenset()
 
+    def limit_values(self) -> dict[str, float]:
+        """The limits under their settings' names (what a ledger entry records)."""
+        return {"shard_timeout_s": self.limits.timeout_s,
+                "worker_memory_mb": self.limits.memory_mb}
 
-def check_retry(classes: frozenset[str]) -> frozenset[str]:
-    """A CiteSum shard fails only by its limits or a bug; other --retry classes are fetch's."""
-    bad = sorted(set(classes) - SHARD_CLASSES)
-    if bad:
-        raise ConfigError(f"--retry {bad[0]}: a CiteSum shard can be retried only as "
-                          f"{' or '.join(sorted(SHARD_CLASSES))} (internal_error always is)")
-    return classes
-
-
-def _limits_of(run: StageRun) -> list[float]:
-    return [run.limits.timeout_s, run.limits.memory_mb]
+    def rule(self) -> RetryRule:
+        return RetryRule(self.retry, self.limit_values())
 
 
 def stamp(path: str | Path) -> list[int]:
@@ -55,17 +50,8 @@ def stamp(path: str | Path) -> list[int]:
     return [st.st_size, st.st_mtime_ns]
 
 
-def _settled(state: RunState, stage: str, key: str, source: str, run: StageRun) -> bool:
-    """Recorded, from this very input, and not a failure this run tries again."""
-    cls, status = state.failure_class(key, stage), state.status(key, stage)
-    kept = state.get_checkpoint(f"{stage}:{key}", {})
-    if status is None or kept.get("input") != stamp(source):
-        return False
-    if cls is None:
-        return True
-    if cls == FailureClass.INTERNAL_ERROR.value or cls in run.retry:
-        return False
-    return cls not in SHARD_CLASSES or kept.get("failed_under") == _limits_of(run)
+def task_fingerprint(source: str | Path, settings: str) -> Fingerprint:
+    return Fingerprint.of(input=digest(stamp(source)), settings=settings)
 
 
 def _reason(failure: Failure, run: StageRun) -> str:
@@ -77,39 +63,48 @@ def _reason(failure: Failure, run: StageRun) -> str:
     return failure.message
 
 
-def record(state: RunState, stage: str, key: str, result: dict[str, Any] | Failure,
-           run: StageRun, source: list[int]) -> None:
-    """A shard's outcome, its bad lines, its funnel and its input's stamp in one transaction."""
+def record(state: RunState, ledger: Ledger, key: str, result: dict[str, Any] | Failure,
+           run: StageRun, fingerprint: Fingerprint) -> None:
+    """A shard's outcome, its bad lines, its funnel and its ledger entry in one transaction."""
+    stage = ledger.kind
     with state.transaction():
         if isinstance(result, Failure):
             line = f"{key}: {_reason(result, run)}"
             log.warning("%s: %s: %s", stage, result.cls.value, line)
-            state.set_checkpoint(f"{stage}:{key}", {"failed_under": _limits_of(run),
-                                                    "input": source})
-            state.record(key, stage, Failure(result.cls, line))
+            ledger.put(Entry(key, fingerprint, result.cls.value, stage, line,
+                             run.limit_values()))
             return
         for lineno, message in result.get("bad", []):
             state.record_failure_raw(f"{key}#{lineno}", stage,
                                      FailureClass.BAD_METADATA.value, message)
-        state.set_checkpoint(f"{stage}:{key}", {**result, "input": source})
-        state.record(key, stage)
+        state.set_checkpoint(f"{stage}:{key}", result)
+        ledger.put(Entry(key, fingerprint, limits=run.limit_values()))
 
 
-def run_stage(state: RunState, stage: str, tasks: dict[str, tuple], fn: Callable, config: Any,
-              run: StageRun) -> None:
-    """`fn(task, config)` for every task not settled; `tasks` maps shard key -> task, which
-    ends with (input file, output file): a changed input file redoes its task."""
-    source = {k: t[-2] for k, t in tasks.items()}
-    todo = {t: k for k, t in tasks.items() if not _settled(state, stage, k, source[k], run)}
+def run_stage(state: RunState, stage: str, tasks: dict[str, tuple], fn: Callable,
+              config: Any, run: StageRun, settings: str) -> None:
+    """`fn(task, config)` for every task whose ledger entry is not current; `tasks` maps
+    shard key -> task, which ends with (input file, output file); `settings` is the digest
+    of everything else the stage's result depends on."""
+    ledger = Ledger(state, stage)
+    rule = run.rule()
+    prints = {k: task_fingerprint(t[-2], settings) for k, t in tasks.items()}
+    todo = {t: k for k, t in tasks.items()
+            if stale_reason(ledger.get(k), prints[k], rule) is not None}
     log.info("%s: %d of %d shards done; %d to do", stage, len(tasks) - len(todo), len(tasks),
              len(todo))
-    stamps = {k: stamp(source[k]) for k in todo.values()}  # before the task reads it
     for task, result in map_bounded(fn, list(todo), config, run.workers, run.limits):
-        record(state, stage, todo[task], result, run, stamps[todo[task]])
+        key = todo[task]
+        record(state, ledger, key, result, run, prints[key])
 
 
 def ok_keys(state: RunState, stage: str, keys: list[str]) -> list[str]:
     """The keys whose task succeeded (their output file is in place)."""
-    done = state.ids_with(stage, "ok")
+    done = {e.key for e in Ledger(state, stage).entries() if e.ok}
     return [k for k in keys if k in done]
 
+
+def failed_shards(state: RunState, stages: list[str]) -> list[dict[str, Any]]:
+    """Every shard task whose ledger entry is a failure, stage by stage."""
+    return [{"id": e.key, "stage": stage, "class": e.failure, "message": e.message}
+            for stage in stages for e in Ledger(state, stage).entries() if not e.ok]

@@ -23,6 +23,7 @@ from datasets.info import DatasetInfo, DatasetInfosDict
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard, DatasetCardData
 
+from ..atomic import write_text_atomic
 from ..write.card import CARD_NAME, type_name
 from ..write.parquet import DATA_DIR, clean_stale, swap_in
 
@@ -62,7 +63,9 @@ def _write_split(folder: Path, split: str, rows: Iterable[dict[str, Any]],
                  rows_per_shard: int) -> int:
     """One split's files; a shard holds `rows_per_shard` rows in row groups of 10,000."""
     paths: list[Path] = []
-    writer, batch, count, in_shard = None, [], 0, 0
+    writer: pq.ParquetWriter | None = None
+    batch: list[dict[str, Any]] = []
+    count = in_shard = 0
 
     def flush() -> None:
         if batch and writer is not None:
@@ -126,7 +129,6 @@ def write_card(out: Path, settings: Any, counts: Mapping[str, int], body: list[s
               "citesum` lists their meaning):", "", "```json",
               json.dumps(settings.user_view(), indent=1, sort_keys=True), "```", ""]
     text = f"---\n{_front(name, settings.config_name, settings.license, counts)}\n---\n\n"
-    path, tmp = out / CARD_NAME, out / f".{CARD_NAME}.tmp"
-    DatasetCard(text + "\n".join(lines)).save(tmp)
-    os.replace(tmp, path)
+    path = out / CARD_NAME
+    write_text_atomic(path, str(DatasetCard(text + "\n".join(lines))))
     return path

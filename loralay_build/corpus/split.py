@@ -17,18 +17,10 @@ as many dated documents as such splits; the extra ones come from train.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 SPLITS = ("train", "validation", "test")
 _ALIASES = {"train": "train", "val": "validation", "valid": "validation",
             "validation": "validation", "dev": "validation", "test": "test"}
-
-
-@dataclass(frozen=True, slots=True)
-class Dated:
-    id: str
-    date: str | None  # ISO 8601, any precision: YYYY, YYYY-MM, YYYY-MM-DD
-    given_split: str | None = None
 
 
 class SplitError(ValueError):
@@ -41,10 +33,6 @@ def date_key(date: str | None) -> str:
     return "-".join(p.zfill(2) for p in parts[:3])
 
 
-def chronological_key(d: Dated) -> tuple[str, str]:
-    return (date_key(d.date), d.id)
-
-
 def check_rule(proportions: Sequence[float], undated: str) -> None:
     if len(proportions) != 3 or abs(sum(proportions) - 1.0) > 1e-6:
         raise SplitError(f"split proportions must be three numbers summing to 1: {proportions}")
@@ -55,9 +43,8 @@ def check_rule(proportions: Sequence[float], undated: str) -> None:
 def chronological_fates(dates: Sequence[str | None], order: Sequence[int],
                         proportions: Sequence[float], undated: str = "train"
                         ) -> list[str | None]:
-    """The split of each document of `order` (positions into `dates`, already in
-    chronological-key order; other positions are not counted): what `chronological`
-    assigns, without a dict keyed by id."""
+    """The split of each document of `order` (positions into `dates`, already sorted by
+    (`date_key`, id); other positions are not counted), without a dict keyed by id."""
     check_rule(proportions, undated)
     n_train, n_val, _ = split_sizes(sum(1 for j in order if dates[j]), proportions)
     fates: list[str | None] = []
@@ -70,19 +57,6 @@ def chronological_fates(dates: Sequence[str | None], order: Sequence[int],
                      "validation" if rank < n_train + n_val else "test")
         rank += 1
     return fates
-
-
-def chronological(docs: Sequence[Dated], proportions: Sequence[float],
-                  undated: str = "train") -> dict[str, str | None]:
-    """id -> split name; None for an undated document when `undated` is 'drop'."""
-    check_rule(proportions, undated)
-    dated = sorted((d for d in docs if d.date), key=chronological_key)
-    out: dict[str, str | None] = {d.id: (None if undated == "drop" else "train")
-                                  for d in docs if not d.date}
-    n_train, n_val, _ = split_sizes(len(dated), proportions)
-    for i, d in enumerate(dated):
-        out[d.id] = "train" if i < n_train else "validation" if i < n_train + n_val else "test"
-    return out
 
 
 def split_sizes(n: int, proportions: Sequence[float]) -> tuple[int, int, int]:
@@ -107,7 +81,3 @@ def given_name(doc_id: str, given_split: str | None) -> str:
     if name is None:
         raise SplitError(f"{doc_id}: split {given_split!r} is not train/validation/test")
     return name
-
-
-def given(docs: Sequence[Dated]) -> dict[str, str | None]:
-    return {d.id: given_name(d.id, d.given_split) for d in docs}

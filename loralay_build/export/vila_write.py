@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
-from .rows import iter_rows, shards
+from ..atomic import atomic_text, write_text_atomic
+from ..dataset import iter_rows, shards
 from .vila import VilaOptions, document_text, page_records
 
 LABELS = {"0": "none"}  # our words carry no token category
@@ -74,10 +74,10 @@ def _write_split(out: Path, name: str, rows: Iterable[dict[str, Any]], opts: Vil
                  ) -> _Tally:
     """The three files of one split, each written beside its final name then renamed."""
     paths = {k: out / f"{name}-{k}" for k in ("token.json", "groups.jsonl", "docs.jsonl")}
-    tally, files = _Tally(), []
+    tally, files = _Tally(), []  # type: tuple[_Tally, list[str]]
     with contextlib.ExitStack() as stack:
-        handles = {k: stack.enter_context(open(f"{p}.partial", "w", encoding="utf-8"))
-                   for k, p in paths.items()}
+        handles: dict[str, IO[str]] = {k: stack.enter_context(atomic_text(p))
+                                       for k, p in paths.items()}
         handles["token.json"].write('{"data":[')
         for row in rows:
             tally.docs += 1
@@ -86,8 +86,6 @@ def _write_split(out: Path, name: str, rows: Iterable[dict[str, Any]], opts: Vil
                                                 "files": doc_files,
                                                 "ivila_text": document_text(row, opts)}) + "\n")
         handles["token.json"].write(f'],"labels":{_dumps(LABELS)},"files":{_dumps(files)}}}')
-    for p in paths.values():
-        os.replace(f"{p}.partial", p)
     return tally
 
 
@@ -129,8 +127,8 @@ def export_vila(dataset_dir: str | Path, out_dir: str | Path,
         name = VILA_SPLIT.get(split, split)
         tally = _write_split(out, name, iter_rows(files), opts)
         summary["splits"][name] = _split_summary(tally)
-    (out / "labels.json").write_text(_dumps(LABELS) + "\n", encoding="utf-8")
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    write_text_atomic(out / "labels.json", _dumps(LABELS) + "\n")
+    write_text_atomic(out / "summary.json", json.dumps(summary, indent=2) + "\n")
     return summary
 
 

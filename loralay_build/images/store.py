@@ -4,15 +4,14 @@ Why a SQLite file of its own per shard (`state/images-K-of-N.sqlite`): pages are
 (~100 KiB each) and the shard state is read whole-table by the finish's decisions, so they
 stay out of it; one file per shard keeps shards independent, as their states are.
 Consistency with the shard state without a shared transaction: each document's pages
-carry the input print its result was recorded with. The driver stores the pages first,
-then records the result; a run killed between the two leaves pages whose print matches
-no recorded result, the document is still stale and is redone, and the finish refuses
+carry the fingerprint digest its result was recorded with in the ledger. The driver stores
+the pages first, then records the result; a run killed between the two leaves pages whose
+print matches no recorded result, the document is still stale and is redone, and the finish refuses
 pages whose print differs from the result's (`pages_for` raises).
 """
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -41,10 +40,6 @@ def images_db(state_dir: Path, shard: int, num_shards: int) -> Path:
 def staging_dir(state_dir: Path, shard: int, num_shards: int) -> Path:
     """Where this shard's workers leave pages for the driver (shards run concurrently)."""
     return state_dir / f"images-staging-{shard:05d}-of-{num_shards:05d}"
-
-
-def inputs_key(parts: tuple[str, ...] | list[str]) -> str:
-    return json.dumps(list(parts))
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,10 +1,11 @@
-"""Drives a build: fetch, then the per-document stages, then the corpus-wide finish.
+"""Drives the PDF pipeline's shard work: the fetch, then each shard's documents.
 
-State lives in SQLite files under DIR/state (see layout.py): one for the fetch, one
-per shard for the per-document stages, one for the finish. Each document's outcome is
-written in one transaction, so a run killed at any instant resumes with nothing lost
-or duplicated. The per-document work is `process_candidate`, which knows nothing of
-the executor: the same function runs in-process, in a local pool, or sharded.
+State lives in SQLite files under DIR/state (see layout.py): one for the fetch, one per
+shard for the per-document results, one for the finish. Each document's outcome is
+written in one transaction with its ledger entry, so a run killed at any instant resumes
+with nothing lost or duplicated. The per-document work is `steps.process_candidate`,
+which knows nothing of the executor: the same function runs in one worker or many, in
+one shard or several.
 """
 
 from __future__ import annotations
@@ -12,39 +13,33 @@ from __future__ import annotations
 import hashlib
 import logging
 import shutil
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import nullcontext
-from dataclasses import astuple
-from functools import partial
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tqdm.contrib.logging import logging_redirect_tqdm
 
-from ..failures import Failure, FailureClass
+from .. import registry
+from ..failures import Failure, RetryRule
 from ..images.render import renderer_version
-from ..images.store import ImageStore, images_db, inputs_key, staging_dir
+from ..images.store import ImageStore, images_db, staging_dir
+from ..layout import RunLayout
 from ..records import Candidate, Rejection
 from ..settings import CommonSettings, DocumentSettings
 from ..sources import FetchContext, get_fetcher, record_fetch_item
 from ..state import OK, RunState
-from .fingerprint import (
-    InputPrint,
-    PdfChecksums,
-    Plan,
-    candidate_print,
-    changed_keys,
-    reason_for,
-    settings_print,
-)
-from .layout import RunLayout
+from .fingerprint import PdfChecksums, document_fingerprint, settings_print
+from .ledger import DOCUMENT, Entry, Fingerprint, Ledger, changed_keys, stale_reason
+from .payload import FORMAT
 from .pool import TaskLimits, map_bounded
 from .preflight import ToolVersions
-from .process import StageResults, process_candidate
 from .progress import Progress
+from .request import BuildRequest
+from .steps import DocumentJob, StepResults, process_candidate
 
 log = logging.getLogger("loralay.run")
-# sources whose fetch lists every candidate on each run (a manifest, re-read whole)
-RELISTING_SOURCES = frozenset({"local"})
 
 
 def in_shard(doc_id: str, shard: int, num_shards: int) -> bool:
@@ -74,7 +69,7 @@ def fetch_phase(settings: CommonSettings, layout: RunLayout, limit: int | None,
                 seen.add(item.id)
                 _count_fetched(item, counts, progress)
         progress.close()
-        if source in RELISTING_SOURCES:
+        if registry.source(source).relists:
             with state.transaction():
                 dropped = state.forget_candidates_except(seen)
             if dropped:
@@ -93,34 +88,74 @@ def _count_fetched(item: Candidate | Rejection, counts: dict[str, int], progress
         progress.update("ok")
 
 
-def plan_shard(fstate: RunState, sstate: RunState, shard: int, num_shards: int,
-               settings: DocumentSettings, versions: ToolVersions, sums: PdfChecksums) -> Plan:
-    """Every fetched document of the shard whose stored result is missing or stale."""
-    tools = str(versions) + (f"; {renderer_version()}" if settings.images else "")
-    plan = Plan(*settings_print(settings), tools)
+@dataclass
+class Plan:
+    """Which fetched documents of a shard are (re)done, and why, in one line."""
+
+    settings_digest: str
+    settings_json: str  # kept in the ledger, so a later rerun can name the keys that changed
+    tools: str  # tool versions, part of every document's fingerprint
+    rule: RetryRule
+    total: int = 0
+    # ids only: a Candidate (abstracts, provenance) held per document to do grew the
+    # driver by ~2.8 KB a document, ~0.5 GB at arXiv-Lay's 200k (scripts/bench_scale.py)
+    todo: set[str] = field(default_factory=set)
+    reasons: Counter[str] = field(default_factory=Counter)
+
+    def fingerprint(self, c: Candidate, sums: PdfChecksums) -> Fingerprint:
+        return document_fingerprint(c, sums.sha256(c.pdf_path), self.settings_digest,
+                                    self.tools)
+
+    def line(self) -> str:
+        todo = len(self.todo)
+        done = self.total - todo
+        reasons = self.reasons
+        if reasons["new"] == self.total:
+            return f"starting: {self.total:,} documents to do"
+        if todo == 0:
+            return f"resuming: all {self.total:,} documents done; nothing to redo"
+        why = ", ".join(f"{n:,} {reason}" for reason, n in reasons.most_common())
+        return f"resuming: {done:,} of {self.total:,} done; {todo:,} to do, of which {why}"
+
+
+def tools_of(versions: ToolVersions, settings: DocumentSettings) -> str:
+    """Every program and format a result depends on (pdfium only renders images)."""
+    tools = f"{versions}; {FORMAT}"
+    return tools + (f"; {renderer_version()}" if settings.images else "")
+
+
+def plan_shard(fstate: RunState, ledger: Ledger, shard: int, num_shards: int,
+               job: DocumentJob, versions: ToolVersions, retry: frozenset[str],
+               sums: PdfChecksums) -> Plan:
+    """Every fetched document of the shard whose result is missing or no longer current."""
+    rule = RetryRule(retry, job.limits.model_dump())
+    plan = Plan(*settings_print(job.settings), tools_of(versions, job.settings), rule)
+
+    def name_changes(part: str, old: str | None, new: str | None) -> list[str]:
+        if part != "settings":
+            return []
+        return changed_keys(ledger.part_body(old), plan.settings_json if new else None)
+
     for c in fetch_state_candidates(fstate, shard, num_shards):
         plan.total += 1
-        why = stale_reason(sstate, c.id, input_print(c, plan, sums), plan.settings_json)
+        why = stale_reason(ledger.get(c.id), plan.fingerprint(c, sums), rule, name_changes)
         if why is not None:
             plan.todo.add(c.id)
             plan.reasons[why] += 1
     return plan
 
 
-def input_print(c: Candidate, plan: Plan, sums: PdfChecksums) -> InputPrint:
-    return InputPrint(candidate_print(c), sums.sha256(c.pdf_path), plan.settings_digest,
-                      plan.tools)
-
-
-def planned_work(fstate: RunState, plan: Plan, shard: int, num_shards: int,
-                 sums: PdfChecksums, prints: dict[str, InputPrint]) -> Iterator[Candidate]:
-    """The plan's documents read again from the fetch state as the workers take them, in
-    fetch order; `prints` holds the inputs of those handed out and not yet recorded (a
-    window's worth, not the corpus)."""
-    for c in fetch_state_candidates(fstate, shard, num_shards):
-        if c.id in plan.todo:
-            prints[c.id] = input_print(c, plan, sums)
-            yield c
+def plan_shard_of(req: BuildRequest, layout: RunLayout, versions: ToolVersions, shard: int,
+                  num_shards: int) -> Plan:
+    """The plan shard K itself would make (what a submitter asks before submitting it)."""
+    path = layout.shard_db(shard, num_shards)
+    with RunState(layout.fetch_db) as fstate, RunState(path) as sstate:
+        sums = PdfChecksums(layout.checksums_db)
+        try:
+            return plan_shard(fstate, Ledger(sstate, DOCUMENT), shard, num_shards,
+                              document_job(req.settings), versions, req.retry, sums)
+        finally:
+            sums.close()
 
 
 def fetch_state_candidates(fstate: RunState, shard: int, num_shards: int
@@ -131,97 +166,98 @@ def fetch_state_candidates(fstate: RunState, shard: int, num_shards: int
             yield c
 
 
-def stale_reason(sstate: RunState, doc_id: str, now: InputPrint, settings_json: str
-                 ) -> str | None:
-    """None when the stored result stands; else why the document is (re)done."""
-    status = sstate.failure_class(doc_id, "process")
-    if status is None:
-        return "new"
-    if status == FailureClass.INTERNAL_ERROR.value:
-        return "retried after internal_error"
-    stored = sstate.inputs(doc_id)
-    if stored is None:
-        return "without a record of their inputs"
-    changes = now.changes(InputPrint(*stored))
-    if not changes:
-        return None
-    keys = changed_keys(sstate.settings_body(stored[2]), settings_json) \
-        if "settings" in changes else []
-    return reason_for(changes, keys)
+def planned_work(fstate: RunState, plan: Plan, shard: int, num_shards: int,
+                 sums: PdfChecksums, prints: dict[str, Fingerprint]) -> Iterator[Candidate]:
+    """The plan's documents read again from the fetch state as the workers take them, in
+    fetch order; `prints` holds the fingerprints of those handed out and not yet recorded
+    (a window's worth, not the corpus)."""
+    for c in fetch_state_candidates(fstate, shard, num_shards):
+        if c.id in plan.todo:
+            prints[c.id] = plan.fingerprint(c, sums)
+            yield c
 
 
-def record_outcome(state: RunState, outcome: StageResults, pdf_path: str | None,
-                   inputs: InputPrint, images: ImageStore | None = None) -> str:
-    """Every stage's result, the document and what produced it, in one transaction, in
-    place of whatever an earlier run recorded for this document; returns the outcome label.
-    Page images go first, tied to `inputs` (see images/store.py for why that order)."""
+def record_outcome(state: RunState, ledger: Ledger, outcome: StepResults,
+                   pdf_path: str | None, fingerprint: Fingerprint, limits: dict[str, float],
+                   images: ImageStore | None = None) -> str:
+    """The document's result and its ledger entry in one transaction, in place of whatever
+    an earlier run recorded; returns the outcome label. Page images go first, tied to the
+    fingerprint (see images/store.py for why that order)."""
     if images is not None:
         if outcome.rendered is not None and outcome.passed:
-            images.replace(outcome.rendered, inputs_key(astuple(inputs)))
+            images.replace(outcome.rendered, fingerprint.digest())
         else:
             images.forget(outcome.doc_id)
+    durations = {stage: seconds for stage, _, seconds in outcome.stages}
+    failed = outcome.failure
     with state.transaction():
         state.forget(outcome.doc_id)
-        state.put_inputs(outcome.doc_id, astuple(inputs))
-        for stage, fail, duration in outcome.stages:
-            state.record(outcome.doc_id, stage, fail, duration)
-        stored = outcome.stored_form()
-        if stored is not None:
-            state.put_document(outcome.doc_id, *stored)
-            state.record(outcome.doc_id, "process")
+        if outcome.stored is not None and failed is None:
+            state.put_document(outcome.doc_id, *outcome.stored)
+            ledger.put(Entry(outcome.doc_id, fingerprint, limits=limits, durations=durations))
             return "ok"
-        stage, fail = outcome.failure or ("process", None)
+        stage, fail = failed or ("store", None)
         cls = fail.cls.value if fail else "internal_error"
-        message = f"{stage}: {fail.message}" if fail else "no result"
-        state.record_failure_raw(outcome.doc_id, "process", cls, message)
-    log.warning("%s (%s): %s: %s", outcome.doc_id, pdf_path or "no file", cls, message)
+        message = fail.message if fail else "no result"
+        ledger.put(Entry(outcome.doc_id, fingerprint, cls, stage, message, limits, durations))
+    log.warning("%s (%s): %s: %s: %s", outcome.doc_id, pdf_path or "no file", cls, stage,
+                message)
     return cls
 
 
-def process_phase(settings: CommonSettings, layout: RunLayout, versions: ToolVersions,
-                  workers: int = 1, shard: int = 0, num_shards: int = 1) -> dict[str, int]:
-    doc_settings = settings.document()
+def document_job(settings: CommonSettings, staging: Path | None = None) -> DocumentJob:
+    return DocumentJob(settings.document(), settings.limits(),
+                       str(staging) if staging else None)
+
+
+def process_phase(req: BuildRequest, layout: RunLayout, versions: ToolVersions,
+                  shard: int = 0, num_shards: int = 1) -> dict[str, int]:
+    staging = staging_dir(layout.state_dir, shard, num_shards)
+    job = document_job(req.settings, staging)
     with RunState(layout.fetch_db) as fstate, \
             RunState(layout.shard_db(shard, num_shards)) as sstate:
+        ledger = Ledger(sstate, DOCUMENT)
         sums = PdfChecksums(layout.checksums_db)
         try:
-            plan = plan_shard(fstate, sstate, shard, num_shards, doc_settings, versions, sums)
+            plan = plan_shard(fstate, ledger, shard, num_shards, job, versions, req.retry,
+                              sums)
             log.info(plan.line())
-            sstate.remember_settings(plan.settings_digest, plan.settings_json)
-            counts = _process_plan(fstate, sstate, plan, sums, layout, doc_settings,
-                                   (workers, shard, num_shards), settings.log_every_s)
+            ledger.remember_part(plan.settings_digest, plan.settings_json)
+            counts = _process_plan(fstate, sstate, ledger, plan, sums, layout, job,
+                                   (req.workers, shard, num_shards), req.settings.log_every_s)
         finally:
             sums.close()
         return counts
 
 
-def _process_plan(fstate: RunState, sstate: RunState, plan: Plan, sums: PdfChecksums,
-                  layout: RunLayout, doc_settings: DocumentSettings,
+def _process_plan(fstate: RunState, sstate: RunState, ledger: Ledger, plan: Plan,
+                  sums: PdfChecksums, layout: RunLayout, job: DocumentJob,
                   where: tuple[int, int, int], log_every_s: float) -> dict[str, int]:
     workers, shard, num_shards = where
     progress = Progress("process", len(plan.todo), log_every_s)
     staging = staging_dir(layout.state_dir, shard, num_shards)
     shutil.rmtree(staging, ignore_errors=True)  # what a killed run left
     db = images_db(layout.state_dir, shard, num_shards)
-    prints: dict[str, InputPrint] = {}
+    prints: dict[str, Fingerprint] = {}
+    limits = dict(plan.rule.limits)
     with logging_redirect_tqdm(), \
-            (ImageStore(db) if doc_settings.images or db.exists() else nullcontext()) as im:
+            (ImageStore(db) if job.settings.images or db.exists() else nullcontext()) as im:
         work = planned_work(fstate, plan, shard, num_shards, sums, prints)
-        for c, outcome in process_all(work, doc_settings, workers, staging):
-            progress.update(record_outcome(sstate, outcome, c.pdf_path, prints.pop(c.id), im))
+        for c, outcome in process_all(work, job, workers):
+            progress.update(record_outcome(sstate, ledger, outcome, c.pdf_path,
+                                           prints.pop(c.id), limits, im))
     shutil.rmtree(staging, ignore_errors=True)
     progress.close()
     return dict(progress.counts)
 
 
-def process_all(items: Iterable[Candidate], settings: DocumentSettings, workers: int,
-                staging: Path | None = None) -> Iterator[tuple[Candidate, StageResults]]:
-    """Each document in a worker process bounded in time and memory (the whole per-document
-    stage, parsing and matching included); an overrun is that document's failure only.
-    `staging` is where workers leave rendered pages (`images: true`)."""
-    limits = TaskLimits(settings.document_timeout_s, settings.worker_memory_mb)
-    fn = partial(process_candidate, staging=str(staging) if staging else None, seal=True)
-    for c, result in map_bounded(fn, items, settings, workers, limits):
+def process_all(items: Iterable[Candidate], job: DocumentJob, workers: int
+                ) -> Iterator[tuple[Candidate, StepResults]]:
+    """Each document in a worker process bounded in time and memory (every step,
+    parsing and matching included); an overrun is that document's failure only."""
+    limits = TaskLimits(job.limits.document_timeout_s, job.limits.worker_memory_mb)
+    for c, result in map_bounded(process_candidate, items, job, workers, limits):
         if isinstance(result, Failure):
-            result = StageResults(c.id, [("process", result, 0.0)])
+            result = StepResults(c.id, [("process", result, 0.0)])
         yield c, result
+

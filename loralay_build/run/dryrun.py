@@ -13,18 +13,22 @@ from pathlib import Path
 from ..extract.poppler import check_pdf_file
 from ..records import Candidate
 from ..sources.manifest import read_manifest
-from .pipeline import BuildRequest
-from .preflight import check_inputs, tool_versions
+from .pipeline import EXECUTORS, pipeline_of
+from .request import BuildRequest
 
 Echo = Callable[[str], None]
 
 
 def dry_run(req: BuildRequest, echo: Echo) -> bool:
     """Print what a build would do; True when no input line has a fault."""
+    pipeline = pipeline_of(req.settings)
     req.check()
-    check_inputs(req.settings)
+    if req.executor in EXECUTORS:
+        EXECUTORS[req.executor].check(req)
+    pipeline.check(req)
     s = req.settings
-    echo(f"settings: valid for --source {s.source} ({tool_versions()})")
+    echo(f"settings: valid for --source {s.source} ({pipeline.name} pipeline, --executor "
+         f"{req.executor})")
     ok = True
     manifest = getattr(s, "manifest", None)
     if manifest is not None:

@@ -1,11 +1,10 @@
-"""What produced a per-document result, so a rerun redoes exactly the stale ones.
+"""What a per-document result depends on: its fingerprint's four parts.
 
-A result depends on four things, each hashed on its own so the rerun can say *why* a
-document is redone: the candidate (every field the stages or the dataset read), the
-PDF's bytes (sha256), the settings the per-document stages read, and the versions of
-loralay-build and Poppler. A result whose four parts equal the current ones is reused;
-anything else is redone, and `internal_error` results always are (they are bugs or
-missing tools, not facts about the paper).
+Each part is hashed on its own so a rerun can say *why* a document is redone: the
+candidate (every field the steps or the dataset read), the PDF's bytes (sha256), the
+settings the per-document steps read (`DocumentSettings`: limits are not among them), and
+the versions of loralay-build, Poppler, the payload format (and pdfium with images). The
+rule that compares them is `ledger.py`'s, the one every result of the project follows.
 """
 
 from __future__ import annotations
@@ -14,55 +13,33 @@ import hashlib
 import json
 import os
 import stat
-from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ..records import Candidate
 from ..settings import DocumentSettings
 from ..state import connect_shared
+from .ledger import Fingerprint, digest
 
 # the candidate fields that reach a stage or a column; pdf_path is where, not what
 CANDIDATE_FIELDS = ("id", "source", "language", "abstracts", "pdf_url", "publication_date",
                     "split", "title")
 
 
-def _digest(obj: Any) -> str:
-    text = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
-
-
-@dataclass(frozen=True, slots=True)
-class InputPrint:
-    """The four parts; equal prints mean the stored result is what a fresh run would give."""
-
-    candidate: str
-    pdf: str
-    settings: str
-    versions: str
-
-    def changes(self, old: InputPrint) -> list[str]:
-        return [name for name in ("candidate", "pdf", "settings", "versions")
-                if getattr(self, name) != getattr(old, name)]
-
-
 def candidate_print(c: Candidate) -> str:
     d = c.to_json()
-    return _digest({k: d[k] for k in CANDIDATE_FIELDS})
+    return digest({k: d[k] for k in CANDIDATE_FIELDS})
 
 
 def settings_print(s: DocumentSettings) -> tuple[str, str]:
     """The hash of the per-document settings, and their JSON (kept to name changed keys)."""
     body = s.model_dump(mode="json")
-    return _digest(body), json.dumps(body, sort_keys=True)
+    return digest(body), json.dumps(body, sort_keys=True)
 
 
-def changed_keys(old_json: str | None, new_json: str) -> list[str]:
-    if old_json is None:
-        return []
-    old, new = json.loads(old_json), json.loads(new_json)
-    return sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+def document_fingerprint(c: Candidate, pdf_sha256: str, settings_digest: str, tools: str
+                         ) -> Fingerprint:
+    return Fingerprint.of(candidate=candidate_print(c), pdf=pdf_sha256,
+                          settings=settings_digest, versions=tools)
 
 
 class PdfChecksums:
@@ -106,38 +83,3 @@ def _hash_file(path: str) -> str:
     except OSError:
         return "unreadable"
     return h.hexdigest()
-
-
-@dataclass
-class Plan:
-    """Which fetched documents of this shard are (re)done, and why, in one line."""
-
-    settings_digest: str
-    settings_json: str  # kept in the state, so a later rerun can name the keys that changed
-    tools: str  # tool versions, part of every document's input print
-    total: int = 0
-    # ids only: a Candidate (abstracts, provenance) held per document to do grew the
-    # driver by ~2.8 KB a document, ~0.5 GB at arXiv-Lay's 200k (scripts/bench_scale.py)
-    todo: set[str] = field(default_factory=set)
-    reasons: Counter[str] = field(default_factory=Counter)
-
-    def line(self) -> str:
-        todo = len(self.todo)
-        done = self.total - todo
-        reasons = self.reasons
-        if reasons["new"] == self.total:
-            return f"starting: {self.total:,} documents to do"
-        if todo == 0:
-            return f"resuming: all {self.total:,} documents done; nothing to redo"
-        why = ", ".join(f"{n:,} {reason}" for reason, n in reasons.most_common())
-        return f"resuming: {done:,} of {self.total:,} done; {todo:,} to do, of which {why}"
-
-
-def reason_for(changes: list[str], keys: list[str]) -> str:
-    """One phrase per kind of change, naming settings keys when settings changed."""
-    if "settings" in changes and keys:
-        return "because " + ", ".join(f"`{k}`" for k in keys) + " changed"
-    labels = {"candidate": "because their metadata changed", "pdf": "because their PDF changed",
-              "settings": "because settings changed",
-              "versions": "because loralay-build, Poppler or pdfium changed"}
-    return labels[changes[0]]

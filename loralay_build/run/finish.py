@@ -12,32 +12,29 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import math
 import os
 import platform
-import sys
 from array import array
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 import yaml
 
+from ..atomic import write_text_atomic
 from ..corpus.filters import Thresholds, check_document, compute_thresholds
 from ..corpus.split import SPLITS, chronological_fates, date_key, given_name
 from ..failures import FailureClass
-from ..images.finish import write_images_config
-from ..records import ProcessedDoc
+from ..layout import RunLayout
 from ..settings import CommonSettings, CorpusSettings
 from ..state import OK, RunState
-from ..write.columns import DocColumns
+from ..write.doctable import DocTable
 from ..write.features import ColumnDoc
 from ..write.report import Outcome
-from .codec import decode
-from .columns_payload import is_columnar, read_columns
-from .layout import RunLayout
+from .finish_images import write_images_config
+from .ledger import DOCUMENT, Ledger
+from .payload import read_columns
 from .preflight import ToolVersions
 
 log = logging.getLogger("loralay.finish")
@@ -45,59 +42,6 @@ log = logging.getLogger("loralay.finish")
 
 class IncompleteRun(RuntimeError):
     pass
-
-
-class Survivors:
-    """The processed documents the finish decides on, as columns (one row per document).
-
-    Why columns: a summary dict costs ~1.5 KB and the old per-id dicts of outcomes,
-    summaries and shard indexes another ~1 KB; at arXiv-Lay's 215 K documents that was
-    gigabytes. Here a row is its id, a few machine numbers and its leak shares.
-    """
-
-    def __init__(self) -> None:
-        self.ids: list[str] = []
-        self.shard = array("i")
-        self.pages = array("q")
-        self.summary_words = array("q")
-        self.article_words = array("q")
-        self.repaired = array("q")  # words whose ligature codes were repaired (glyphs.py)
-        self.unrepaired = array("q")  # words still holding U+FFFD
-        self.share = array("d")  # NaN: no share
-        self.dates: list[str | None] = []  # emptied once the splits are decided
-        self.given: list[str | None] = []
-        # abstract-language leak shares, sorted by language, of row j at
-        # leak_start[j]:leak_start[j + 1]
-        self.leak_start = array("q", [0])
-        self.leak_lang: list[str] = []
-        self.leak_share = array("d")
-
-    def add(self, shard: int, s: dict[str, Any]) -> None:
-        self.ids.append(s["id"])
-        self.shard.append(shard)
-        self.pages.append(s["pages"])
-        self.summary_words.append(s["summary_words"])
-        self.article_words.append(s["article_words"])
-        self.repaired.append(s.get("words_repaired", 0))
-        self.unrepaired.append(s.get("words_unrepaired", 0))
-        share = s["language_share"]
-        self.share.append(math.nan if share is None else share)
-        self.dates.append(s.get("publication_date"))
-        self.given.append(s.get("given_split"))
-        for lang, v in sorted(s["leakage"].items()):
-            self.leak_lang.append(sys.intern(lang))
-            self.leak_share.append(v)
-        self.leak_start.append(len(self.leak_share))
-
-    def leak(self, j: int) -> Iterator[tuple[str, float]]:
-        for k in range(self.leak_start[j], self.leak_start[j + 1]):
-            yield self.leak_lang[k], self.leak_share[k]
-
-    def language_share(self, j: int) -> float | None:
-        return None if math.isnan(self.share[j]) else self.share[j]
-
-    def __len__(self) -> int:
-        return len(self.ids)
 
 
 _UNDATED = Outcome.dropped(FailureClass.UNDATED.value, "split",
@@ -136,7 +80,7 @@ class Outcomes(Mapping[str, Outcome]):
 @dataclass
 class Decisions:
     thresholds: Thresholds
-    rows: Survivors
+    rows: DocTable
     drops: list[tuple[str, Outcome]]  # fetch, process and filter drops, in that order
     order: array[int] = field(default_factory=lambda: array("q"))  # kept rows, by date
     fates: list[str | None] = field(default_factory=list)  # their split; None: undated drop
@@ -176,14 +120,13 @@ def process_outcomes(states: list[RunState], current: set[str]
     out: list[tuple[str, Outcome]] = []
     done: set[str] = set()
     for st in states:
-        for r in st.results("process"):
-            if r.doc_id not in current:
+        for e in Ledger(st, DOCUMENT).entries():
+            if e.key not in current:
                 continue
-            done.add(r.doc_id)
-            if r.status != OK:
-                stage, _, msg = (r.message or "").partition(": ")
-                out.append((r.doc_id, Outcome.dropped(r.failure_class, stage or "process",  # type: ignore[arg-type]
-                                                      msg or r.message or "")))
+            done.add(e.key)
+            if e.failure is not None:
+                out.append((e.key, Outcome.dropped(e.failure, e.stage or "process",
+                                                   e.message or "")))
     return out, done
 
 
@@ -194,12 +137,12 @@ def check_complete(fetched: set[str], done: set[str]) -> None:
                             f"{sorted(missing)[0]}): run the missing shards, or rerun `build`")
 
 
-def _survivors(states: list[RunState], current: set[str], failed: set[str]) -> Survivors:
-    rows = Survivors()
+def _survivors(states: list[RunState], current: set[str], failed: set[str]) -> DocTable:
+    rows = DocTable()
     for i, st in enumerate(states):
         for s in st.document_summaries():
             if s["id"] in current and s["id"] not in failed:
-                rows.add(i, s)
+                rows.add_summary(i, s)
     return rows
 
 
@@ -247,16 +190,14 @@ def _assign_splits(d: Decisions, kept: list[int], cs: CorpusSettings) -> None:
         d.fates = [names[j] for j in d.order]
     else:
         d.fates = chronological_fates(r.dates, d.order, cs.split_proportions, cs.undated)
-    r.dates, r.given = [], []  # no longer needed: their memory goes back now
+    r.forget_dates()
 
 
-def kept_documents(d: Decisions, states: list[RunState], split: str
-                   ) -> Iterator[ProcessedDoc | ColumnDoc]:
-    """Streams one split's documents, in chronological order, from the shard states: a
-    columnar payload as Arrow columns (no Python object per word), an older one decoded."""
+def kept_documents(d: Decisions, states: list[RunState], split: str) -> Iterator[ColumnDoc]:
+    """Streams one split's documents, in chronological order, from the shard states, as
+    Arrow columns (no Python object per word)."""
     for j in d.kept_rows(split):
-        payload = states[d.rows.shard[j]].document_payload(d.rows.ids[j])
-        yield read_columns(payload) if is_columnar(payload) else decode(payload)
+        yield read_columns(states[d.rows.shard[j]].document_payload(d.rows.ids[j]))
 
 
 def open_shard_states(layout: RunLayout, num_shards: int) -> list[RunState]:
@@ -266,14 +207,10 @@ def open_shard_states(layout: RunLayout, num_shards: int) -> list[RunState]:
     return [RunState(p, any_thread=True) for p in paths]  # read ahead while writing
 
 
-def _doc_columns(d: Decisions) -> DocColumns:
-    """The report's per-document numbers, split by split in the dataset's row order."""
-    cols, r = DocColumns(), d.rows
-    for split in SPLITS:
-        for j in d.kept_rows(split):
-            cols.add(r.ids[j], split, r.article_words[j], r.summary_words[j], r.pages[j],
-                     r.language_share(j), r.leak(j), r.repaired[j], r.unrepaired[j])
-    return cols
+def _doc_table(d: Decisions) -> DocTable:
+    """The kept rows, split by split in the dataset's row order, for the report."""
+    rows = [(j, split) for split in SPLITS for j in d.kept_rows(split)]
+    return d.rows.select((j for j, _ in rows), (s for _, s in rows))
 
 
 def split_rule(cs: CorpusSettings) -> str:
@@ -336,7 +273,7 @@ def finish_run(settings: CommonSettings, layout: RunLayout, num_shards: int,
                        language=language, split_rule=split_rule(cs),
                        extra={**provenance(write_config(settings, layout), layout, versions),
                               **costs})
-        d.verdict = write_report(layout.out, run, _doc_columns(d))["verdict"]
+        d.verdict = write_report(layout.out, run, _doc_table(d))["verdict"]
         _record_decisions(layout, d)
     finally:
         for st in states:
@@ -347,9 +284,8 @@ def finish_run(settings: CommonSettings, layout: RunLayout, num_shards: int,
 def write_config(settings: CommonSettings, layout: RunLayout) -> Path:
     """The exact configuration of the build, as YAML a `--config` accepts to redo it."""
     conf = layout.out / "report" / "config.yaml"
-    conf.parent.mkdir(parents=True, exist_ok=True)
-    text = yaml.safe_dump(settings.user_view(), sort_keys=True, allow_unicode=True)
-    conf.write_text(text, encoding="utf-8")
+    write_text_atomic(conf, yaml.safe_dump(settings.user_view(), sort_keys=True,
+                                           allow_unicode=True))
     return conf
 
 

@@ -1,13 +1,13 @@
-"""`loralay build --executor slurm`: the per-document shards as one Slurm job array, the
+"""The Slurm executor (`--executor slurm`): a pipeline's shards as one Slurm job array, the
 finish as one job after it (`afterok`), and only what is missing on a re-submission.
 
 The submitter does what must happen once and what is cheap: it checks everything, claims the
 shard count (a different `--num-shards` than the run used is refused, as for `--shard`),
-fetches (unless `--fetch-job`), plans which shards still have documents to do (the same plan
-a shard makes: a shard is done when every one of its fetched documents has a current
-result), then submits with `sbatch` (`jobscript.py` says why not submitit) and lets go of
-the run folder. The jobs run the ordinary `--shard K --num-shards N` and `--finish`
-commands, so the dataset is the one a single machine builds.
+fetches (unless `--fetch-job`), asks the pipeline which shards still have work (the plan a
+shard makes itself: done when every one of its documents has a current ledger entry), then
+submits with `sbatch` (`jobscript.py` says why not submitit) and lets go of the run folder.
+The jobs run the ordinary `--shard K --num-shards N` and `--finish` commands, so the
+dataset is the one a single machine builds.
 """
 
 from __future__ import annotations
@@ -18,26 +18,21 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import yaml
 
 from ..atomic import write_atomic
 from ..errors import BuildStopped, ConfigError, RunLocked
+from ..layout import RunLayout, recorded_shards
 from ..settings import CommonSettings
-from ..state import RunState
-from .driver import plan_shard
-from .fingerprint import PdfChecksums
+from .interfaces import Pipeline
 from .jobscript import Job, SlurmDir, array_spec, script, shard_count_words
-from .layout import RunLayout
-from .preflight import RunLock, ToolVersions, claim_shards, recorded_shards, tool_versions
-from .preflight import wipe_run as wipe
+from .locks import RunLock
+from .request import BuildRequest, BuildResult
 from .slurmwait import Submission, wait_for
 from .squeue import queued
-
-if TYPE_CHECKING:
-    from .pipeline import BuildRequest, BuildResult
 
 log = logging.getLogger("loralay.slurm")
 DEFAULT_SHARDS = 2  # one per CPU of the smallest node worth submitting to
@@ -71,25 +66,6 @@ def warn_unshared(out: Path) -> None:
                     out, kind)
 
 
-def missing_shards(settings: CommonSettings, layout: RunLayout, versions: ToolVersions,
-                   num_shards: int) -> list[int]:
-    """Shards with documents to (re)do, by the plan each shard itself would make."""
-    doc_settings = settings.document()
-    missing = []
-    sums = PdfChecksums(layout.checksums_db)
-    try:
-        with RunState(layout.fetch_db) as fstate:
-            for k in range(num_shards):
-                with RunState(layout.shard_db(k, num_shards)) as sstate:
-                    plan = plan_shard(fstate, sstate, k, num_shards, doc_settings, versions,
-                                      sums)
-                if plan.todo:
-                    missing.append(k)
-    finally:
-        sums.close()
-    return missing
-
-
 def sbatch(path: Path) -> str:
     proc = subprocess.run(["sbatch", "--parsable", str(path)], capture_output=True, text=True,
                           timeout=120, check=False)
@@ -116,44 +92,62 @@ def base_argv(req_source: str, out: Path, where: SlurmDir, sub: str) -> list[str
             "--out", str(out), "--config", str(where.settings_file)]
 
 
-def submit_build(req: BuildRequest) -> BuildResult:
-    from .pipeline import BuildResult
+class SlurmExecutor:
+    """The shards as one job array, the finish as one job after it (see the module doc)."""
 
-    check_slurm()
-    out = req.out.resolve()
-    layout = RunLayout(out)
-    where = SlurmDir(out / "slurm")
-    refuse_if_queued(where)  # first: running shards hold the run lock, this says more
-    with RunLock(layout):
-        sub = _submit_locked(req, layout, where)
-    log.info(sub.follow_line())
-    if not req.wait:
-        return BuildResult(req.out, {}, 0, "submitted")
-    return wait_for(sub, req.settings.slurm_poll_s)
+    name = "slurm"
+
+    def check(self, req: BuildRequest) -> None:
+        if req.shard is not None or req.finish_only:
+            raise ConfigError(f"--executor {self.name} runs every shard and the finish "
+                              "itself: give --num-shards N, not --shard or --finish")
+        if req.workers != 1:
+            raise ConfigError(f"--workers {req.workers}: a submitted shard has one worker per "
+                              "CPU Slurm gives it; set --slurm-cpus-per-task instead")
+        if req.fetched:
+            raise ConfigError("--fetched is for one shard (--shard K --num-shards N) of a "
+                              "submitted run")
+        check_slurm()
+
+    def run(self, pipeline: Pipeline, req: BuildRequest) -> BuildResult:
+        out = req.out.resolve()
+        layout = RunLayout(out)
+        where = SlurmDir(out / "slurm")
+        refuse_if_queued(where)  # first: running shards hold the run lock, this says more
+        with RunLock(layout):
+            sub = _submit_locked(pipeline, replace(req, out=out), layout, where)
+        log.info(sub.follow_line())
+        if not req.wait:
+            return BuildResult(req.out, {}, 0, "submitted")
+        return wait_for(sub, req.settings.slurm_poll_s)
 
 
-def _submit_locked(req: BuildRequest, layout: RunLayout, where: SlurmDir) -> Submission:
-    from .pipeline import fetch_locked
-
-    versions = tool_versions()
+def _submit_locked(pipeline: Pipeline, req: BuildRequest, layout: RunLayout,
+                   where: SlurmDir) -> Submission:
     refuse_if_queued(where)
     if req.fresh:
-        wipe(layout)
+        pipeline.wipe(layout)
     n = req.num_shards or recorded_shards(layout) or DEFAULT_SHARDS
-    claim_shards(layout, n)  # before fetching: a mismatch must cost nothing
+    req = replace(req, num_shards=n)
+    pipeline.claim_shards(layout, n)  # before fetching: a mismatch must cost nothing
     warn_unshared(layout.out)
     for d in (where.logs, where.status):
         d.mkdir(parents=True, exist_ok=True)
-    where.settings_file.write_text(yaml.safe_dump(req.settings.user_view(), sort_keys=True,
-                                                  allow_unicode=True), encoding="utf-8")
+    write_atomic(where.settings_file, yaml.safe_dump(
+        req.settings.user_view(), sort_keys=True, allow_unicode=True).encode("utf-8"))
     if not req.fetch_job:
-        stopped = fetch_locked(req.settings, layout, req.limit, req.retry)
+        stopped = pipeline.fetch(req, layout)
         if stopped:
             raise BuildStopped(f"{stopped}; nothing submitted")
-        shards = missing_shards(req.settings, layout, versions, n)
+        shards = pipeline.shards_to_do(req, layout, n)
     else:
         shards = list(range(n))
     return _submit_jobs(req, layout, where, n, shards)
+
+
+def _retry_words(req: BuildRequest) -> list[str]:
+    """`--retry CLASS` for every job, so a shard retries what its plan was made with."""
+    return [w for r in sorted(req.retry) for w in ("--retry", r)]
 
 
 def _submit_jobs(req: BuildRequest, layout: RunLayout, where: SlurmDir, n: int,
@@ -164,11 +158,10 @@ def _submit_jobs(req: BuildRequest, layout: RunLayout, where: SlurmDir, n: int,
     sub = Submission(where, n, list(shards), {"fetch": None, "shards": None, "finish": None})
     after = None
     if req.fetch_job:
-        extra = [w for r in sorted(req.retry) for w in ("--retry", r)]
-        extra += ["--limit", str(req.limit)] if req.limit else []
+        extra = _retry_words(req) + (["--limit", str(req.limit)] if req.limit else [])
         after = _submit(sub, Job("fetch", base_argv(src, out, where, "fetch") + extra), s)
     if shards:
-        argv = base_argv(src, out, where, "build") + shard_count_words(n)
+        argv = base_argv(src, out, where, "build") + shard_count_words(n) + _retry_words(req)
         after = _submit(sub, Job("shards", argv, array_spec(shards, s.slurm_max_parallel),
                                  after), s)
     _submit(sub, Job("finish", base_argv(src, out, where, "build") + ["--finish"], None,
@@ -178,7 +171,7 @@ def _submit_jobs(req: BuildRequest, layout: RunLayout, where: SlurmDir, n: int,
 
 def _submit(sub: Submission, job: Job, settings: CommonSettings) -> str:
     path = sub.where.root / f"{job.name}.sbatch"
-    path.write_text(script(settings.slurm(), job, sub.where, Path.cwd()), encoding="utf-8")
+    write_atomic(path, script(settings.slurm(), job, sub.where, Path.cwd()).encode("utf-8"))
     sub.jobs[job.name] = job_id = sbatch(path)
     write_atomic(sub.where.jobs_file, json.dumps(sub.to_json(), indent=1).encode("utf-8"))
     return job_id

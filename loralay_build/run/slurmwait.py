@@ -11,6 +11,7 @@ from typing import Any
 
 from ..errors import BuildStopped
 from .jobscript import SlurmDir
+from .request import BuildResult
 from .squeue import queue
 
 log = logging.getLogger("loralay.slurm")
@@ -84,19 +85,19 @@ def poll(sub: Submission, poll_s: float, tries: list[int]) -> dict[str, str]:
     return q
 
 
-def wait_for(sub: Submission, poll_s: float) -> Any:
+def wait_for(sub: Submission, poll_s: float) -> BuildResult:
     """Until the finish left the queue; JobFailed names every job that ended badly."""
-    from .pipeline import BuildResult
-
     try:
-        return _follow(sub, poll_s, BuildResult)
+        return _follow(sub, poll_s)
     except KeyboardInterrupt:
         raise BuildStopped(f"stopped waiting; the jobs go on: `squeue -j "
                            f"{','.join(sub.ids())}`, logs in {sub.where.logs}") from None
 
 
-def _follow(sub: Submission, poll_s: float, result_type: Any) -> Any:
-    left, failed, tries = list(sub.shards), [], []
+def _follow(sub: Submission, poll_s: float) -> BuildResult:
+    left = list(sub.shards)
+    failed: list[str] = []
+    tries: list[int] = []
     fetch, finish = sub.jobs["fetch"], str(sub.jobs["finish"])
     while True:
         q = poll(sub, poll_s, tries)
@@ -118,10 +119,10 @@ def _follow(sub: Submission, poll_s: float, result_type: Any) -> Any:
                           _ended(status), sub.log_of(k))
         if finish not in live and not left:
             break
-    return _verdict(sub, finish, failed, result_type)
+    return _verdict(sub, finish, failed)
 
 
-def _verdict(sub: Submission, finish: str, failed: list[str], result_type: Any) -> Any:
+def _verdict(sub: Submission, finish: str, failed: list[str]) -> BuildResult:
     status = sub.exit_status(finish)
     if failed:
         raise JobFailed(f"{sub.where.root.parent}: {'; '.join(failed)}; re-submit the same "
@@ -132,6 +133,6 @@ def _verdict(sub: Submission, finish: str, failed: list[str], result_type: Any) 
     out = sub.where.root.parent
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     kept = {s: v["count"] for s, v in report["splits"].items()}
-    result = result_type(out, kept, len(report["documents"]), report["verdict"])
+    result = BuildResult(out, kept, len(report["documents"]), report["verdict"])
     log.info("done: %s", result.line())
     return result

@@ -15,10 +15,10 @@ from .common import (
     CorpusSettings,
     DocumentSettings,
     HttpFields,
+    LimitSettings,
 )
 from .load import check_contact, load_settings, read_config_file, settings_class
 from .sources import (
-    SETTINGS,
     ArxivSettings,
     CiteSumSettings,
     HalSettings,
@@ -29,9 +29,9 @@ from .sources import (
 )
 
 __all__ = [
-    "PLACEHOLDER_CONTACT", "SETTINGS", "ArxivSettings", "CiteSumSettings", "CommonSettings",
+    "PLACEHOLDER_CONTACT", "ArxivSettings", "CiteSumSettings", "CommonSettings",
     "ConfigError",
     "CorpusSettings", "DocumentSettings", "HalSettings", "HttpFields", "KoreaScienceSettings",
-    "LocalSettings", "PubmedSettings", "ScieloSettings", "check_contact", "load_settings",
-    "read_config_file", "settings_class",
+    "LimitSettings", "LocalSettings", "PubmedSettings", "ScieloSettings", "check_contact",
+    "load_settings", "read_config_file", "settings_class",
 ]

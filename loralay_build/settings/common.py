@@ -38,21 +38,28 @@ class _Model(BaseModel):
         return type(self).model_validate({**self.model_dump(), **changes})
 
 
-class DocumentSettings(_Model):
-    """What the per-document stages (extract, strip, language, render) read; a change
-    redoes them."""
+class LimitSettings(_Model):
+    """How long and how much memory a piece of work may take. Never part of a result's
+    fingerprint (a result reached under one limit is the result under any other); a failure
+    by a limit is retried by itself once the limit is raised (`run/ledger.py`)."""
 
     extract_timeout_s: PositiveSeconds = Field(120, description="wall clock of one pdftotext")
     extract_memory_mb: int = Field(2048, ge=64, description="address-space cap of pdftotext")
+    document_timeout_s: PositiveSeconds = Field(
+        600, description="wall clock of one document's whole per-document stage")
+    worker_memory_mb: int = Field(
+        6144, ge=256, description="memory one document may add to its worker process at rest")
+
+
+class DocumentSettings(_Model):
+    """What the per-document steps (extract, strip, language, render, ...) read to decide a
+    result; hashed into each result's fingerprint, so a change redoes them."""
+
     max_pages_hard: Count = Field(1000, description="PDFs with more pages are refused")
     scanned_min_words_per_page: NonNegative = Field(
         5, description="fewer words per page on average means no usable text layer")
     max_words_per_document: int = Field(
         2_000_000, ge=1000, description="more words is `too_large` (bounds parsing and matching)")
-    document_timeout_s: PositiveSeconds = Field(
-        600, description="wall clock of one document's whole per-document stage")
-    worker_memory_mb: int = Field(
-        6144, ge=256, description="memory one document may add to its worker process at rest")
     max_edit_ratio: float = Field(0.15, ge=0, lt=1, allow_inf_nan=False,
                                   description="edit budget relative to the abstract's length")
     max_edits: NonNegativeCount = Field(60, description="and never more than this many edits")
@@ -124,10 +131,14 @@ class RunFields(_Model):
     log_every_s: PositiveSeconds = Field(30, description="a progress line this often in a log")
 
 
-class CommonSettings(DocumentSettings, CorpusSettings, HttpFields, RunFields, SlurmFields):
+class CommonSettings(DocumentSettings, LimitSettings, CorpusSettings, HttpFields, RunFields,
+                     SlurmFields):
     """Every source's settings start here; a source's model adds its own keys and defaults."""
 
-    NETWORK: ClassVar[bool] = False  # whether the source talks to a service
+    # keys naming files or folders the source reads (checked to exist before any work),
+    # and those among them it cannot run without
+    INPUT_PATHS: ClassVar[tuple[str, ...]] = ()
+    REQUIRED_INPUTS: ClassVar[tuple[str, ...]] = ()
     source: str = Field("local", description="set by --source; not a key of the YAML files")
 
     @field_validator("images")
@@ -141,6 +152,9 @@ class CommonSettings(DocumentSettings, CorpusSettings, HttpFields, RunFields, Sl
 
     def document(self) -> DocumentSettings:
         return DocumentSettings.model_validate(_pick(self, DocumentSettings))
+
+    def limits(self) -> LimitSettings:
+        return LimitSettings.model_validate(_pick(self, LimitSettings))
 
     def corpus(self) -> CorpusSettings:
         return CorpusSettings.model_validate(_pick(self, CorpusSettings))

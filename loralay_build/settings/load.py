@@ -16,9 +16,10 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from .. import registry
 from ..errors import ConfigError
+from . import sources
 from .common import PLACEHOLDER_CONTACT, CommonSettings
-from .sources import SETTINGS
 
 MAX_CONFIG_BYTES = 1 << 20
 
@@ -59,9 +60,12 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
 
 
 def settings_class(source: str) -> type[CommonSettings]:
-    if source not in SETTINGS:
-        raise ConfigError(f"unknown source {source!r} (known: {', '.join(SETTINGS)})")
-    return SETTINGS[source]
+    try:
+        spec = registry.source(source)
+    except registry.UnknownSource as e:
+        raise ConfigError(str(e)) from None
+    cls: type[CommonSettings] = getattr(sources, spec.settings)
+    return cls
 
 
 def load_settings(source: str, config_file: str | Path | None = None,
@@ -106,7 +110,8 @@ def _did_you_mean(key: str, cls: type[CommonSettings], source: str) -> str:
     close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
     if close:
         return f" (did you mean `{close[0]}`?)"
-    owners = sorted(name for name, c in SETTINGS.items() if key in c.model_fields)
+    owners = sorted(name for name in registry.names()
+                    if key in settings_class(name).model_fields)
     if owners:
         return f" for --source {source} (a key of {', '.join(owners)})"
     return f" (`loralay settings --source {source}` lists every key)"
@@ -128,7 +133,7 @@ def _short(value: Any) -> str:
 
 def check_contact(settings: CommonSettings) -> None:
     """Services' etiquette asks for a reachable contact; the shipped placeholder is not one."""
-    if type(settings).NETWORK and settings.contact == PLACEHOLDER_CONTACT:
+    if registry.source(settings.source).network and settings.contact == PLACEHOLDER_CONTACT:
         raise ConfigError(f"--source {settings.source} talks to a public service: set "
                           f"`contact: you@your.org` in a --config file (it is sent with "
                           f"every request; {PLACEHOLDER_CONTACT} is a placeholder)")

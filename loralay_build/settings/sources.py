@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, ClassVar, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
@@ -33,16 +33,14 @@ class LocalSettings(CommonSettings):
     """Your own PDFs: no percentile filters by default (a handful of papers would lose its
     longest and shortest one to the run's own percentiles)."""
 
+    INPUT_PATHS = ("manifest",)
+    REQUIRED_INPUTS = ("manifest",)
     manifest: str | None = Field(None, min_length=1, description="the JSON-lines manifest")
     max_pages_percentile: Percentile | None = None
     min_summary_percentile: Percentile | None = None
 
 
-class NetworkSettings(CommonSettings):
-    NETWORK: ClassVar[bool] = True
-
-
-class HalSettings(NetworkSettings):
+class HalSettings(CommonSettings):
     api_url: HttpUrl = Field("https://api.archives-ouvertes.fr/search/",
                              description="the search API (a portal: .../search/<portal>/)")
     rows: int = Field(500, ge=1, le=10_000, description="records per search page")
@@ -59,7 +57,8 @@ class HalSettings(NetworkSettings):
     check_summary_language: bool = True
 
 
-class ArxivSettings(NetworkSettings):
+class ArxivSettings(CommonSettings):
+    INPUT_PATHS = ("ids_dir", "metadata_path")
     ids_dir: str | None = Field(None, min_length=1, description="Cohan et al.'s id files")
     metadata_path: str | None = Field(None, min_length=1, description="the arXiv snapshot")
     bucket_api_url: HttpUrl = Field(
@@ -72,7 +71,8 @@ class ArxivSettings(NetworkSettings):
     split_mode: Literal["chronological", "given"] = "given"
 
 
-class PubmedSettings(NetworkSettings):
+class PubmedSettings(CommonSettings):
+    INPUT_PATHS = ("ids_dir",)
     ids_dir: str | None = Field(None, min_length=1, description="Cohan et al.'s id files")
     oai_url: HttpUrl = Field("https://pmc.ncbi.nlm.nih.gov/api/oai/v1/mh/",
                              description="PMC OAI-PMH")
@@ -95,7 +95,7 @@ class PubmedSettings(NetworkSettings):
     split_mode: Literal["chronological", "given"] = "given"
 
 
-class ScieloSettings(NetworkSettings):
+class ScieloSettings(CommonSettings):
     articlemeta_url: HttpUrl = Field("https://articlemeta.scielo.org/api/v1/",
                                      description="ArticleMeta")
     collections: list[str] = Field(SCIELO_COLLECTIONS, min_length=1,
@@ -108,7 +108,7 @@ class ScieloSettings(NetworkSettings):
     min_summary_percentile: Percentile | None = 1
 
 
-class KoreaScienceSettings(NetworkSettings):
+class KoreaScienceSettings(CommonSettings):
     search_url: HttpUrl = Field("https://koreascience.kr/search/advanced.page",
                                 description="the advanced search")
     years: list[int] = Field(list(range(2012, 2022)), min_length=1, description="years searched")
@@ -160,15 +160,3 @@ class CiteSumSettings(CommonSettings):
         except re.error as e:
             raise ValueError(f"a Python regular expression ({e})") from None
         return value
-
-
-SETTINGS: dict[str, type[CommonSettings]] = {
-    "local": LocalSettings,
-    "hal": HalSettings,
-    "arxiv": ArxivSettings,
-    "pubmed": PubmedSettings,
-    "scielo-es": ScieloSettings,
-    "scielo-pt": ScieloSettings,
-    "koreascience": KoreaScienceSettings,
-    "citesum": CiteSumSettings,
-}

@@ -24,24 +24,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..failures import RETRIED_ON_RERUN, StageError
+from .. import registry
+from ..failures import RetryRule, StageError
 from ..http import HostDown, HostForbidden, PoliteClient
+from ..layout import RunLayout
 from ..paths import pdf_path_for
 from ..pdfmagic import is_pdf_file
 from ..records import Candidate, Rejection
-from ..run.layout import RunLayout
 from ..settings import CommonSettings
 from ..state import RunState
-
-SOURCES: dict[str, str] = {
-    "local": "loralay_build.sources.local",
-    "hal": "loralay_build.sources.hal",
-    "arxiv": "loralay_build.sources.arxiv",
-    "pubmed": "loralay_build.sources.pubmed",
-    "scielo-es": "loralay_build.sources.scielo",
-    "scielo-pt": "loralay_build.sources.scielo",
-    "koreascience": "loralay_build.sources.koreascience",
-}
 
 
 class SourceNotBuilt(RuntimeError):
@@ -82,8 +73,8 @@ class FetchContext:
 
     @property
     def retried_classes(self) -> frozenset[str]:
-        """Failure classes this run fetches again: always `unreachable`, plus `--retry`."""
-        return RETRIED_ON_RERUN | frozenset(self.retry)
+        """Failure classes this run fetches again: the project's retry rule (`failures.py`)."""
+        return RetryRule(frozenset(self.retry)).classes()
 
     def already_fetched(self, doc_id: str) -> bool:
         """Recorded by an earlier run, unless as a failure this run retries."""
@@ -102,15 +93,15 @@ FetchFn = Callable[[FetchContext], Iterator[Candidate | Rejection]]
 
 
 def get_fetcher(source: str) -> FetchFn:
-    if source not in SOURCES:
-        raise SourceNotBuilt(f"unknown source {source!r} (known: {', '.join(SOURCES)})")
+    """The registry's fetcher of `source`, imported on first use."""
     try:
-        module = importlib.import_module(SOURCES[source])
-    except ModuleNotFoundError as e:
-        if e.name == SOURCES[source]:
-            raise SourceNotBuilt(f"source {source!r} is not built yet") from e
-        raise
-    return module.fetch  # type: ignore[no-any-return]
+        name = registry.source(source).fetcher
+    except registry.UnknownSource as e:
+        raise SourceNotBuilt(str(e)) from None
+    if name is None:
+        raise SourceNotBuilt(f"source {source!r} has no fetcher: it reads files on disk")
+    fetch: FetchFn = importlib.import_module(name).fetch
+    return fetch
 
 
 def record_fetch_item(state: RunState, item: Candidate | Rejection) -> None:

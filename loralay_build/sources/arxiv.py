@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 from urllib.parse import quote
 
 from pylatexenc.latex2text import LatexNodes2Text
@@ -130,7 +130,9 @@ def to_candidate(article_id: str, split: str, meta: dict[str, Any]) -> Candidate
 
 
 def _open_binary(path: Path) -> IO[bytes]:
-    return gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb")
+    if path.suffix == ".gz":
+        return cast(IO[bytes], gzip.open(path, "rb"))
+    return path.open("rb")
 
 
 def stream_snapshot(path: str | Path, wanted: dict[str, str]
@@ -173,6 +175,7 @@ class ArxivHarvest:
         """Ids still to fetch (id -> split) and rejections for ids of no known form."""
         wanted: dict[str, str] = {}
         bad: list[Rejection] = []
+        assert self.settings.ids_dir is not None  # require_inputs
         for cid in read_ids(self.settings.ids_dir):
             key = cid.article_id.replace("/", "")  # the record's id: Cohan's slash-less form
             if self.ctx.already_fetched(key) or key in wanted:
@@ -194,6 +197,7 @@ class ArxivHarvest:
                 return
             self.yielded += 1
             yield item
+        assert self.settings.metadata_path is not None  # require_inputs
         for key, meta in stream_snapshot(self.settings.metadata_path, wanted):
             if self.limit_reached():
                 return

@@ -76,7 +76,7 @@ def parse_page(cursor: str, data: Any) -> SearchPage:
     """The parts of a search response the harvest needs; any other shape is an error."""
     response = data.get("response") if isinstance(data, dict) else None
     docs = response.get("docs") if isinstance(response, dict) else None
-    if not isinstance(docs, list):
+    if not isinstance(docs, list) or not isinstance(response, dict):
         raise StageError(FailureClass.BAD_METADATA, "search response without response.docs")
     nxt = data.get("nextCursorMark")
     found = response.get("numFound")

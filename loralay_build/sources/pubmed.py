@@ -86,7 +86,7 @@ class _StrictResponse(OAIResponse):
     """sickle's response with our strict parser, parsed once (sickle re-parses per access)."""
 
     @cached_property
-    def xml(self) -> etree._Element:  # type: ignore[override]
+    def xml(self) -> etree._Element:
         try:
             root = jats.parse_xml(self.http_response.content)
         except etree.XMLSyntaxError as e:
@@ -236,9 +236,10 @@ class PubmedHarvest:
             raise HarvestStopped(f"pubmed: {e}") from e
         except StageError as e:
             return Rejection(article_id, SOURCE, e.failure.cls.value, e.failure.message)
-        item = record_to_candidate(article_id, split, root)
-        if isinstance(item, Rejection):
-            return item
+        found = record_to_candidate(article_id, split, root)
+        if isinstance(found, Rejection):
+            return found
+        item: Candidate = found
         try:
             url, md5 = self.retrying(f"{article_id} PDF metadata",
                                      lambda: self.pdf_location(item))
@@ -264,6 +265,7 @@ class PubmedHarvest:
                          replace(item, pdf_path=None))
 
     def run(self) -> Iterator[Candidate | Rejection]:
+        assert self.settings.ids_dir is not None  # require_inputs
         for cid in read_ids(self.settings.ids_dir):
             if self.ctx.limit_reached(self.yielded):
                 return

@@ -9,7 +9,7 @@ from pathlib import Path
 from ..corpus.split import SPLITS
 from ..records import ProcessedDoc
 from .card import CardFacts, card_text, write_card
-from .columns import DocColumns
+from .doctable import DocTable
 from .features import (
     COLUMNS,
     COMPACT,
@@ -18,6 +18,7 @@ from .features import (
     PUBLISHED,
     PUBLISHED_FEATURES,
     SCHEMA,
+    ColumnDoc,
     doc_to_batch,
     features_for,
 )
@@ -28,10 +29,10 @@ from .parquet import (
     WriteResult,
     write_shards,
 )
-from .report import DocFacts, Outcome, RunFacts, build_report, write_report
+from .report import Outcome, RunFacts, build_report, write_report
 
 
-def write_dataset(out_dir: str | Path, splits: Mapping[str, Iterable[ProcessedDoc]],
+def write_dataset(out_dir: str | Path, splits: Mapping[str, Iterable[ProcessedDoc | ColumnDoc]],
                   facts: CardFacts, *, rows_per_shard: int = DEFAULT_ROWS_PER_SHARD,
                   row_group_bytes: int = DEFAULT_ROW_GROUP_BYTES,
                   features: str = COMPACT, read_ahead: bool = False) -> WriteResult:
@@ -53,7 +54,7 @@ def write_dataset(out_dir: str | Path, splits: Mapping[str, Iterable[ProcessedDo
 __all__ = [
     "COLUMNS", "COMPACT", "DEFAULT_ROWS_PER_SHARD", "DEFAULT_ROW_GROUP_BYTES", "FEATURES",
     "FEATURE_SETS", "PUBLISHED", "PUBLISHED_FEATURES", "SCHEMA", "SPLITS", "CardFacts",
-    "DocColumns", "DocFacts", "DuplicateRowError", "Outcome", "RunFacts", "WriteResult",
+    "DocTable", "DuplicateRowError", "Outcome", "RunFacts", "WriteResult",
     "build_report", "card_text", "doc_to_batch", "features_for", "write_card", "write_dataset",
     "write_report",
     "write_shards",

@@ -15,7 +15,6 @@ filled by the same public helpers `push_to_hub` uses (`MetadataConfigs` and
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +25,7 @@ from datasets.info import DatasetInfo, DatasetInfosDict
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard, DatasetCardData
 
+from ..atomic import write_text_atomic
 from .features import COMPACT, PUBLISHED, features_for
 from .parquet import DATA_DIR
 
@@ -241,7 +241,5 @@ def write_card(out_dir: str | Path, facts: CardFacts, counts: Mapping[str, int],
                features: str = COMPACT) -> Path:
     """Write README.md atomically so a reader never sees half a card."""
     path = Path(out_dir) / CARD_NAME
-    tmp = path.with_name(f".{CARD_NAME}.tmp")
-    dataset_card(facts, counts, features).save(tmp)
-    os.replace(tmp, path)
+    write_text_atomic(path, str(dataset_card(facts, counts, features)))
     return path

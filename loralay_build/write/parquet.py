@@ -22,13 +22,14 @@ import os
 import re
 import shutil
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..atomic import clean_swaps, swap_folder
 from ..records import ProcessedDoc
 from .features import COMPACT, SCHEMAS, ColumnDoc, doc_to_batch, features_for
 from .readahead import ReadAhead
@@ -185,36 +186,21 @@ class _SplitWriter:
 
 
 def clean_stale(out_dir: Path, folder: str = DATA_DIR) -> None:
-    """Undo what a killed run left: its temp folder, or an old folder moved aside for good.
-
-    Only the instant between the two renames of `swap_in` can leave no `data/`; then the
-    previous data is still whole in `.data-old-*` and is put back. `folder`: another
-    config's folder (`images`), swapped the same way.
-    """
-    for tmp in out_dir.glob(f".{folder}-tmp-*"):
-        shutil.rmtree(tmp, ignore_errors=True)
-    olds = sorted(out_dir.glob(f".{folder}-old-*"))
-    if not (out_dir / folder).exists() and len(olds) == 1:
-        os.replace(olds.pop(), out_dir / folder)
-    for old in olds:
-        shutil.rmtree(old, ignore_errors=True)
+    """What a killed run left of a folder swap (`atomic.clean_swaps`)."""
+    clean_swaps(out_dir, folder)
 
 
 def swap_in(out_dir: Path, tmp: Path, folder: str = DATA_DIR) -> None:
-    """Replace DIR/data by the complete temporary folder (renames within one filesystem)."""
-    data = out_dir / folder
-    old = out_dir / f".{folder}-old-{uuid.uuid4().hex[:8]}"
-    if data.exists():
-        os.replace(data, old)
-    os.replace(tmp, data)
-    shutil.rmtree(old, ignore_errors=True)
+    """Replace DIR/data (or another config's folder) by the complete temporary folder."""
+    swap_folder(out_dir, tmp, folder)
 
 
 def _write_split(tmp: Path, split: str, docs: Iterable[Doc], opts: _Options,
                  tally: _Tally) -> tuple[int, list[Path]]:
     """One split's shards; `tally` refuses an id any split already wrote."""
     writer = _SplitWriter(tmp, split, opts)
-    rows = ((p.candidate.id, p.candidate.language, doc_to_batch(p, opts.features)) for p in docs)
+    rows: Iterator[tuple[str, str, pa.RecordBatch]] = (
+        (p.candidate.id, p.candidate.language, doc_to_batch(p, opts.features)) for p in docs)
     if opts.read_ahead:  # half of the next row group is made while this one is written
         rows = iter(ReadAhead(rows, opts.row_group_bytes // 2, lambda row: row[2].nbytes))
     try:

@@ -8,11 +8,13 @@ never raised, because the report's numbers must be written regardless.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .columns import DocColumns
+from ..atomic import write_atomic
+from .doctable import DocTable
 
 _BINS = 30
 
@@ -30,7 +32,7 @@ def _figure(title: str, xlabel: str, ylabel: str = "documents") -> tuple[Any, An
     return fig, ax
 
 
-def _funnel(data: Mapping[str, Any], docs: DocColumns) -> Any:
+def _funnel(data: Mapping[str, Any], docs: DocTable) -> Any:
     fig, ax = _figure("Documents at each stage", "documents", "")
     stages = [f["stage"] for f in data["funnel"]][::-1]
     counts = [f["count"] for f in data["funnel"]][::-1]
@@ -42,7 +44,7 @@ def _funnel(data: Mapping[str, Any], docs: DocColumns) -> Any:
 
 
 def _per_split_hist(attr: str, title: str, xlabel: str) -> Callable[..., Any]:
-    def draw(data: Mapping[str, Any], docs: DocColumns) -> Any:
+    def draw(data: Mapping[str, Any], docs: DocTable) -> Any:
         import numpy as np
 
         fig, ax = _figure(title, xlabel)
@@ -59,7 +61,7 @@ def _per_split_hist(attr: str, title: str, xlabel: str) -> Callable[..., Any]:
     return draw
 
 
-def _leakage(data: Mapping[str, Any], docs: DocColumns) -> Any:
+def _leakage(data: Mapping[str, Any], docs: DocTable) -> Any:
     lk = data["leakage"]
     fig, ax = _figure(f"Abstract {lk['ngram']}-grams left in the body", "share",
                       "(document, language) pairs")
@@ -82,7 +84,7 @@ PLOTS: dict[str, Callable[..., Any]] = {
 
 
 def make_plots(folder: Path, data: Mapping[str, Any],
-               docs: DocColumns) -> tuple[dict[str, str], str | None]:
+               docs: DocTable) -> tuple[dict[str, str], str | None]:
     """Draw every plot it can; returns {key: file name} and the first error, if any."""
     try:
         import matplotlib  # noqa: F401
@@ -94,7 +96,9 @@ def make_plots(folder: Path, data: Mapping[str, Any],
     for key, draw in PLOTS.items():
         try:
             fig = draw(data, docs)
-            fig.savefig(folder / f"{key}.png")
+            png = io.BytesIO()
+            fig.savefig(png, format="png")
+            write_atomic(folder / f"{key}.png", png.getvalue())
             files[key] = f"{key}.png"
         except Exception as e:  # one bad plot must not cost the report
             errors.append(f"{key}: {type(e).__name__}: {e}")

@@ -1,15 +1,14 @@
 """The run report: `report.json` (the numbers, source of truth), `report.md` (rendered from
 it, verdict first) and optional PNG plots in `report/`.
 
-Why small typed inputs: the driver builds `DocFacts` from its state (a few numbers per
-kept document), never whole documents, so a report over 350 K papers stays cheap, and
-the report can be regenerated from the state without re-extracting anything.
+Why small typed inputs: the finish hands over its `DocTable` (a few numbers per kept
+document), never whole documents, so a report over 350 K papers stays cheap, and the
+report can be regenerated from the state without re-extracting anything.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
+from ..atomic import atomic_text, write_text_atomic
 from ..corpus.split import SPLITS
-from ..failures import RETRIED_ON_RERUN, FailureClass
-from ..records import ProcessedDoc
-from .columns import DocColumns
+from ..failures import FailureClass
+from .doctable import DocTable
 
 REPORT_DIR = "report"
 MAX_EXAMPLES = 5
@@ -54,27 +53,6 @@ class Outcome:
 
 
 @dataclass(frozen=True, slots=True)
-class DocFacts:
-    """The per-kept-document numbers the tables and plots need."""
-
-    id: str
-    split: str
-    article_words: int
-    summary_words: int
-    pages: int
-    language_share: float | None = None
-    leak: Mapping[str, float] = field(default_factory=dict)  # abstract language -> share
-    words_repaired: int = 0  # ligature codes repaired (extract/glyphs.py)
-    words_unrepaired: int = 0  # words still holding U+FFFD
-
-    @classmethod
-    def from_processed(cls, p: ProcessedDoc, split: str) -> DocFacts:
-        return cls(p.candidate.id, split, len(p.document), p.summary_words, p.num_pages,
-                   p.language_share, dict(p.leakage), p.document.words_repaired,
-                   p.document.words_unrepaired)
-
-
-@dataclass(frozen=True, slots=True)
 class RunFacts:
     """The run as a whole: funnel in stage order, thresholds, one outcome per input id."""
 
@@ -90,7 +68,7 @@ class RunFacts:
     extra: Mapping[str, Any] = field(default_factory=dict)  # version, git sha, elapsed ...
 
 
-def describe(values: Sequence[float]) -> dict[str, float] | None:
+def describe(values: Sequence[float] | np.ndarray) -> dict[str, float] | None:
     """Mean / median / p90 (numpy's linear interpolation), the paper's Tables 1-2."""
     if len(values) == 0:
         return None
@@ -99,17 +77,17 @@ def describe(values: Sequence[float]) -> dict[str, float] | None:
             "p90": float(np.percentile(a, 90)), "min": float(a.min()), "max": float(a.max())}
 
 
-def _split_order(docs: DocColumns, outcomes: Mapping[str, Outcome]) -> list[str]:
+def _split_order(docs: DocTable, outcomes: Mapping[str, Outcome]) -> list[str]:
     seen = list(SPLITS)
     for s in [*dict.fromkeys(docs.splits), *(o.split for o in outcomes.values() if o.split)]:
-        if s not in seen:
+        if s and s not in seen:
             seen.append(s)
     return seen
 
 
-def split_stats(docs: DocColumns | Sequence[DocFacts], order: Sequence[str]
+def split_stats(docs: DocTable, order: Sequence[str]
                 ) -> dict[str, dict[str, Any]]:
-    cols = DocColumns.from_docs(docs)
+    cols = docs
     out: dict[str, dict[str, Any]] = {}
     for split in order:
         shares = cols.column("language_share", split)
@@ -155,12 +133,13 @@ def refusing_hosts(outcomes: Mapping[str, Outcome]) -> list[dict[str, Any]]:
                                                                                      kv[0]))]
 
 
-def leakage(docs: DocColumns | Sequence[DocFacts], threshold: float, ngram: int
+def leakage(docs: DocTable, threshold: float, ngram: int
             ) -> dict[str, Any]:
     """Every (document, abstract language) share; a leak is a share strictly above threshold."""
-    cols = DocColumns.from_docs(docs)
+    cols = docs
     shares = np.asarray(cols.leak_share, dtype=float)
-    leaks = sorted(((cols.ids[cols.leak_doc[j]], cols.leak_lang[j], cols.leak_share[j])
+    rows = cols.leak_rows()
+    leaks = sorted(((cols.ids[rows[j]], cols.leak_lang[j], cols.leak_share[j])
                     for j in np.flatnonzero(shares > threshold)),
                    key=lambda p: (-p[2], p[0], p[1]))
     counts, edges = np.histogram(np.clip(shares, 0, 1), bins=LEAK_BINS, range=(0.0, 1.0))
@@ -175,7 +154,7 @@ def leakage(docs: DocColumns | Sequence[DocFacts], threshold: float, ngram: int
     }
 
 
-def glyph_repairs(docs: DocColumns) -> dict[str, Any]:
+def glyph_repairs(docs: DocTable) -> dict[str, Any]:
     """Words whose ligature codes were repaired and words still holding U+FFFD: totals, and
     per document for the documents that have any (most have none, so the list stays short)."""
     per_doc = {i: {"repaired": r, "unrepaired": u}
@@ -208,7 +187,7 @@ def verdict(kept: int, total: int, leaks: int, drops: Sequence[Mapping[str, Any]
     return f"{line} ({classes})" if classes else line
 
 
-def run_warnings(run: RunFacts, docs: DocColumns, drops: Sequence[Mapping[str, Any]],
+def run_warnings(run: RunFacts, docs: DocTable, drops: Sequence[Mapping[str, Any]],
                  hosts: Sequence[Mapping[str, Any]]) -> list[str]:
     """What the user should do something about: inconsistent inputs, papers to fetch again."""
     kept_ids = {i for i, o in run.outcomes.items() if o.status == "kept"}
@@ -216,7 +195,7 @@ def run_warnings(run: RunFacts, docs: DocColumns, drops: Sequence[Mapping[str, A
     if run.outcomes and kept_ids != set(docs.ids):
         warnings.append(f"{len(kept_ids):,} outcomes say kept but {len(docs):,} documents "
                         "were described: the report's inputs disagree")
-    retry = sum(int(r["count"]) for r in drops if r["class"] in RETRIED_ON_RERUN)
+    retry = sum(int(r["count"]) for r in drops if r["class"] == FailureClass.UNREACHABLE.value)
     if retry:
         warnings.append(f"{retry:,} documents could not be fetched for now (network errors, "
                         "timeouts, 429/5xx after retries): rerun the same command to try them "
@@ -229,14 +208,14 @@ def run_warnings(run: RunFacts, docs: DocColumns, drops: Sequence[Mapping[str, A
     return warnings
 
 
-def build_report(run: RunFacts, docs: Iterable[DocFacts] | DocColumns) -> dict[str, Any]:
+def build_report(run: RunFacts, docs: DocTable) -> dict[str, Any]:
     """All the figures, as JSON-ready data; the markdown is rendered from this alone."""
-    data = _report_body(run, DocColumns.from_docs(docs))
+    data = _report_body(run, docs)
     data["documents"] = {i: o.to_json() for i, o in run.outcomes.items()}
     return data
 
 
-def _report_body(run: RunFacts, docs: DocColumns) -> dict[str, Any]:
+def _report_body(run: RunFacts, docs: DocTable) -> dict[str, Any]:
     """Everything but the per-document outcomes, which `write_report` streams."""
     order = _split_order(docs, run.outcomes)
     drops = drop_table(run.outcomes)
@@ -282,7 +261,8 @@ def _image(data: Mapping[str, Any], key: str) -> list[str]:
 
 def _md_funnel_drops(data: Mapping[str, Any]) -> list[str]:
     first = data["funnel"][0]["count"] if data["funnel"] else 0
-    rows, prev = [], None
+    rows: list[tuple[Any, ...]] = []
+    prev = None
     for f in data["funnel"]:
         lost = None if prev is None else prev - f["count"]
         rows.append((f["stage"], f["count"], lost, f"{f['count'] / first:.1%}" if first else None))
@@ -354,12 +334,6 @@ def render_markdown(data: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def _write_json_streamed(path: Path, data: Mapping[str, Any],
                          outcomes: Mapping[str, Outcome]) -> None:
     """`json.dumps(data, indent=1)` with `documents` (placed before `plots`) written one
@@ -368,8 +342,7 @@ def _write_json_streamed(path: Path, data: Mapping[str, Any],
     shape.update(documents=_HOLE, plots=data["plots"])
     text = json.dumps(shape, indent=1, ensure_ascii=False)
     head, tail = text.split(json.dumps(_HOLE), 1)
-    tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("w", encoding="utf-8") as f:
+    with atomic_text(path) as f:
         f.write(head)
         sep = "{\n"
         for doc_id, o in outcomes.items():
@@ -378,13 +351,12 @@ def _write_json_streamed(path: Path, data: Mapping[str, Any],
             sep = ",\n"
         f.write("{}" if sep == "{\n" else "\n }")
         f.write(tail + "\n")
-    os.replace(tmp, path)
 
 
 _HOLE = "\x00documents\x00"
 
 
-def write_report(out_dir: str | Path, run: RunFacts, docs: Iterable[DocFacts] | DocColumns,
+def write_report(out_dir: str | Path, run: RunFacts, docs: DocTable,
                  *, plots: bool = True) -> dict[str, Any]:
     """Write report.json, report.md and report/*.png; returns the JSON data without the
     per-document outcomes (those are in report.json, streamed from `run.outcomes`).
@@ -396,7 +368,7 @@ def write_report(out_dir: str | Path, run: RunFacts, docs: Iterable[DocFacts] | 
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    cols = DocColumns.from_docs(docs)
+    cols = docs
     data = _report_body(run, cols)
     images: dict[str, str] = {}
     error = "plots disabled" if not plots else None
@@ -405,5 +377,5 @@ def write_report(out_dir: str | Path, run: RunFacts, docs: Iterable[DocFacts] | 
     data["plots"] = {"files": {k: f"{REPORT_DIR}/{v}" for k, v in images.items()},
                      "error": error}
     _write_json_streamed(out / "report.json", data, run.outcomes)
-    _write_atomic(out / "report.md", render_markdown(data))
+    write_text_atomic(out / "report.md", render_markdown(data))
     return data

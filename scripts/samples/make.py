@@ -29,6 +29,8 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from loralay_build.atomic import write_text_atomic
+
 from .model import Doc, load_docs
 
 if TYPE_CHECKING:
@@ -171,7 +173,7 @@ def build(out: Path, texts: Path = SAMPLE / "texts") -> list[dict]:
         (out / file).write_bytes(data)
         entries.append(manifest_entry(doc, file, data, pages))
     lines = [json.dumps(e, ensure_ascii=False) for e in entries]
-    (out / "manifest.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_text_atomic(out / "manifest.jsonl", "\n".join(lines) + "\n")
     return entries
 
 

@@ -119,8 +119,8 @@ class Flow:
         pdf = self.pdf
         pdf.set_font(family or pdf.faces.body, style, size)
         lh, w = size * self.pdf.doc.leading * PT, self.width - 2 * indent
-        split = pdf.multi_cell(w, lh, txt, dry_run=True, markdown=markdown,
-                               output=MethodReturnValue.LINES)
+        split: list[str] = pdf.multi_cell(  # type: ignore[assignment]
+            w, lh, txt, dry_run=True, markdown=markdown, output=MethodReturnValue.LINES)
         if keep:  # short texts (keywords, captions) are not split across columns
             self.room(lh * len(split))
         i = 0
@@ -129,8 +129,9 @@ class Flow:
             # Whole column chunks go through multi_cell, which only justifies inner lines.
             chunk = split[i:i + max(1, int((BOTTOM - self.y + 1e-6) / lh))]
             pdf.set_xy(self.x + indent, self.y)
-            drawn = pdf.multi_cell(w, lh, " ".join(chunk), align=align, markdown=markdown,
-                                   output=MethodReturnValue.LINES)
+            drawn: list[str] = pdf.multi_cell(  # type: ignore[assignment]
+                w, lh, " ".join(chunk), align=align, markdown=markdown,
+                output=MethodReturnValue.LINES)
             assert len(drawn) == len(chunk), f"chunk re-wrapped: {chunk!r}"
             self.y += lh * len(chunk)
             i += len(chunk)

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ...atomic import write_text_atomic
 from ...failures import FailureClass
 from ...records import Candidate, Rejection
 from .. import FetchContext, HarvestStopped
@@ -92,17 +93,17 @@ def run_crawl(ctx: FetchContext, spider: str, spider_args: dict[str, Any]
             yielded += 1
     # what is recorded is not crawled again, but for failures a rerun retries
     skip = ctx.settled_ids()
-    (work / "skip.json").write_text(json.dumps(sorted(skip)))
+    write_text_atomic(work / "skip.json", json.dumps(sorted(skip)))
     # the child re-validates the settings into the source's model (settings_class)
     job = {"spider": spider, "args": spider_args, "source": ctx.source,
            "settings": ctx.settings.model_dump(mode="json"),
            "feed": str(feed), "skip": str(work / "skip.json"),
            "jobdir": str(work / "jobdir"), "clean_mark": str(work / CLEAN_MARK),
            "log": str(work / "crawl.log"), "stats": str(work / "stats.json")}
-    (work / "job.json").write_text(json.dumps(job))
+    write_text_atomic(work / "job.json", json.dumps(job))
     proc = subprocess.Popen([sys.executable, "-m", "loralay_build.sources.crawl",
                              str(work / "job.json")], env=_child_env())
-    (work / "child.pid").write_text(str(proc.pid))
+    write_text_atomic(work / "child.pid", str(proc.pid))
     try:
         yield from _follow(ctx, proc, feed, pos, yielded)
     finally:

@@ -9,6 +9,7 @@ from typing import Any
 
 from scrapy.crawler import CrawlerProcess
 
+from ...atomic import write_text_atomic
 from ...settings import settings_class
 from .settings import scrapy_settings
 from .spiders import SPIDERS
@@ -32,9 +33,7 @@ def write_stats(stats: dict[str, Any], path: Path) -> None:
     """Scrapy's counters for the parent, which judges from them whether the crawl reached
     its server at all (a DNS failure otherwise looks like an empty harvest)."""
     plain = {k: (v if isinstance(v, int | float | str) else str(v)) for k, v in stats.items()}
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(plain, indent=1, sort_keys=True))
-    tmp.replace(path)
+    write_text_atomic(path, json.dumps(plain, indent=1, sort_keys=True))
 
 
 if __name__ == "__main__":

@@ -10,6 +10,8 @@ from typing import Any
 
 from scrapy import signals
 
+from ...atomic import write_text_atomic
+
 
 class FeedLinePipeline:
     def __init__(self, feed: str, clean_mark: str) -> None:
@@ -40,4 +42,4 @@ class FeedLinePipeline:
     def spider_closed(self, spider: Any, reason: str) -> None:
         """Only a finished or gracefully shut down crawl leaves a JOBDIR worth resuming."""
         if reason in ("finished", "shutdown", "closespider_itemcount"):
-            self.clean_mark.write_text(reason)
+            write_text_atomic(self.clean_mark, reason)

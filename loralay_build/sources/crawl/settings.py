@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...http import RETRY_STATUSES
 from ...settings import CommonSettings
 
 _HERE = "loralay_build.sources.crawl"
@@ -33,7 +34,7 @@ def scrapy_settings(s: CommonSettings, jobdir: str, feed: str, clean_mark: str,
         "REDIRECT_ENABLED": True,
         "RETRY_ENABLED": True,
         "RETRY_TIMES": http.max_retries,
-        "RETRY_HTTP_CODES": [429, 500, 502, 503, 504, 522, 524, 408],
+        "RETRY_HTTP_CODES": sorted(RETRY_STATUSES),
         "RETRY_AFTER_MAX_S": http.retry_after_max_s,
         "DOWNLOADER_MIDDLEWARES": {
             "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,

@@ -7,7 +7,7 @@ links, not on element positions, which moved between 2019 and 2025.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 from urllib.parse import urlencode
 
@@ -51,7 +51,7 @@ def split_abstracts(paragraphs: list[str]) -> dict[str, str]:
 class KoreaScienceSpider(PdfSpider):
     name = "koreascience"
 
-    def __init__(self, *args: Any, search_url: str = "", years: list[int] = (),
+    def __init__(self, *args: Any, search_url: str = "", years: Sequence[int] = (),
                  publisher_filter: str = "korean", page_size: int = 50,
                  **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

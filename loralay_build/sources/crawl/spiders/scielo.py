@@ -8,7 +8,7 @@ language. Ids are `<collection>-<PID>`, stable across runs.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 from urllib.parse import urlencode
 
@@ -58,7 +58,7 @@ def title_in(record: dict[str, Any], lang: str) -> str | None:
 class ScieloSpider(PdfSpider):
     name = "scielo"
 
-    def __init__(self, *args: Any, articlemeta_url: str = "", collections: list[str] = (),
+    def __init__(self, *args: Any, articlemeta_url: str = "", collections: Sequence[str] = (),
                  language: str = "es", from_date: str | None = None,
                  until_date: str | None = None, page_size: int = 1000,
                  **kwargs: Any) -> None:

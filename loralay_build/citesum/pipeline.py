@@ -1,0 +1,72 @@
+"""The CiteSum pipeline (`--source citesum`) behind the project's `Pipeline` interface:
+no fetch (the S2ORC shards are on disk), one "shard" that is the three passes (their own
+unit of work is an S2ORC shard file, run in the bounded worker pool), then the finish.
+--limit, --shard and --finish mean nothing here and are refused; it runs locally only."""
+
+from __future__ import annotations
+
+import shutil
+
+from ..errors import BuildStopped, ConfigError
+from ..layout import RunLayout
+from ..run.pool import TaskLimits
+from ..run.request import BuildRequest, BuildResult
+from ..settings import CiteSumSettings
+from ..state import RunState
+from .build import Work, inputs, run_passes, write_outputs
+from .stages import StageRun
+
+
+def _settings(req: BuildRequest) -> CiteSumSettings:
+    s = req.settings
+    assert isinstance(s, CiteSumSettings)
+    return s
+
+
+class CiteSumPipeline:
+    name = "citesum"
+    executors = frozenset({"local"})
+    fetches = False
+
+    @staticmethod
+    def state_path(layout: RunLayout) -> str:
+        return str(layout.state_dir / "citesum.sqlite")
+
+    def check(self, req: BuildRequest) -> None:
+        if req.limit is not None or req.sharded or req.finish_only:
+            raise ConfigError("--source citesum takes --workers, --fresh and --retry; not "
+                              "--limit, --shard/--num-shards or --finish")
+        inputs(_settings(req))
+
+    def wipe(self, layout: RunLayout) -> None:
+        shutil.rmtree(layout.out / "work", ignore_errors=True)
+        (layout.state_dir / "citesum.sqlite").unlink(missing_ok=True)
+
+    def claim_shards(self, layout: RunLayout, num_shards: int) -> None:
+        """One unit of work: the passes (never split across commands)."""
+
+    def fetch(self, req: BuildRequest, layout: RunLayout) -> str | None:
+        return None
+
+    def shards_to_do(self, req: BuildRequest, layout: RunLayout, num_shards: int
+                     ) -> list[int]:
+        return [0]
+
+    def run_shard(self, req: BuildRequest, layout: RunLayout, shard: int,
+                  num_shards: int) -> None:
+        s = _settings(req)
+        run = StageRun(req.workers, TaskLimits(s.shard_timeout_s, s.worker_memory_mb),
+                       req.retry)
+        with RunState(self.state_path(layout)) as state:
+            run_passes(s, Work(layout.out / "work"), state, run)
+
+    def finish(self, req: BuildRequest, layout: RunLayout, stopped: str | None
+               ) -> BuildResult:
+        with RunState(self.state_path(layout)) as state:
+            report = write_outputs(_settings(req), layout.out, Work(layout.out / "work"), state)
+        counts = report["splits"]
+        papers = report["funnel"][0]["count"]
+        if not any(counts.values()):
+            raise BuildStopped(f"{req.out}: no example kept of {papers} papers; "
+                               f"{req.out / 'report.md'} says why each was dropped")
+        return BuildResult(req.out, counts, papers, report["verdict"])

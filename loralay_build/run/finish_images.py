@@ -1,0 +1,85 @@
+"""The finish's part for page images: the kept documents' pages into the `images`
+config, and the cost per page.
+
+Pages come from each shard's image store (beside the shard state it belongs to), in the
+split order the dataset uses, each document's only if they were rendered for the result
+the ledger now holds (`StaleImages` otherwise: the dataset is left as it was).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..corpus.split import SPLITS
+from ..images.store import ImageStore
+from ..state import RunState
+from .ledger import DOCUMENT, Ledger
+
+
+class KeptRows(Protocol):
+    """What the finish decided (`run.finish.Decisions`): per split, the rows of its kept
+    documents in dataset order; `rows` holds their `ids`, `shard` and `pages` columns."""
+
+    rows: Any
+
+    def kept_rows(self, split: str) -> Iterator[int]: ...
+
+
+def store_path(state: RunState) -> Path:
+    """shard-K-of-N.sqlite -> images-K-of-N.sqlite, beside it."""
+    return state.path.with_name("images-" + state.path.name.removeprefix("shard-"))
+
+
+def _page_rows(split: str, d: KeptRows, states: Sequence[RunState],
+               stores: Sequence[ImageStore]) -> Iterator[Any]:
+    from ..write.images import PageRow
+
+    ledgers = [Ledger(st, DOCUMENT) for st in states]
+    for j in d.kept_rows(split):
+        doc_id, i = d.rows.ids[j], d.rows.shard[j]
+        entry = ledgers[i].get(doc_id)
+        key = entry.fingerprint.digest() if entry else ""
+        for page in stores[i].pages_for(doc_id, key):
+            yield PageRow(doc_id, page)
+
+
+def write_images_config(out: Path, enabled: bool, d: KeptRows, states: Sequence[RunState]
+                        ) -> dict[str, Any]:
+    """Write (or, images off, remove) `DIR/images/`; the cost per page for the report."""
+    from ..write.images import remove_image_shards, write_image_shards
+
+    if not enabled:
+        remove_image_shards(out)
+        return page_costs(d, states, {})
+    stores = [ImageStore(store_path(st)) for st in states]
+    try:
+        counts = write_image_shards(out, {s: _page_rows(s, d, states, stores)
+                                          for s in SPLITS})
+    finally:
+        for store in stores:
+            store.close()
+    return page_costs(d, states, counts)
+
+
+def _seconds(states: Sequence[RunState], stage: str, ids: set[str]) -> float:
+    return sum(e.durations.get(stage, 0.0) for st in states
+               for e in Ledger(st, DOCUMENT).entries() if e.key in ids)
+
+
+def page_costs(d: KeptRows, states: Sequence[RunState], rendered: Mapping[str, int]
+               ) -> dict[str, Any]:
+    """Milliseconds per page of extraction (every page of the kept documents) and, with
+    images, of rendering (every page rendered), as recorded by the per-document stage."""
+    kept = [j for s in SPLITS for j in d.kept_rows(s)]
+    ids = {d.rows.ids[j] for j in kept}
+    pages = sum(d.rows.pages[j] for j in kept)
+    out: dict[str, Any] = {}
+    if pages:
+        out["extract_ms_per_page"] = round(1000 * _seconds(states, "extract", ids) / pages, 2)
+    images = sum(rendered.values())
+    if images:
+        out["render_ms_per_page"] = round(1000 * _seconds(states, "render", ids) / images, 2)
+        out["pages_rendered"] = images
+    return out

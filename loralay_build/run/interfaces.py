@@ -1,0 +1,54 @@
+"""The two small interfaces a build is made of: a `Pipeline` (what is built) and an
+`Executor` (where its shards run); `run/pipeline.py` pairs them (see its docstring)."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from ..layout import RunLayout
+from .request import BuildRequest, BuildResult
+
+
+class Pipeline(Protocol):
+    """A kind of build, in the steps an executor calls (each under the run folder's lock
+    the executor holds)."""
+
+    name: str
+    executors: frozenset[str]  # the executors that can run it
+    fetches: bool  # has a harvest of its own (`loralay fetch`)
+
+    def check(self, req: BuildRequest) -> None:
+        """Its own options and inputs, before anything is written."""
+
+    def wipe(self, layout: RunLayout) -> None:
+        """`--fresh`: remove what earlier runs of it wrote in the run folder."""
+
+    def claim_shards(self, layout: RunLayout, num_shards: int) -> None:
+        """Record the shard count the run is done in, or refuse another one (before any
+        work, so a mismatch costs nothing)."""
+
+    def fetch(self, req: BuildRequest, layout: RunLayout) -> str | None:
+        """What happens once before the shards (the harvest); the one-line reason when it
+        stopped early (what it got is kept, a rerun resumes)."""
+
+    def shards_to_do(self, req: BuildRequest, layout: RunLayout, num_shards: int
+                     ) -> list[int]:
+        """The shards with work left (for an executor that submits only those)."""
+
+    def run_shard(self, req: BuildRequest, layout: RunLayout, shard: int,
+                  num_shards: int) -> None:
+        """One shard's work, resumable: what is current is not done again."""
+
+    def finish(self, req: BuildRequest, layout: RunLayout, stopped: str | None
+               ) -> BuildResult:
+        """The corpus-wide part: the dataset, its card and the report."""
+
+
+class Executor(Protocol):
+    name: str
+
+    def check(self, req: BuildRequest) -> None:
+        """The options it takes."""
+
+    def run(self, pipeline: Pipeline, req: BuildRequest) -> BuildResult:
+        """Run the request's work of `pipeline`."""

@@ -1,0 +1,84 @@
+"""The run folder's locks, so two commands never write one folder at once.
+
+`RunLock` is exclusive, for a command that works on the whole folder (a plain build,
+`--finish`, `--fresh`, a submission, an export). A shard (`--shard K`) holds the run lock
+*shared* and its own shard's lock exclusively, so the shards of one run work side by side
+(a Slurm array of N tasks on one folder), the same shard twice is refused, and a
+whole-folder command waits for no shard and is refused while one runs. All are `flock`s,
+released by the kernel when the process dies, so a killed run never leaves a stale lock.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+from typing import IO
+
+from ..errors import RunLocked
+from ..layout import RunLayout
+
+
+class RunLock:
+    """An exclusive lock on the run folder for the whole command (released by the kernel
+    when the process dies, so a killed run never leaves a stale lock)."""
+
+    def __init__(self, layout: RunLayout) -> None:
+        self.path = layout.lock_file
+        self.fh: IO[str] | None = None
+
+    def __enter__(self) -> RunLock:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fh = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held until __exit__
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            pid = fh.read().strip() or "?"
+            fh.close()
+            raise RunLocked(f"{self.path.parent}: another build is running (pid {pid})") from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(str(os.getpid()))
+        fh.flush()
+        self.fh = fh
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fh is not None:
+            self.fh.close()
+
+
+def _flock(path: Path, mode: int, busy: str) -> IO[str]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fh = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - held by the caller
+    try:
+        fcntl.flock(fh, mode | fcntl.LOCK_NB)
+    except BlockingIOError:
+        fh.close()
+        raise RunLocked(busy) from None
+    return fh
+
+
+class ShardLock:
+    def __init__(self, layout: RunLayout, shard: int, num_shards: int) -> None:
+        self.run_lock = layout.lock_file
+        self.shard_lock = layout.shard_db(shard, num_shards).with_suffix(".lock")
+        self.what = f"shard {shard} of {num_shards}"
+        self.held: list[IO[str]] = []
+
+    def __enter__(self) -> ShardLock:
+        out = self.run_lock.parent
+        self.held.append(_flock(self.run_lock, fcntl.LOCK_SH,
+                                f"{out}: another build holds the whole run folder"))
+        try:
+            self.held.append(_flock(self.shard_lock, fcntl.LOCK_EX,
+                                    f"{out}: {self.what} is already running"))
+        except RunLocked:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        while self.held:
+            self.held.pop().close()

@@ -1,0 +1,109 @@
+"""The PDF pipeline (every source but CiteSum): fetch candidates and PDFs, run the
+per-document steps of each shard (`steps.py`, in bounded workers: `driver.py`), then the
+corpus-wide finish (thresholds, splits, Parquet, card, report: `finish.py`)."""
+
+from __future__ import annotations
+
+import logging
+from functools import cached_property
+
+from .. import registry
+from ..errors import BuildStopped, ConfigError
+from ..extract import parse
+from ..layout import RunLayout, claim_shards, recorded_shards
+from ..sources import BadRunInput, SourceNotBuilt
+from .driver import fetch_phase, plan_shard_of, process_phase
+from .finish import Decisions, IncompleteRun, finish_run
+from .preflight import ToolVersions, check_inputs, tool_versions, wipe_run
+from .request import BuildRequest, BuildResult
+
+log = logging.getLogger("loralay.build")
+
+
+class PdfPipeline:
+    name = "pdf"
+    executors = frozenset({"local", "slurm"})
+    fetches = True
+
+    @cached_property
+    def versions(self) -> ToolVersions:
+        """Poppler's and the package's versions, asked once per command."""
+        return tool_versions()
+
+    def check(self, req: BuildRequest) -> None:
+        check_inputs(req.settings)
+        relists = registry.source(req.settings.source).relists
+        if req.one_shard and not relists and not req.fetched \
+                and not RunLayout(req.out).fetch_db.exists():
+            raise ConfigError(f"{req.out}: nothing fetched yet; run `loralay fetch --source "
+                              f"{req.settings.source} --out {req.out}` before the shards")
+        self.versions  # noqa: B018 - Poppler is checked before any work
+        _note_slow_reader()
+
+    def wipe(self, layout: RunLayout) -> None:
+        wipe_run(layout)
+
+    def claim_shards(self, layout: RunLayout, num_shards: int) -> None:
+        claim_shards(layout, num_shards)
+
+    def fetch(self, req: BuildRequest, layout: RunLayout) -> str | None:
+        """A shard of a submitted run, or of a source fetched once for all shards, fetches
+        nothing; a source that relists (a manifest) fetches in each shard."""
+        relists = registry.source(req.settings.source).relists
+        if req.fetched or (req.one_shard and not relists):
+            return None
+        try:
+            counts = fetch_phase(req.settings, layout, req.limit, req.retry)
+        except (SourceNotBuilt, BadRunInput) as e:
+            raise ConfigError(str(e)) from e
+        except (ValueError, OSError) as e:
+            message = (f"fetch {req.settings.source} stopped early: {e}; rerun the same "
+                       f"command to resume")
+            log.error(message)
+            return message
+        log.info("fetched %d, rejected %d", counts["ok"], counts["failed"])
+        return None
+
+    def shards_to_do(self, req: BuildRequest, layout: RunLayout, num_shards: int
+                     ) -> list[int]:
+        return [k for k in range(num_shards)
+                if plan_shard_of(req, layout, self.versions, k, num_shards).todo]
+
+    def run_shard(self, req: BuildRequest, layout: RunLayout, shard: int,
+                  num_shards: int) -> None:
+        counts = process_phase(req, layout, self.versions, shard, num_shards)
+        log.info("processed: %s", counts or "nothing new")
+
+    def finish(self, req: BuildRequest, layout: RunLayout, stopped: str | None
+               ) -> BuildResult:
+        num_shards = recorded_shards(layout) or 1
+        try:
+            decisions = finish_run(req.settings, layout, num_shards, self.versions,
+                                   req.workers)
+        except IncompleteRun as e:
+            raise BuildStopped(str(e)) from e
+        result = _result(req, decisions)
+        if stopped:
+            held = "the dataset holds what was fetched so far" if result.documents and any(
+                result.kept.values()) else "no dataset yet"
+            raise BuildStopped(f"{stopped}; {held}")
+        if not any(result.kept.values()):
+            raise BuildStopped(f"{req.out}: no document kept of {result.documents}; "
+                               f"{req.out / 'report.md'} says why each was dropped")
+        log.info("done: %s", result.line())
+        return result
+
+
+def _note_slow_reader() -> None:
+    """A package built where no C compiler was found reads Poppler's output in Python:
+    the same words, more CPU. Said once, so a user can fix the install."""
+    if parse.read_chunk is None:
+        log.warning("the compiled reader of Poppler's output is not built (no C compiler "
+                    "or Python headers when loralay-build was installed): extraction takes "
+                    "~10 %% more CPU, same words; `make install` or `apt-get install gcc "
+                    "python3-dev`, then reinstall")
+
+
+def _result(req: BuildRequest, d: Decisions) -> BuildResult:
+    return BuildResult(req.out, {k: len(v) for k, v in d.kept.items()}, len(d.outcomes),
+                       d.verdict)

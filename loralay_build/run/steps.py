@@ -1,0 +1,214 @@
+"""The per-document steps, as one ordered list: what a worker runs for each document and
+what `loralay show` re-runs to picture one.
+
+extract (with glyph repair) -> strip abstracts -> language -> render (`images: true`) ->
+leakage. Each step reads the `DocWork` the steps before it filled and adds its part, or
+returns a `Failure`; the first failure ends the document. An exception is a bug: it is
+caught here and classed `internal_error` under the name of the step that raised it, so
+one bad document never takes a run down and the report points at the right step.
+Steps know nothing of executors or state (`driver.py` records what they return).
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..extract import ExtractLimits, extract_document
+from ..extract.glyphs import repair_glyphs
+from ..failures import Failure, FailureClass
+from ..images.render import RenderedPages
+from ..language import detect
+from ..records import Candidate, Document, ProcessedDoc
+from ..settings import DocumentSettings, LimitSettings
+from ..strip import Stripped, leakage, strip_document
+from .payload import encode, summarize
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentJob:
+    """What every document of a run is processed with (sent once to each worker)."""
+
+    settings: DocumentSettings
+    limits: LimitSettings
+    staging: str | None = None  # where the render step leaves page files (`images: true`)
+
+
+@dataclass
+class DocWork:
+    """One document on its way through the steps; each step fills its field."""
+
+    candidate: Candidate
+    job: DocumentJob
+    doc: Document | None = None  # the extraction, ligature codes repaired
+    stripped: Stripped | None = None  # the body without its abstracts, and where they were
+    language: tuple[float | None, str | None] | None = None  # main-language share, top
+    rendered: RenderedPages | None = None
+    leaks: dict[str, float] | None = None
+
+    def processed(self) -> ProcessedDoc:
+        assert self.stripped is not None and self.language is not None
+        assert self.leaks is not None
+        share, top = self.language
+        return ProcessedDoc(self.candidate, self.stripped.body, self.stripped.matches, share,
+                            top, self.leaks)
+
+
+StepFn = Callable[[DocWork], Failure | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    name: str
+    run: StepFn
+    applies: Callable[[DocumentSettings], bool] = lambda s: True
+
+
+@dataclass
+class StepResults:
+    """Each step's failure (or None) and duration for one document; what a passed
+    document is stored as (made in the worker, so what crosses the pipe is bytes)."""
+
+    doc_id: str
+    stages: list[tuple[str, Failure | None, float]] = field(default_factory=list)
+    rendered: RenderedPages | None = None  # staged page images, with `images: true`
+    stored: tuple[dict[str, Any], bytes] | None = None  # (summary, payload)
+
+    @property
+    def passed(self) -> bool:
+        return self.stored is not None
+
+    @property
+    def failure(self) -> tuple[str, Failure] | None:
+        for stage, fail, _ in self.stages:
+            if fail is not None:
+                return stage, fail
+        return None
+
+
+def extract_limits(s: DocumentSettings, limits: LimitSettings) -> ExtractLimits:
+    return ExtractLimits(timeout_s=limits.extract_timeout_s, memory_mb=limits.extract_memory_mb,
+                         max_pages=s.max_pages_hard,
+                         scanned_min_words_per_page=s.scanned_min_words_per_page,
+                         max_words=s.max_words_per_document)
+
+
+def extract(w: DocWork) -> Failure | None:
+    """Poppler's words; ligature codes the document alone could not decode are decoded
+    with the source's abstracts as evidence (`extract/glyphs.py`)."""
+    c = w.candidate
+    if not c.pdf_path:
+        return Failure(FailureClass.UNAVAILABLE, "no PDF")
+    doc = extract_document(c.pdf_path, c.id, extract_limits(w.job.settings, w.job.limits))
+    if isinstance(doc, Failure):
+        return doc
+    if doc.raw_broken:
+        repair_glyphs(doc, c.abstracts.values())
+    w.doc = doc
+    return None
+
+
+def strip(w: DocWork) -> Failure | None:
+    assert w.doc is not None
+    stripped = strip_document(w.doc, w.candidate, w.job.settings)
+    if isinstance(stripped, Failure):
+        return stripped
+    w.stripped = stripped
+    return None
+
+
+def check_language(w: DocWork) -> Failure | None:
+    """The body's share of the main language; an optional floor; an optional check that
+    the summary itself reads as the main language."""
+    assert w.stripped is not None
+    c, s = w.candidate, w.job.settings
+    guess = detect(" ".join(w.stripped.body.words))
+    share = guess.share(c.language) if guess.top else None
+    floor = s.min_language_share
+    if floor is not None and (share or 0.0) < floor:
+        return Failure(FailureClass.WRONG_LANGUAGE,
+                       f"body is {100 * (share or 0):.0f}% {c.language} (< {100 * floor:.0f}%); "
+                       f"mostly {guess.top or 'unknown'}")
+    if s.check_summary_language:
+        summary = detect(c.abstracts.get(c.language, ""))
+        if summary.reliable and summary.top and summary.top != c.language:
+            return Failure(FailureClass.WRONG_LANGUAGE,
+                           f"the {c.language} abstract reads as {summary.top}")
+    w.language = (share, guess.top)
+    return None
+
+
+def render(w: DocWork) -> Failure | None:
+    """Every kept page at `image_dpi`, each word the body lost painted white."""
+    from ..images.redact import plan_redaction
+    from ..images.render import render_pages
+
+    assert w.doc is not None and w.stripped is not None and w.candidate.pdf_path
+    s = w.job.settings
+    if w.job.staging is None:
+        raise ValueError("images: true needs a staging folder for the rendered pages")
+    plan = plan_redaction(w.doc, w.stripped.body, s.drop_cover_page)
+    rendered = render_pages(w.candidate.pdf_path, w.doc.id, plan.pages, plan.boxes,
+                            s.image_dpi, s.image_quality, w.job.staging)
+    if isinstance(rendered, Failure):
+        return rendered
+    w.rendered = rendered
+    return None
+
+
+def audit_leakage(w: DocWork) -> Failure | None:
+    """The share of each abstract's n-grams still in the body (the report's audit)."""
+    assert w.stripped is not None
+    w.leaks = leakage(w.stripped.body, w.candidate.abstracts, w.job.settings.leak_ngram,
+                      w.stripped.body_keys)
+    return None
+
+
+STEPS: tuple[Step, ...] = (
+    Step("extract", extract),
+    Step("strip", strip),
+    Step("language", check_language),
+    Step("render", render, applies=lambda s: s.images),
+    Step("leakage", audit_leakage),
+)
+STEP_NAMES = tuple(s.name for s in STEPS)
+
+
+def run_steps(c: Candidate, job: DocumentJob, until: str | None = None,
+              skip: frozenset[str] = frozenset()) -> tuple[DocWork, StepResults]:
+    """The steps that apply, in order, up to and including `until`, but those in `skip`
+    (`show` pictures a document without rendering its images); an exception in a step is
+    that step's `internal_error`."""
+    work, out = DocWork(c, job), StepResults(c.id)
+    for step in STEPS:
+        if not step.applies(job.settings) or step.name in skip:
+            continue
+        t = time.perf_counter()
+        try:
+            fail = step.run(work)
+        except Exception as e:  # noqa: BLE001 - the edge where bugs become a class
+            last = traceback.format_exception_only(type(e), e)[-1].strip()
+            fail = Failure(FailureClass.INTERNAL_ERROR, last[:300])
+        out.stages.append((step.name, fail, time.perf_counter() - t))
+        if fail is not None or step.name == until:
+            break
+    return work, out
+
+
+def process_candidate(c: Candidate, job: DocumentJob) -> StepResults:
+    """Every step; a passed document comes back encoded for the run state (`stored`):
+    the worker pays the encoding, and the parent neither unpickles a Document (~10 ms a
+    paper, measured) nor encodes it."""
+    work, out = run_steps(c, job)
+    if out.failure is None:
+        try:
+            processed = work.processed()
+            out.stored = summarize(processed), encode(processed)
+            out.rendered = work.rendered
+        except Exception as e:  # noqa: BLE001 - an encoding bug is this document's
+            last = traceback.format_exception_only(type(e), e)[-1].strip()
+            out.stages.append(("store", Failure(FailureClass.INTERNAL_ERROR, last[:300]), 0.0))
+    return out

@@ -1,0 +1,132 @@
+"""The house's rules that the code's imports must keep: no import cycle anywhere (imports
+inside functions count: a cycle through a lazy import is still one the next change can
+close), and the layers of pyproject.toml's import-linter contracts (`make lint` runs them
+too, with ruff and mypy)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import grimp
+
+from .conftest import REPO
+
+
+def strongly_connected(graph: grimp.ImportGraph) -> list[list[str]]:
+    """Tarjan's components of more than one module (or a module importing itself)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+    counter = [0]
+
+    def visit(root: str) -> None:
+        work = [(root, iter(sorted(graph.find_modules_directly_imported_by(root))))]
+        index[root] = low[root] = counter[0]
+        counter[0] += 1
+        stack.append(root)
+        on.add(root)
+        while work:
+            node, edges = work[-1]
+            for nxt in edges:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = counter[0]
+                    counter[0] += 1
+                    stack.append(nxt)
+                    on.add(nxt)
+                    work.append((nxt, iter(sorted(graph.find_modules_directly_imported_by(nxt)))))
+                    break
+                if nxt in on:
+                    low[node] = min(low[node], index[nxt])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    comp = []
+                    while True:
+                        m = stack.pop()
+                        on.discard(m)
+                        comp.append(m)
+                        if m == node:
+                            break
+                    if len(comp) > 1 or node in graph.find_modules_directly_imported_by(node):
+                        found.append(sorted(comp))
+
+    for module in sorted(graph.modules):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def test_no_import_cycle_counting_imports_inside_functions():
+    graph = grimp.build_graph("loralay_build", include_external_packages=False)
+    assert len(graph.modules) > 100
+    assert strongly_connected(graph) == []
+
+
+def test_a_cycle_is_found_when_there_is_one():
+    graph = grimp.ImportGraph()
+    for m in ("p", "p.a", "p.b", "p.c"):
+        graph.add_module(m)
+    graph.add_import(importer="p.a", imported="p.b")
+    graph.add_import(importer="p.b", imported="p.c")
+    graph.add_import(importer="p.c", imported="p.a")
+    assert strongly_connected(graph) == [["p.a", "p.b", "p.c"]]
+
+
+def test_the_import_contracts_hold():
+    script = Path(sys.executable).parent / "lint-imports"  # import-linter's console script
+    proc = subprocess.run([str(script), "--no-cache"], cwd=REPO, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert re.search(r"Contracts: \d+ kept, 0 broken", proc.stdout), proc.stdout[-2000:]
+
+
+def _imports_of_the_package_root(path: Path, module: str) -> list[str]:
+    """`from <root> import name` where name is not a submodule, and `import loralay_build`:
+    imports of the package root itself, which grimp leaves out of its graph (the root's
+    lazy API then closes a cycle it does not see: api -> run -> ... -> root -> api)."""
+    import ast
+    import pkgutil
+
+    import loralay_build
+
+    submodules = {m.name for m in pkgutil.iter_modules(loralay_build.__path__)}
+    package = module.rsplit(".", 1)[0] if path.name != "__init__.py" else module
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            base = package.split(".")
+            target = ".".join(base[:len(base) - node.level + 1]) if node.level else node.module
+            if node.level and node.module:
+                target = f"{target}.{node.module}"
+            if target == "loralay_build":
+                found += [f"{module}: from {target} import {a.name}" for a in node.names
+                          if a.name not in submodules]
+        elif isinstance(node, ast.Import):
+            found += [f"{module}: import {a.name}" for a in node.names
+                      if a.name == "loralay_build"]
+    return found
+
+
+def test_no_module_imports_the_package_root():
+    root = REPO / "loralay_build"
+    bad = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(REPO).with_suffix("")
+        module = ".".join(rel.parts[:-1] if path.name == "__init__.py" else rel.parts)
+        if module != "loralay_build":
+            bad += _imports_of_the_package_root(path, module)
+    assert bad == []
+
+
+def test_an_import_of_the_root_is_found(tmp_path):
+    code = tmp_path / "m.py"
+    code.write_text("from .. import __version__\nfrom .. import registry\n")
+    assert _imports_of_the_package_root(code, "loralay_build.run.m") == [
+        "loralay_build.run.m: from loralay_build import __version__"]

@@ -1,0 +1,88 @@
+"""The corpus-wide finish's decisions on a hand-made run state (no PDF, no Parquet): every
+input id gets one outcome, in the report's order (fetch drops, per-document drops, filter
+drops, then the kept documents by date), thresholds are the run's own percentiles, splits
+are chronological, and a fetched document without a result stops the finish."""
+
+from __future__ import annotations
+
+import pytest
+
+from loralay_build.layout import RunLayout
+from loralay_build.records import Candidate, Rejection
+from loralay_build.run.finish import IncompleteRun, _doc_table, decide
+from loralay_build.run.ledger import DOCUMENT, Entry, Fingerprint, Ledger
+from loralay_build.settings import load_settings
+from loralay_build.sources import record_fetch_item
+from loralay_build.state import RunState
+
+FP = Fingerprint.of(candidate="c", pdf="p", settings="s", versions="v")
+
+
+def summary(doc_id: str, pages: int, summary_words: int, date: str | None) -> dict:
+    return {"id": doc_id, "source": "local", "language": "en", "publication_date": date,
+            "given_split": None, "pages": pages, "article_words": 100 * pages,
+            "summary_words": summary_words, "language_share": 0.9, "detected_language": "en",
+            "leakage": {"en": 0.0}, "words_repaired": 0, "words_unrepaired": 0,
+            "matches": []}
+
+
+def make_run(tmp_path, docs: list[dict], failed: dict[str, str], fetch_drops: list[str]
+             ) -> tuple[RunLayout, RunState]:
+    layout = RunLayout(tmp_path / "run")
+    with RunState(layout.fetch_db) as fstate:
+        for d in docs:
+            record_fetch_item(fstate, Candidate(d["id"], "local", "en", {"en": "a"}))
+        for doc_id in failed:
+            record_fetch_item(fstate, Candidate(doc_id, "local", "en", {"en": "a"}))
+        for doc_id in fetch_drops:
+            record_fetch_item(fstate, Rejection(doc_id, "local", "unavailable", "no file"))
+    shard = RunState(layout.shard_db(0, 1))
+    ledger = Ledger(shard, DOCUMENT)
+    with shard.transaction():
+        for d in docs:
+            shard.put_document(d["id"], d, b"")
+            ledger.put(Entry(d["id"], FP))
+        for doc_id, cls in failed.items():
+            ledger.put(Entry(doc_id, FP, cls, "extract", f"it is {cls}"))
+    return layout, shard
+
+
+def test_every_id_gets_one_outcome_in_the_reports_order(tmp_path):
+    docs = [summary("d1", 10, 100, "2001"), summary("d2", 12, 120, "2005-03"),
+            summary("d3", 500, 150, "2002"), summary("d4", 11, 3, "2003"),
+            summary("d5", 9, 90, None), summary("d6", 8, 80, "2004-01-02"),
+            summary("d7", 13, 130, "2000")]
+    layout, shard = make_run(tmp_path, docs, {"broken": "corrupted"}, ["missing"])
+    cs = load_settings("local", None, {"max_pages_percentile": 90,
+                                       "min_summary_percentile": 10,
+                                       "split_proportions": [0.6, 0.2, 0.2]}).corpus()
+    try:
+        d = decide(cs, layout, [shard])
+    finally:
+        shard.close()
+    out = list(d.outcomes.items())
+    assert [i for i, _ in out] == ["missing", "broken", "d3", "d4",
+                                   "d5", "d7", "d1", "d6", "d2"]
+    assert [(o.status, o.cls, o.stage) for _, o in out[:4]] == [
+        ("dropped", "unavailable", "fetch"), ("dropped", "corrupted", "extract"),
+        ("dropped", "too_many_pages", "filter"), ("dropped", "summary_too_short", "filter")]
+    assert {i: o.split for i, o in out[4:]} == {"d5": "train", "d7": "train", "d1": "train",
+                                               "d6": "validation", "d2": "test"}
+    assert d.funnel == [("proposed", 9), ("fetched", 8), ("processed", 7), ("filtered", 5),
+                        ("kept", 5)]
+    assert d.kept == {"train": ["d5", "d7", "d1"], "validation": ["d6"], "test": ["d2"]}
+    table = _doc_table(d)
+    assert (table.ids, table.splits) == (["d5", "d7", "d1", "d6", "d2"],
+                                         ["train", "train", "train", "validation", "test"])
+
+
+def test_a_fetched_document_without_a_result_stops_the_finish(tmp_path):
+    layout, shard = make_run(tmp_path, [summary("d1", 3, 50, "2001")], {}, [])
+    with RunState(layout.fetch_db) as fstate:
+        record_fetch_item(fstate, Candidate("late", "local", "en", {"en": "a"}))
+    try:
+        with pytest.raises(IncompleteRun, match="1 fetched documents have no result yet "
+                                                r"\(e.g. late\)"):
+            decide(load_settings("local").corpus(), layout, [shard])
+    finally:
+        shard.close()

@@ -1,0 +1,92 @@
+"""The one ordered list of per-document steps (run/steps.py): the workers and `loralay show`
+run the same steps, and a failure is recorded under the step that raised it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from loralay_build.failures import FailureClass
+from loralay_build.records import Candidate
+from loralay_build.run import steps
+from loralay_build.run.steps import STEP_NAMES, DocumentJob, process_candidate, run_steps
+from loralay_build.settings import DocumentSettings, LimitSettings
+from loralay_build.sources.manifest import read_manifest
+
+from .conftest import SAMPLE
+from .test_glyphs import FIXTURES, _truth
+
+DOC = "fr_hal_cover_glaciers"
+
+
+def sample_candidate(doc_id: str = DOC) -> Candidate:
+    return next(line.item for line in read_manifest(SAMPLE)
+                if isinstance(line.item, Candidate) and line.item.id == doc_id)
+
+
+def job(**settings: object) -> DocumentJob:
+    return DocumentJob(DocumentSettings(**settings), LimitSettings())
+
+
+def test_the_steps_in_order_and_render_only_with_images():
+    assert STEP_NAMES == ("extract", "strip", "language", "render", "leakage")
+    _, plain = run_steps(sample_candidate(), job())
+    assert [s for s, _, _ in plain.stages] == ["extract", "strip", "language", "leakage"]
+    assert all(fail is None and seconds >= 0 for _, fail, seconds in plain.stages)
+
+
+@pytest.mark.parametrize("step,target", [("extract", "extract_document"),
+                                         ("strip", "strip_document"),
+                                         ("language", "detect"),
+                                         ("leakage", "leakage")])
+def test_an_exception_is_recorded_under_the_step_that_raised_it(monkeypatch, step, target):
+    """A bug in the leakage audit was recorded under `render`, a step that never ran (the
+    list of names and the order of the calls disagreed)."""
+    def boom(*args, **kwargs):
+        raise RuntimeError(f"bug in {target}")
+
+    monkeypatch.setattr(steps, target, boom)
+    out = process_candidate(sample_candidate(), job())
+    assert out.failure is not None
+    stage, fail = out.failure
+    assert (stage, fail.cls) == (step, FailureClass.INTERNAL_ERROR)
+    assert fail.message == f"RuntimeError: bug in {target}"
+    assert [s for s, _, _ in out.stages][-1] == step and out.stored is None
+
+
+def test_a_failure_ends_the_document_at_its_step():
+    cand = Candidate("gone", "local", "en", {"en": "x" * 50}, pdf_path="/nonexistent.pdf")
+    out = process_candidate(cand, job())
+    assert [s for s, _, _ in out.stages] == ["extract"]
+    assert out.failure[1].cls is FailureClass.UNAVAILABLE
+
+
+def test_show_recuts_a_document_with_the_builds_glyph_repair(tmp_path):
+    """`show` re-cut a document without the glyph repair that takes the source's abstracts
+    as evidence, so it pictured a document the dataset does not hold: here every word of the
+    T1 Type 3 fixture whose ligature only the abstract decodes."""
+    from loralay_build.api import build
+    from loralay_build.dataset import find_row
+    from loralay_build.show import recut, run_settings
+
+    pdf = FIXTURES / "ligatures-t1-bare.pdf"
+    truth = _truth()[:_truth().index("Keywords:")]
+    start, end = truth.index("Abstract.") + 1, truth.index("1")
+    entry = {"id": "bare", "file": str(pdf), "language": "en", "title": "Ligatures",
+             "abstracts": {"en": " ".join(truth[start:end])}, "publication_date": "2020"}
+    manifest = tmp_path / "m.jsonl"
+    manifest.write_text(json.dumps(entry) + "\n")
+    out = tmp_path / "ds"
+    build("local", out, manifest=str(manifest))
+    _, row = find_row(out, "bare")
+    cand = sample_free_candidate(manifest)
+    cuts = recut(pdf, cand, run_settings(out, "local"), row["article_words"])
+    assert cuts.differs == 0
+    assert len(cuts.words) == end - start  # the abstract's words, nothing else
+    assert sum("\ufffd" in w for w in row["article_words"]) < 10
+
+
+def sample_free_candidate(manifest: Path) -> Candidate:
+    return next(line.item for line in read_manifest(manifest) if isinstance(line.item, Candidate))
