@@ -6,7 +6,7 @@ from loralay_build.failures import Failure
 from loralay_build.records import Candidate, Document, Page
 from loralay_build.settings import DocumentSettings
 from loralay_build.strip import strip_abstracts
-from loralay_build.strip.locate import Budget, Haystack, locate, split_in_two
+from loralay_build.strip.locate import Budget, Haystack, locate
 from loralay_build.strip.normalise import KeyedText, text_key, word_keys
 
 CFG = DocumentSettings(max_edit_ratio=0.15, max_edits=60, min_abstract_chars=40,
@@ -103,10 +103,3 @@ def test_short_abstracts_are_only_matched_exactly():
     hay = Haystack(text_key(" ".join(BEFORE + AFTER)))
     assert locate(hay, "Allen Institute", Budget()) is not None
     assert locate(hay, "Allen Instituut", Budget()) is None
-
-
-def test_split_prefers_line_breaks_then_sentence_ends():
-    structured = "BACKGROUND: one two three.\nMETHODS: four five. Six seven eight nine."
-    assert split_in_two(structured)[1].startswith("METHODS")
-    assert split_in_two("One two three four. Five six seven eight.")[1] == "Five six seven eight."
-    assert split_in_two("word") is None

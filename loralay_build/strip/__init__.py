@@ -6,14 +6,15 @@ document is dropped (`irretrievable_abstract`); never kept with an abstract left
         body's word keys, which `leakage` then need not compute a second time)
     leakage(doc, abstracts, n, keys=None) -> {language: share of the abstract's n-grams}
 
-Matching happens on word keys (normalise.py), first exactly, then with edlib, then piece
-by piece (locate.py). One AbstractMatch per located copy of an abstract (a second whole
-copy, e.g. a thesis printing it twice, gives a second match of the same language):
-`start`/`end` are the first and last removed word + 1, as indices into the *input*
-document (cover page included); the words between them that are layout furniture stay.
-`method` is "exact", "fuzzy" (one edlib alignment) or "split" (found piece by piece);
-`distance` is the sum of the edit distances of its parts; `pages` the physical pages of
-the removed words.
+Matching happens on word keys (normalise.py), first exactly, then with edlib, then in
+pieces (locate.py; docs/abstract-matching.md). One AbstractMatch per located copy of an
+abstract (a second whole copy, e.g. a thesis printing it twice, gives a second match of
+the same language): `start`/`end` are the first and last removed word + 1, as indices
+into the *input* document (cover page included); the words between them that are not the
+abstract's (a footer and running head at a page break, a box or column read in between)
+stay. `method` is "exact", "fuzzy" (one alignment within the budget) or "split" (found
+in pieces, the junk between them free); `distance` is the edits of its parts plus the
+abstract characters placed nowhere; `pages` the physical pages of the removed words.
 """
 
 from __future__ import annotations
@@ -91,7 +92,7 @@ def strip_document(doc: Document, candidate: Candidate, settings: DocumentSettin
                            f"the {lang} abstract ({len(abstract)} chars) is not in the body "
                            f"within {budget.ratio:.0%} / {budget.max_edits} edits")
         hay.mask(spans)
-        copies = [spans] + [[s] for s in more_copies(hay, abstract, budget)]
+        copies = [spans, *more_copies(hay, abstract, budget)]
         for group in copies:
             match = _remove(text, group, lang, pages, removed)
             if match is not None:

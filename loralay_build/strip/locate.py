@@ -1,24 +1,43 @@
-"""Locating an abstract in a document's key text: exact, then edlib, then piece by piece.
+"""Locating an abstract in a document's key text: exact, then edlib, then in pieces.
 
 Everything here works on key strings (see normalise.py): letters and digits only, so the
 edit budget is spent on real disagreements. edlib's infix ("HW") alignment is the fuzzy
 step (performance.md §4: linear in text x abstract / 64, insensitive to noise and to
 repetition, and with a distance bound it returns nothing for an absent abstract).
 
-Inside one alignment, body text that the abstract skips (>= JUNK characters: a footer,
-a running head) stays in the body, and abstract text that the body lacks there (>= GAP
-characters) is looked for nearby on its own (the end of a sentence before a page break).
+An alignment is read as *pieces*. Its anchors are runs of >= ANCHOR equal characters
+(unrelated texts agree on runs of 1-3 characters by chance, rarely on more); consecutive
+anchors stay in one piece unless the body holds >= JUNK characters more than the abstract
+between them (a footer and the next page's running head, a keyword box, a side column's
+line: *junk*, which stays in the body) or the abstract has >= GAP characters that the
+alignment does not match there. A piece must be solid (>= MIN_PIECE characters matched,
+at most twice the edit ratio unmatched inside it), else it is chance and dissolves. The
+abstract's characters outside every solid piece are *unplaced*: each stretch of >= GAP of
+them is looked for on its own, near the pieces first, then anywhere (it may be printed
+after the next heading, on the next page, or before the rest when the reading order puts
+its block first), and when it is not found whole, by halves down to `min_chars` (a part
+read line by line with a side column's lines, which an alignment substitutes rather than
+skips); a shorter stretch (a last line of one word) only exactly, next to its pieces;
+what is still placed nowhere counts as edits.
 
-Why pieces: a column or page change can put a footer, an affiliation block or another
-column's lines inside the abstract (two SciELO articles of the corpus do). The whole
-abstract then costs far more than any honest budget, but each part is intact. When the
-whole fails, it is cut in two (at a line break, else a sentence end, else a word) and
-each half is looked for near where the whole aligns best, recursively down to pieces of
-`min_chars`..2*`min_chars` characters, each within its own budget. A piece that still
-fails (it straddles the break and lost a word) is a leftover: it must lie between its
-found neighbours, with anchors of >= STRICT_ANCHOR characters covering half of it, and
-leftovers may add up to a quarter of the abstract at most. So an absent abstract is
-never "found" piecewise: most of its pieces would have to pass their budgets.
+The budget is the whole abstract's: the edits inside its pieces plus every unplaced
+character must stay within `Budget.edits(len(abstract))`, in at most MAX_PIECES pieces.
+Junk between pieces costs nothing because it is not cut: the words between two pieces
+stay in the body. So an abstract printed in a few parts costs what it costs printed in
+one, while an absent abstract, whose alignment has no solid piece, costs its whole
+length: the paper is dropped, never cut somewhere it does not match.
+
+Two passes: the alignment bounded by the budget over the whole text (cheap, and enough
+when the junk inside the abstract fits in the budget: "fuzzy"); when it fails, the
+unbounded alignment in the window where the abstract aligns best, whose junk is free
+("split", as is every part found on its own). Further copies (`more_copies`) get the
+second pass only where most of the abstract is printed word for word in one place.
+The second pass is what a page break needs: a footer and running head of 36 characters
+inside a Korean abstract of 90 are more junk than any honest budget, but both parts are
+intact. (It replaced a search that halved the abstract down to pieces of
+`min_chars` and settled up to a quarter of it loosely: a short abstract had no pieces
+to halve into, parts in another order or beyond a fixed window were not looked for, and
+a part that an alignment left out and that was not found nearby was silently dropped.)
 """
 
 from __future__ import annotations
@@ -32,18 +51,24 @@ import numpy as np
 from .normalise import text_key
 
 _CIGAR = re.compile(r"(\d+)([=XID])")
-# A stretch of this many key characters of the body inside an alignment is layout junk (a
-# footer, a running head, a caption: kept in the body); shorter stretches (a page number,
-# a word the metadata lost) go with the abstract.
-JUNK = 24
-# A stretch of this many key characters of the abstract that the alignment leaves out is
-# looked for on its own (printed elsewhere, e.g. before a page break).
+# Matches this long are anchors; shorter ones are chance (aligned with each other, the
+# corpus's unrelated English abstracts agree on 1-3 characters 35 times as often as on 4+).
+ANCHOR = 4
+# When the body has this many key characters more than the abstract between two anchors,
+# they are layout junk (a footer and a running head, a caption, a side box's line: kept
+# in the body); fewer (a page number, a short word the metadata lost) go with the abstract.
+JUNK = 12
+# A stretch of this many key characters of the abstract that the alignment does not match
+# is looked for on its own (printed elsewhere, e.g. after a page break); shorter ones
+# (a word split by a page break) are edits.
 GAP = 12
-# A leftover piece is looked for between its found neighbours with no edit bound, so its
-# anchors must be longer, and must cover at least half of it.
-STRICT_ANCHOR = 8
-SLACK = 3000  # how far from a found neighbour a leftover piece may be
-_SENTENCE_END = re.compile(r"[.!?。？！]\s+")
+# Matched characters a piece needs to stand on its own (chance anchors between unrelated
+# texts rarely chain to 16); and how many pieces an abstract may be printed in.
+MIN_PIECE = 16
+MAX_PIECES = 12
+# How deep an unplaced part is itself looked for in pieces.
+MAX_DEPTH = 2
+NEAR = 2000  # key characters around the abstract where its parts are looked for first
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +90,7 @@ class Span:
     start: int
     end: int
     distance: int
-    method: str  # "exact" | "fuzzy"
+    method: str  # "exact" | "fuzzy" | "split"
 
 
 class Haystack:
@@ -92,6 +117,13 @@ class Haystack:
             pos = self.text.find(needle, pos + 1, hi)
         return pos
 
+    def find_last(self, needle: str, lo: int, hi: int) -> int:
+        """Last exact occurrence in [lo, hi) that touches no masked character, or -1."""
+        pos = self.text.rfind(needle, lo, hi)
+        while pos >= 0 and self.masked[pos:pos + len(needle)].any():
+            pos = self.text.rfind(needle, lo, pos + len(needle) - 1)
+        return pos
+
     def encode(self, needle: str, lo: int, hi: int) -> tuple[bytes, bytes] | None:
         """Needle and target window as bytes for edlib; None if the needle has > 255 symbols."""
         alphabet = sorted(set(needle))
@@ -106,203 +138,254 @@ class Haystack:
         return query.tobytes(), target.tobytes()
 
 
-def _runs(cigar: str, lo: int, qlen: int, anchor: int = 4, gap: int = GAP
-          ) -> tuple[list[tuple[int, int]], list[tuple[int, int]], int]:
-    """Body character ranges the alignment really uses, and needle ranges it does not.
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """A solid part of an alignment: needle [qs, qe) on body [ts, te), with its edits."""
 
-    Anchors are runs of >= `anchor` equal characters (unrelated texts agree on runs of
-    1-3 characters by chance, rarely on more). Between two anchors, a stretch of >= JUNK
-    body characters is junk (kept in the body) and a stretch of >= `gap` needle characters
-    is missing here (looked for on its own), whether edlib spent it as insertions,
-    deletions or substitutions of one text for another. Also returns how many needle
-    characters the anchors cover.
-    """
-    anchors: list[tuple[int, int, int, int]] = []  # query start/end, target start/end
-    t, q = lo, 0
-    for count, op in _CIGAR.findall(cigar):
+    qs: int
+    qe: int
+    ts: int
+    te: int
+    edits: int
+
+
+def pieces(cigar: str, t0: int, qlen: int, ratio: float) -> list[Piece]:
+    """The solid pieces of an alignment of a needle of `qlen` characters starting at body
+    position `t0` (see the module docstring): anchors chained while the body between them
+    holds < JUNK characters more than the needle, and the needle < GAP; a chain is a piece
+    when it matches >= MIN_PIECE characters (or the whole needle) and leaves at most
+    twice `ratio` of its needle span unmatched. The first and last piece reach the ends
+    of the alignment when fewer than GAP needle characters lie beyond them with fewer than
+    ANCHOR edits (the part of a word before the first anchor)."""
+    chains: list[list[int]] = []  # qs, qe, ts, te, edits, matched
+    t, q, edits, head = t0, 0, 0, 0
+    ops = _CIGAR.findall(cigar)
+    for count, op in ops:
         n = int(count)
-        if op == "=" and n >= anchor:
-            anchors.append((q, q + n, t, t + n))
+        if op == "=" and n >= ANCHOR:
+            last = chains[-1] if chains else None
+            gap = q - last[1] if last is not None else 0
+            if last is not None and gap < GAP and t - last[3] - gap < JUNK:
+                last[1], last[3] = q + n, t + n
+                last[4] += edits
+                last[5] += n
+            else:
+                head = edits if last is None else head
+                chains.append([q, q + n, t, t + n, 0, n])
+            edits = 0
+        elif op != "=":
+            edits += n
         t += 0 if op == "I" else n
         q += 0 if op == "D" else n
-    if not anchors:
-        return [], [(0, qlen)], 0
-    missing = [(0, anchors[0][0])] if anchors[0][0] >= gap else []
-    span_start = anchors[0][2] if missing else lo
-    spans: list[tuple[int, int]] = []
-    for prev, nxt in zip(anchors, anchors[1:], strict=False):
-        if nxt[0] - prev[1] >= gap:
-            missing.append((prev[1], nxt[0]))
-        if nxt[2] - prev[3] >= JUNK:
-            spans.append((span_start, prev[3]))
-            span_start = nxt[2]
-    tail = qlen - anchors[-1][1]
-    spans.append((span_start, anchors[-1][3] if tail >= gap else t))
-    if tail >= gap:
-        missing.append((anchors[-1][1], qlen))
-    return spans, missing, sum(a[1] - a[0] for a in anchors)
+    if not chains:
+        return []
+    # the alignment's own ends: a first or last few characters that differ a little (a lost
+    # ligature, a glued label), not ones that the alignment only put somewhere
+    first, last = chains[0], chains[-1]
+    if 0 < first[0] < GAP and first[2] - t0 < JUNK and head < ANCHOR:
+        first[4] += max(first[0], first[2] - t0)
+        first[0], first[2] = 0, t0
+    if 0 < qlen - last[1] < GAP and t - last[3] < JUNK and edits < ANCHOR:
+        last[4] += max(qlen - last[1], t - last[3])
+        last[1], last[3] = qlen, t
+    floor = min(MIN_PIECE, qlen)
+    return [Piece(c[0], c[1], c[2], c[3], c[4]) for c in chains
+            if c[5] >= floor and c[1] - c[0] - c[5] <= 2 * ratio * (c[1] - c[0])]
 
 
-def align(hay: Haystack, needle: str, lo: int, hi: int, k: int
-          ) -> tuple[list[Span], list[tuple[int, int]]] | None:
-    """Best placement of `needle` in [lo, hi) within k edits: spans, and needle parts left out."""
-    pos = hay.find_exact(needle, lo, hi)
-    if pos >= 0:
-        return [Span(pos, pos + len(needle), 0, "exact")], []
-    enc = hay.encode(needle, lo, hi)
-    if enc is None or k <= 0:
-        return None
-    r = edlib.align(enc[0], enc[1], mode="HW", task="path", k=k)
-    if r["editDistance"] < 0:
-        return None
-    start, _ = r["locations"][0]
-    ranges, missing, _ = _runs(r["cigar"], lo + start, len(needle))
-    dist = int(r["editDistance"])
-    if not ranges:
-        return None
-    return [Span(s, e, dist if i == 0 else 0, "fuzzy") for i, (s, e) in enumerate(ranges)], missing
+@dataclass(slots=True)
+class Found:
+    """Where a needle is: its spans, what it cost (edits inside the pieces plus needle
+    characters placed nowhere) and in how many pieces."""
+
+    spans: list[Span]
+    cost: int
+    count: int
 
 
 def locate(hay: Haystack, abstract: str, budget: Budget) -> list[Span] | None:
     """Spans of the key text holding `abstract`, or None when it is not (all) there."""
-    key = text_key(abstract)
-    whole = _place(hay, key, 0, len(hay.text), budget)
-    if whole is not None:
-        return whole
-    lo, hi = _window(hay, key)
-    items: list[list[Span] | str] = []
-    try:
-        if not _pieces(hay, abstract, lo, hi, budget, items, [len(key) // 4]):
-            return None
-    except _GiveUp:
-        return None
-    return _settle(hay, items)
+    saved = hay.masked.copy()
+    found = find(hay, text_key(abstract), 0, len(hay.text), budget, 0)
+    hay.masked[:] = saved  # the caller masks what it keeps
+    return None if found is None else found.spans
 
 
-def more_copies(hay: Haystack, abstract: str, budget: Budget, limit: int = 3) -> list[Span]:
-    """Further whole copies of an abstract (a thesis may print it twice), masked spans excluded."""
-    key, found = text_key(abstract), []
+def more_copies(hay: Haystack, abstract: str, budget: Budget, limit: int = 3
+                ) -> list[list[Span]]:
+    """Further copies of an abstract (a thesis may print it twice), masked spans excluded,
+    each as its spans: within the whole abstract's budget, in pieces or not, like the first."""
+    key, copies = text_key(abstract), []
     for _ in range(limit):
-        spans = _place(hay, key, 0, len(hay.text), budget)
-        if not spans:
+        # in pieces only where most of it is printed word for word in one place: the
+        # unbounded pass costs more than the rest of stripping, and papers repeat
+        # sentences of their abstract all over their body
+        found = find(hay, key, 0, len(hay.text), budget, 0 if _copy_likely(hay, key)
+                     else MAX_DEPTH)
+        if found is None:
             break
+        copies.append(found.spans)  # find() left them masked
+    return copies
+
+
+def _copy_likely(hay: Haystack, key: str, n: int = 5, size: int = 20) -> bool:
+    """Whether all but one of `n` stretches of `size` characters spread over `key` are in
+    the text (unmasked) word for word, within a few lengths of `key` of each other."""
+    if len(key) < n * size:
+        return False
+    step = (len(key) - size) // (n - 1)
+    found = [hay.find_exact(key[i:i + size], 0, len(hay.text))
+             for i in range(0, len(key) - size + 1, step)[:n]]
+    at = [p for p in found if p >= 0]
+    return len(at) >= n - 1 and max(at) - min(at) <= 2 * len(key) + NEAR
+
+
+def find(hay: Haystack, key: str, lo: int, hi: int, budget: Budget, depth: int
+         ) -> Found | None:
+    """`key` in [lo, hi) within its budget, masked there on success; None otherwise.
+
+    Exact first; a needle shorter than `min_chars` is only ever matched exactly (too short
+    to trust a fuzzy match). Then the alignment bounded by the budget, then (unless `depth`
+    is MAX_DEPTH: a part of a part of a part) the unbounded one in the window where the
+    needle aligns best."""
+    pos = hay.find_exact(key, lo, hi)
+    if pos >= 0:
+        spans = [Span(pos, pos + len(key), 0, "exact")]
         hay.mask(spans)
-        found.extend(spans)
-    return found
-
-
-def _place(hay: Haystack, key: str, lo: int, hi: int, budget: Budget) -> list[Span] | None:
-    """One needle within budget, plus the parts of it the alignment left out, if found nearby."""
-    if len(key) < budget.min_chars:
-        pos = hay.find_exact(key, lo, hi)  # too short to trust a fuzzy match
-        return [Span(pos, pos + len(key), 0, "exact")] if pos >= 0 else None
-    hit = align(hay, key, lo, hi, budget.edits(len(key)))
-    if hit is None:
+        return Found(spans, 0, 1)
+    k = budget.edits(len(key))
+    if len(key) < budget.min_chars or k <= 0:
         return None
-    spans, missing = hit
-    hay.mask(spans)
-    pad = len(key) + 2000
-    near_lo, near_hi = max(0, spans[0].start - pad), min(len(hay.text), spans[-1].end + pad)
-    for a, b in missing:  # e.g. the end of a sentence on the next page
-        part = key[a:b]
-        extra = align(hay, part, near_lo, near_hi, budget.edits(len(part))
-                      if len(part) >= budget.min_chars else 0)
-        if extra is not None:
-            hay.mask(extra[0])
-            spans.extend(extra[0])
-    return sorted(spans, key=lambda s: s.start)
+    found = _aligned(hay, key, lo, hi, budget, depth, k, "fuzzy")
+    if found is not None or depth >= MAX_DEPTH:
+        return found
+    wlo, whi = _window(hay, key, lo, hi)
+    return _aligned(hay, key, wlo, whi, budget, depth, None, "split")
 
 
-def _window(hay: Haystack, key: str) -> tuple[int, int]:
-    """Where the whole abstract aligns best at any cost, widened: the pieces are looked for
-    there, so that a sentence the authors repeat elsewhere cannot draw a piece away."""
-    enc = hay.encode(key, 0, len(hay.text))
+def _aligned(hay: Haystack, key: str, lo: int, hi: int, budget: Budget, depth: int,
+             k: int | None, method: str) -> Found | None:
+    """One alignment of `key` in [lo, hi) (within k edits, or unbounded), read as pieces,
+    its unplaced parts looked for on their own; None when over the budget."""
+    enc = hay.encode(key, lo, hi)
     if enc is None:
-        return 0, len(hay.text)
+        return None
+    r = edlib.align(enc[0], enc[1], mode="HW", task="path", k=-1 if k is None else k)
+    if r["editDistance"] < 0 or not r["cigar"]:
+        return None
+    t0 = lo + r["locations"][0][0]
+    parts = pieces(r["cigar"], t0, len(key), budget.ratio)
+    limit = budget.edits(len(key))
+    cost = sum(p.edits for p in parts)
+    if not parts or cost > limit:
+        return None
+    spans = [Span(p.ts, p.te, p.edits, method) for p in parts]
+    saved = hay.masked.copy()
+    hay.mask(spans)
+    near = (max(0, parts[0].ts - len(key) - NEAR),
+            min(len(hay.text), parts[-1].te + len(key) + NEAR))
+    count, lost = len(parts), 0
+    ends = [0] + [e for p in parts for e in (p.qs, p.qe)] + [len(key)]
+    for i, (a, b) in enumerate(zip(ends[::2], ends[1::2], strict=True)):
+        if b <= a:
+            continue
+        if b - a >= GAP and depth > MAX_DEPTH:  # a part of a part of a part of a part
+            extra, unplaced = None, b - a
+        elif b - a >= GAP:  # printed elsewhere: near the rest first, then anywhere
+            extra, unplaced = _elsewhere(hay, key[a:b], near, budget, depth, limit - cost)
+        else:  # a word or two cut off by junk, e.g. the abstract's last line
+            extra = _beside(hay, key[a:b], parts, i)
+            unplaced = b - a if extra is None else 0
+        if extra is not None:
+            cost += extra.cost
+            count += extra.count
+            spans.extend(Span(s.start, s.end, s.distance, "split") for s in extra.spans)
+        cost += unplaced
+        lost += unplaced
+        if cost > limit or count > MAX_PIECES:
+            hay.masked[:] = saved
+            return None
+    spans.sort(key=lambda s: s.start)
+    joined = [spans[0]]
+    for s in spans[1:]:  # a remnant found next to its piece lengthens it
+        last = joined[-1]
+        if s.start == last.end:
+            joined[-1] = Span(last.start, s.end, last.distance + s.distance,
+                              "split" if "split" in (last.method, s.method) else last.method)
+        else:
+            joined.append(s)
+    first = joined[0]  # the characters placed nowhere are edits too: the first span says so
+    joined[0] = Span(first.start, first.end, first.distance + lost, first.method)
+    return Found(joined, cost, count)
+
+
+def _elsewhere(hay: Haystack, part: str, near: tuple[int, int], budget: Budget, depth: int,
+               room: int, whole: bool = True) -> tuple[Found | None, int]:
+    """An unplaced part of >= GAP characters looked for on its own: near the abstract, then
+    (when it is long enough to be trusted alone) anywhere; when not found whole, it is
+    halved and each half looked for near (a part read line by line with a side column's
+    lines between, which an alignment substitutes rather than skips), down to halves of
+    `min_chars`. What was found, and how many characters of `part` are placed nowhere;
+    stops once those exceed `room`."""
+    found = find(hay, part, near[0], near[1], budget, depth + 1 if whole else MAX_DEPTH)
+    if found is None and whole and len(part) >= budget.min_chars:
+        found = find(hay, part, 0, len(hay.text), budget, depth + 1)
+    if found is not None:
+        return found, 0
+    if len(part) < 2 * budget.min_chars:
+        return None, len(part)
+    mid = len(part) // 2
+    one, lost = _elsewhere(hay, part[:mid], near, budget, depth, room, False)
+    if lost > room:
+        return one, lost + len(part) - mid
+    two, lost_two = _elsewhere(hay, part[mid:], near, budget, depth, room - lost, False)
+    both = [f for f in (one, two) if f is not None]
+    if not both:
+        return None, lost + lost_two
+    return Found([s for f in both for s in f.spans], sum(f.cost for f in both),
+                 sum(f.count for f in both)), lost + lost_two
+
+
+def _beside(hay: Haystack, part: str, parts: list[Piece], i: int) -> Found | None:
+    """A short unplaced part (< GAP characters) printed on the other side of junk: an
+    alignment never skips junk for it (substituting a few characters is cheaper), so it
+    is looked for exactly where such a remnant is. Between two pieces: right after the
+    first or right before the second, else (>= ANCHOR characters) the first copy between
+    them; before the first piece or after the last (>= ANCHOR characters): the nearest copy
+    within NEAR."""
+    n = len(part)
+    if 0 < i < len(parts):
+        lo, hi = parts[i - 1].te, parts[i].ts
+        if hi - lo < n:
+            return None
+        pos = lo if hay.find_exact(part, lo, lo + n) == lo else \
+            hi - n if hay.find_exact(part, hi - n, hi) == hi - n else \
+            hay.find_exact(part, lo, hi) if n >= ANCHOR else -1
+    elif n < ANCHOR:
+        return None
+    elif i == 0:
+        pos = hay.find_last(part, max(0, parts[0].ts - NEAR), parts[0].ts)
+    else:
+        lo = parts[-1].te
+        pos = hay.find_exact(part, lo, min(len(hay.text), lo + NEAR))
+    if pos < 0:
+        return None
+    spans = [Span(pos, pos + n, 0, "split")]
+    hay.mask(spans)
+    touching = any(pos == p.te or pos + n == p.ts for p in parts)
+    return Found(spans, 0, 0 if touching else 1)  # next to a piece, it only lengthens it
+
+
+def _window(hay: Haystack, key: str, lo: int, hi: int) -> tuple[int, int]:
+    """Where the needle aligns best in [lo, hi) at any cost, widened by its length and
+    NEAR: the pieces are looked for there, so that a sentence the authors repeat
+    elsewhere cannot draw a piece away."""
+    enc = hay.encode(key, lo, hi)
+    if enc is None:
+        return lo, hi
     r = edlib.align(enc[0], enc[1], mode="HW", task="locations")
     if not r["locations"]:
-        return 0, len(hay.text)
+        return lo, hi
     start, end = r["locations"][0]
-    pad = len(key) + 2000
-    return max(0, start - pad), min(len(hay.text), end + 1 + pad)
-
-
-class _GiveUp(Exception):
-    """More of the abstract is unplaced than a quarter: it is not there."""
-
-
-def _pieces(hay: Haystack, text: str, lo: int, hi: int, budget: Budget,
-            out: list[list[Span] | str], left: list[int]) -> bool:
-    """Both halves of `text` looked for in [lo, hi), recursively, in order, into `out`.
-
-    A half too short to cut again that cannot be placed within its budget is left as its
-    key (a leftover, settled later between its neighbours), as long as leftovers stay
-    under a quarter of the abstract (`left`). False when `text` has no place to cut.
-    """
-    halves = split_in_two(text)
-    if halves is None:
-        return False
-    for half in halves:
-        key = text_key(half)
-        spans = _place(hay, key, lo, hi, budget)
-        if spans is not None:
-            out.append(spans)
-        elif len(key) < 2 * budget.min_chars or not _pieces(hay, half, lo, hi, budget, out, left):
-            left[0] -= len(key)
-            if left[0] < 0:
-                raise _GiveUp
-            out.append(key)
-    return True
-
-
-def _settle(hay: Haystack, items: list[list[Span] | str]) -> list[Span] | None:
-    """All pieces as spans: each leftover found between the pieces found around it."""
-    found: list[Span] = []
-    for i, item in enumerate(items):
-        if isinstance(item, str):
-            before = [s.end for x in items[:i] if isinstance(x, list) for s in x]
-            after = [s.start for x in items[i + 1:] if isinstance(x, list) for s in x]
-            if not before and not after:
-                return None
-            lo = max(before) if before else max(0, min(after) - len(item) - SLACK)
-            hi = min(after) if after else min(len(hay.text), lo + len(item) + SLACK)
-            item = _squeeze(hay, item, lo, min(hi, lo + len(item) + SLACK))
-            if item is None:
-                return None
-        found.extend(item)
-    return [Span(s.start, s.end, s.distance, "split") for s in found]
-
-
-def _squeeze(hay: Haystack, key: str, lo: int, hi: int) -> list[Span] | None:
-    """A leftover piece in a tight window: long anchors covering half of it, and the short
-    parts it leaves out (a word before a page break) found exactly in the same window."""
-    enc = hay.encode(key, lo, hi) if hi - lo >= STRICT_ANCHOR else None
-    if enc is None:
-        return None
-    r = edlib.align(enc[0], enc[1], mode="HW", task="path")
-    start, _ = r["locations"][0]
-    ranges, missing, anchored = _runs(r["cigar"], lo + start, len(key), STRICT_ANCHOR,
-                                      STRICT_ANCHOR)
-    if 2 * anchored < len(key):
-        return None
-    spans = [Span(s, e, len(key) - anchored, "fuzzy") for s, e in ranges]
-    hay.mask(spans)
-    for a, b in missing:
-        pos = hay.find_exact(key[a:b], lo, hi)
-        if pos >= 0:
-            spans.append(Span(pos, pos + b - a, 0, "exact"))
-            hay.mask(spans[-1:])
-    return spans
-
-
-def split_in_two(text: str) -> tuple[str, str] | None:
-    """Cut near the middle, at the strongest boundary available in the middle half:
-    a line break (a section of a structured abstract, a paragraph), a sentence end, a space."""
-    text = text.strip()
-    n = len(text)
-    for pattern in (r"\n+", _SENTENCE_END.pattern, r"\s+"):
-        cuts = [m.end() for m in re.finditer(pattern, text) if n / 4 <= m.end() <= 3 * n / 4]
-        if cuts:
-            cut = min(cuts, key=lambda c: abs(c - n / 2))
-            return text[:cut], text[cut:]
-    return None
+    pad = len(key) + NEAR
+    return max(lo, lo + start - pad), min(hi, lo + end + 1 + pad)

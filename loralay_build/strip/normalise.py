@@ -61,8 +61,8 @@ def word_keys(words: list[str]) -> list[str]:
     plain = list(words)
     for i in odd:
         plain[i] = ""
-    keys = _SEP.join(plain).lower().encode("ascii").translate(None, _ASCII_DROP)
-    keys = keys.decode("ascii").split(_SEP)
+    ascii_keys = _SEP.join(plain).lower().encode("ascii").translate(None, _ASCII_DROP)
+    keys = ascii_keys.decode("ascii").split(_SEP)
     folded = _NON_KEY.sub("", fold(_SEP.join([words[i] for i in odd]))).split(_SEP)
     if len(keys) != len(words) or (odd and len(folded) != len(odd)):
         # a word holding the separator, or whose folding made one
