@@ -2,6 +2,9 @@
 #   make demo   installs everything, then builds the sample dataset into out/sample
 #   make test   runs the tests
 #
+#   make test-fast  the unit tier alone (under 3 minutes here), for the edit-test loop
+#   make lint       ruff, mypy and the import contracts
+#
 # Everything Python runs from a virtual environment in the checkout (.venv): Debian 12 and
 # Ubuntu 23.04+ refuse `pip install` into the system Python (PEP 668), and a venv keeps the
 # project's pins away from the system's packages on any machine. Inside an activated venv
@@ -20,12 +23,14 @@ PYTEST_ARGS ?=
 # `make bench` pins itself and its children to this CPU: per-core ratios (docs/performance.md);
 # 5 runs, because on this host the same code's ratios move by up to 0.2 between runs
 BENCH_CPU ?= 1
-SOURCES = arxiv pubmed hal scielo-es scielo-pt koreascience
+# the sources with a target of their own: the registry's network sources (registry.py)
+SOURCES := $(shell $(PYTHON) loralay_build/registry.py --network 2>/dev/null)
 # VILA's own preprocessors, for the test that checks `loralay export vila` against them;
 # installed --no-deps, which keeps torch out (the preprocessors need none of it)
 VILA_REFERENCE = vila==0.5.0 layoutparser==0.3.4 opencv-python-headless==5.0.0.93
 
-.PHONY: install system-packages demo test bench bench-finish bench-scale lint citesum $(SOURCES)
+.PHONY: install system-packages demo test test-fast bench bench-finish bench-scale lint citesum \
+        $(SOURCES)
 
 # System packages: Poppler runs the pipeline; qpdf and the Noto CJK font are what
 # `scripts/make_sample.py` needs, and a test re-makes the sample corpus with them;
@@ -75,6 +80,11 @@ demo: install
 test: install
 	$(VPY) -m pytest -q $(PYTEST_ARGS)
 
+# The unit tier: no end-to-end build, no kill or fuzz round, no speed ratio, no Slurm
+# (markers in pyproject.toml; tests/conftest.py says what each tier holds)
+test-fast: install
+	$(VPY) -m pytest -q -m "not e2e and not stress and not perf and not cluster" $(PYTEST_ARGS)
+
 bench: install
 	nice $(VPY) scripts/bench_extract.py $(SHARED)/bench/pdfs --runs 5 --pin $(BENCH_CPU)
 	LORALAY_SHARED=$(SHARED) nice $(VPY) scripts/bench_build.py --runs 5 --copies 10 --pin $(BENCH_CPU)
@@ -98,6 +108,8 @@ bench-scale: install
 
 lint: install
 	$(VENV)/bin/ruff check loralay_build tests scripts
+	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 $(SOURCES): install
 	$(VENV)/bin/loralay build --source $@ --out $(OUT)/$@ --workers $(WORKERS) $(CONFIG_ARG)

@@ -11,6 +11,7 @@ the CLI in a subprocess; `stress` kills, fuzzes or scales; `perf` measures a rat
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import shutil
@@ -40,6 +41,33 @@ def shared_path(*parts: str) -> Path:
     if not p.exists():
         pytest.skip(f"{p} not present (../shared is absent)")
     return p
+
+
+_SHARED_WORDS = ("shared_path(", "SHARED", "shared_corpus", "built_corpus")
+
+
+def _reads_shared(item: pytest.Item) -> bool:
+    """The test, or a fixture it uses (directly or through others), names ../shared."""
+    funcs = [getattr(item, "function", None)]
+    info = getattr(item, "_fixtureinfo", None)
+    if info is not None:
+        funcs += [d.func for defs in info.name2fixturedefs.values() for d in defs]
+    for func in funcs:
+        try:
+            source = inspect.getsource(func)  # type: ignore[arg-type]
+        except (OSError, TypeError):
+            continue
+        if any(word in source for word in _SHARED_WORDS):
+            return True
+    return False
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """`needs_shared` on every test that reads ../shared, so `-m "not needs_shared"` selects
+    what runs from the repository alone."""
+    for item in items:
+        if _reads_shared(item):
+            item.add_marker(pytest.mark.needs_shared)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

@@ -343,6 +343,7 @@ def manifest_entry(doc_id: str) -> dict[str, Any]:
     raise KeyError(doc_id)
 
 
+@pytest.mark.e2e
 def test_build_keeps_the_given_split(tmp_path: Path, fake_server: FakeServer) -> None:
     """`loralay build --source arxiv`: a real arXiv PDF whose abstract is found and cut.
 

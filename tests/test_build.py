@@ -20,7 +20,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from .conftest import REPO, shared_path
+from .conftest import REPO, copy_run, shared_path
 
 BROKEN = {"en_truncated_jcap": "corrupted", "en_encrypted_phoenix": "encrypted",
           "en_scanned_fama1973": "scanned"}
@@ -47,11 +47,10 @@ def manifest() -> Path:
 
 
 @pytest.fixture(scope="module")
-def built(manifest, tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
-    out = tmp_path_factory.mktemp("corpus") / "ds"
-    proc = loralay("build", "--source", "local", "--manifest", str(manifest), "--out", str(out),
-                   "--workers", "2")
-    return out, proc
+def built(built_corpus, tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    """A copy of the session's corpus build: a test here reruns into it."""
+    out, proc = built_corpus
+    return copy_run(out, tmp_path_factory.mktemp("corpus") / "ds"), proc
 
 
 def test_every_input_is_accounted_for(built, manifest):
@@ -201,6 +200,7 @@ def _timed_build(manifest: Path, out: Path) -> float:
     return time.monotonic() - t0
 
 
+@pytest.mark.stress
 def test_sigkill_at_random_moments_then_resume_equals_a_clean_run(built, manifest, tmp_path):
     """Kills across the phases (fetch, process with two workers, finish and its Parquet
     write); each killed folder, resumed, must hold exactly the clean run's rows in order."""

@@ -97,6 +97,7 @@ def peak_rss_mb(cfg: Path, out: Path) -> float:
     return int(kb) / 1024
 
 
+@pytest.mark.stress
 def test_memory_does_not_grow_with_the_number_of_cited_papers(tmp_path):
     small, large = made_from_real(tmp_path / "x1", 5), made_from_real(tmp_path / "x20", 100)
     assert large - small > 15 * 2**20  # 20x the cited papers: 15 MB more of cited text
@@ -140,6 +141,7 @@ def test_a_shard_over_its_time_is_recorded_and_retried_when_the_limit_is_raised(
     assert json.loads((out / "report.json").read_text())["verdict"] == "complete"
 
 
+@pytest.mark.stress
 def test_a_shard_over_its_memory_or_crashing_leaves_the_others_and_is_retried(tmp_path):
     root = synthetic_2020(tmp_path / "in", shards=3, papers=5)
     keys = dict(s2orc_format="2020", pdf_parses=f"{root}/pdf_parses/*",
@@ -203,6 +205,7 @@ def padded_2020(root: Path) -> Path:
     return root
 
 
+@pytest.mark.stress
 @pytest.mark.parametrize("stage", ["citesum-pass1", "citesum-pass2", "citesum-score"])
 def test_sigkill_in_each_stage_then_rerun_equals_a_fresh_build(tmp_path, stage):
     cfg = cfg_2020(tmp_path, padded_2020(tmp_path / "in"))

@@ -22,15 +22,13 @@ BROKEN = {"en_corrupted_sensors": "corrupted", "es_encrypted_tutor": "encrypted"
           "pt_scanned_aves": "scanned"}
 
 
+pytestmark = pytest.mark.e2e
+
+
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
-    out = tmp_path_factory.mktemp("demo") / "sample"
-    proc = subprocess.run([sys.executable, "-m", "loralay_build.cli", "build", "--source",
-                           "local", "--manifest", str(SAMPLE), "--out", str(out),
-                           "--workers", "2"], cwd=REPO, capture_output=True, text=True,
-                          timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return out, proc
+def demo(built_sample) -> tuple[Path, subprocess.CompletedProcess]:
+    """The README's demo: the sample built with the CLI, two workers (`make demo`)."""
+    return built_sample
 
 
 def test_every_sample_document_is_kept_or_dropped_for_its_reason(demo):

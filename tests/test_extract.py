@@ -96,6 +96,7 @@ def _reference_words(pdf: Path) -> list[tuple[str, int, int, int, str]]:
     return [(_documented_rule(t), p, ln, b, t) for t, p, ln, b in ref.words]
 
 
+@pytest.mark.stress
 @pytest.mark.e2e
 def test_no_word_lost_or_altered_on_every_real_pdf():
     total = dropped = repaired = 0
@@ -232,6 +233,7 @@ def test_the_compiled_reader_is_built():
     assert parse.BBoxLayoutParser("x").reader == "c"
 
 
+@pytest.mark.stress
 @pytest.mark.e2e
 def test_each_reader_equals_the_next_one_on_every_real_pdf():
     """The compiled reader against the NumPy/Arrow columnar reader, and that one against
@@ -299,6 +301,7 @@ def test_compiled_reader_hands_odd_words_to_the_documented_rule():
     assert doc.raw_broken == {1: b"x\x1by", 2: b"\xff\xfe"}
 
 
+@pytest.mark.stress
 @pytest.mark.e2e
 def test_compiled_reader_equals_the_python_readers_on_mutated_real_output():
     """Bytes of a real page's output deleted, doubled or replaced (20,000 seeded mutants):

@@ -44,6 +44,8 @@ OVERRIDES = {"manifest": str(SAMPLE), "max_pages_percentile": 80,
 # report's DocFacts and documents dict they replace peaked at 3,388.
 MAX_BYTES_PER_DOC = 1000
 
+pytestmark = [pytest.mark.e2e, pytest.mark.stress]
+
 
 def _bench():
     spec = importlib.util.spec_from_file_location("bench_finish",

@@ -46,6 +46,7 @@ from .conftest import REPO, shared_path
 
 SAMPLE = REPO / "data/sample/manifest.jsonl"
 INK, FLOOR, WHITE, WHITE_SHARE = 128, 200, 250, 0.995
+pytestmark = pytest.mark.e2e
 
 
 def build(manifest: Path, out: Path, **overrides) -> None:
@@ -219,6 +220,7 @@ def image_table(out: Path) -> list[tuple]:
                   for r in parquet_rows(out, "images"))
 
 
+@pytest.mark.stress
 def test_killed_builds_resume_to_the_same_images(sample, tmp_path):
     clean = image_table(sample)
     conf = tmp_path / "conf.yaml"

@@ -34,6 +34,8 @@ DECLARED_AHEAD: set[str] = set()
 # Only the sample-corpus generator imports these, lazily; they belong to the `dev` extra.
 DEV_ONLY_PACKAGE = PACKAGE / "samples"
 
+pytestmark = [pytest.mark.e2e]
+
 
 def canonical(name: str) -> str:
     """PEP 503 normalisation, so `PyYAML`, `pyyaml` and `py_yaml` compare equal."""

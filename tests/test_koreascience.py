@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from loralay_build.settings import load_settings
 from loralay_build.sources import FetchContext, get_fetcher, record_fetch_item
 from loralay_build.sources.crawl.spiders.koreascience import split_abstracts
@@ -43,6 +45,7 @@ def _ctx(tmp_path: Path, srv) -> FetchContext:
     return FetchContext("koreascience", cfg, RunState(tmp_path / "state.sqlite"), tmp_path)
 
 
+@pytest.mark.e2e
 def test_search_pages_to_candidates(tmp_path, fake_server):
     tsp, tsp_pdf = _paper("ko_hufs_tsp")
     vote, _ = _paper("ko_kiit_voting")
@@ -91,6 +94,7 @@ def test_search_pages_to_candidates(tmp_path, fake_server):
     assert again == []
 
 
+@pytest.mark.e2e
 def test_cli_build_end_to_end(tmp_path, fake_server):
     """`loralay build --source koreascience` on the three real Korean papers of the corpus."""
     import subprocess
@@ -138,6 +142,7 @@ def test_paragraph_languages_on_real_abstracts():
         assert found == {"ko": rec["abstracts"]["ko"], "en": rec["abstracts"]["en"]}
 
 
+@pytest.mark.e2e
 def test_scrapy_check_contracts_offline(tmp_path, fake_server):
     """`scrapy check` runs both spiders' contracts against the local server."""
     import os
@@ -157,6 +162,7 @@ def test_scrapy_check_contracts_offline(tmp_path, fake_server):
     assert "Ran 2 contracts" in out.stderr and "OK" in out.stderr
 
 
+@pytest.mark.e2e
 def test_pdf_403_records_forbidden_without_more_pdf_requests(tmp_path, fake_server):
     """The PDF host is the site itself: after a 403 on one PDF, the article pages are
     still crawled, their PDFs are `forbidden` without a request."""

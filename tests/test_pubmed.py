@@ -329,6 +329,7 @@ def test_limit(setup: dict[str, Any]) -> None:
     assert len(harvest(setup["cfg"], setup["state"], setup["out"], limit=2)) == 2
 
 
+@pytest.mark.e2e
 def test_build_cuts_the_oai_abstract_from_the_cloud_pdf(tmp_path: Path,
                                                         fake_server: FakeServer) -> None:
     """`loralay build --source pubmed`: a BMC article (a PMC journal) with its real JATS

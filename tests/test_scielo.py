@@ -77,6 +77,7 @@ def _run(ctx: FetchContext) -> list:
     return items
 
 
+@pytest.mark.e2e
 def test_pt_and_es_candidates_with_abstracts_and_pdfs(tmp_path, fake_server):
     base = _record()
     recs = {
@@ -107,6 +108,7 @@ def test_pt_and_es_candidates_with_abstracts_and_pdfs(tmp_path, fake_server):
     assert Path(es[0].pdf_path).read_bytes()[:5] == b"%PDF-"
 
 
+@pytest.mark.e2e
 def test_faults_retry_or_class(tmp_path, fake_server):
     base = _record()
     names = ["P429", "P500", "PHTML", "PTRUNC", "P404"]
@@ -132,6 +134,7 @@ def test_faults_retry_or_class(tmp_path, fake_server):
     assert time.monotonic() - t0 > 1.0  # the Retry-After pause was taken
 
 
+@pytest.mark.e2e
 def test_unreachable_pdf_is_retried_by_the_next_run(tmp_path, fake_server):
     base = _record()
     pids = ["U1", "U2"]
@@ -149,6 +152,7 @@ def test_unreachable_pdf_is_retried_by_the_next_run(tmp_path, fake_server):
     assert fake_server.hits("/pdf/U1.pdf") == 1
 
 
+@pytest.mark.e2e
 def test_pdf_403_records_that_host_forbidden_and_the_crawl_goes_on(tmp_path, fake_server):
     """Two PDF hosts; the second refuses: its papers are `forbidden`, the rest is crawled."""
     from urllib.parse import urlsplit
@@ -185,6 +189,7 @@ def test_pdf_403_records_that_host_forbidden_and_the_crawl_goes_on(tmp_path, fak
         assert all(i.pdf_path for i in again)
 
 
+@pytest.mark.e2e
 def test_robots_disallow_is_honoured(tmp_path, fake_server):
     base = _record()
     _serve(fake_server, {PID: _variant(base, PID, "pt", fake_server.url("/pdf/a.pdf"))})
@@ -197,6 +202,8 @@ def test_robots_disallow_is_honoured(tmp_path, fake_server):
     assert fake_server.hits("/pdf/a.pdf") == 0
 
 
+@pytest.mark.e2e
+@pytest.mark.stress
 def test_sigkill_part_way_then_resume(tmp_path, fake_server):
     base = _record()
     pids = [f"S{i:02d}" for i in range(8)]
@@ -223,6 +230,7 @@ def test_sigkill_part_way_then_resume(tmp_path, fake_server):
     assert len(ids) == len(set(ids))
 
 
+@pytest.mark.e2e
 def test_limit_stops_cleanly_and_next_run_continues(tmp_path, fake_server):
     base = _record()
     pids = [f"L{i:02d}" for i in range(6)]
@@ -240,6 +248,7 @@ def test_limit_stops_cleanly_and_next_run_continues(tmp_path, fake_server):
     assert all(fake_server.hits(f"/pdf/{p}.pdf") == 1 for p in pids)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(("source", "prefix"), [("scielo-pt", "pt_scielo_"), ("scielo-es", "es_")])
 def test_cli_build_end_to_end(tmp_path, fake_server, shared_corpus, source, prefix):
     """`loralay build --source scielo-pt|scielo-es` on real PDFs and their true abstracts."""
@@ -279,6 +288,7 @@ def test_cli_build_end_to_end(tmp_path, fake_server, shared_corpus, source, pref
     assert {(r["language"], r["source"]) for r in rows} == {(lang, source)}
 
 
+@pytest.mark.e2e
 def test_a_crawl_that_reaches_no_server_stops_in_one_line(tmp_path):
     """No network (or a wrong URL) must not pass for an empty harvest."""
     import socket

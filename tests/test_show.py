@@ -18,7 +18,6 @@ import yaml
 from click.testing import CliRunner
 from PIL import Image
 
-from loralay_build import api
 from loralay_build.cli import main
 from loralay_build.dataset import find_row
 from loralay_build.errors import ConfigError
@@ -34,14 +33,14 @@ from loralay_build.show import (
 
 from .conftest import REPO
 
+pytestmark = pytest.mark.e2e
+
 DOC = "fr_hal_cover_glaciers"  # a HAL cover page, a French and an English abstract
 
 
 @pytest.fixture(scope="module")
-def sample(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("show") / "ds"
-    api.build("local", out, manifest=str(REPO / "data/sample/manifest.jsonl"), workers=2)
-    return out
+def sample(built_sample) -> Path:
+    return built_sample[0]
 
 
 def tint(colour: tuple[int, int, int]) -> np.ndarray:

@@ -49,11 +49,9 @@ def ok(proc: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def plain_sample(tmp_path_factory) -> Path:
+def plain_sample(built_sample) -> Path:
     """The sample built on this machine in one go: what every other way must equal."""
-    out = tmp_path_factory.mktemp("plain") / "ds"
-    ok(build(out))
-    return out
+    return built_sample[0]
 
 
 # --- without Slurm ---------------------------------------------------------------------

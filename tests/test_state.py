@@ -87,6 +87,7 @@ def _open_at_once(kind: str, path: str, barrier, errors) -> None:
         errors.put(f"{kind}: {exc}")
 
 
+@pytest.mark.stress
 @pytest.mark.parametrize("kind", ["state", "checksums", "images"])
 def test_processes_opening_a_fresh_database_at_once_all_get_in(kind, tmp_path):
     """Two shards started side by side: one stopped with "database is locked" when both

@@ -63,6 +63,7 @@ def test_a_failure_ends_the_document_at_its_step():
     assert out.failure[1].cls is FailureClass.UNAVAILABLE
 
 
+@pytest.mark.e2e
 def test_show_recuts_a_document_with_the_builds_glyph_repair(tmp_path):
     """`show` re-cut a document without the glyph repair that takes the source's abstracts
     as evidence, so it pictured a document the dataset does not hold: here every word of the

@@ -298,6 +298,7 @@ def _cpu() -> float:
     return t.user + t.system + t.children_user + t.children_system
 
 
+@pytest.mark.perf
 @pytest.mark.parametrize("did", ["fr_these_malware_long", "en_acl_s2orc"])
 def test_speed(corpus, did):
     """Stripping costs a small fraction of extracting the same PDF (measured ~0.07-0.12).

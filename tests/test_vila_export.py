@@ -27,25 +27,20 @@ from loralay_build.export.vila import (
     vila_word,
 )
 
-from .conftest import REPO, shared_path
+from .conftest import REPO
 from .test_vila_reference import load_vila
 
 SPLITS = ("train", "dev", "test")
 
 
 @pytest.fixture(scope="module")
-def sample(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("vila") / "ds"
-    api.build("local", out, manifest=str(REPO / "data/sample/manifest.jsonl"), workers=2)
-    return out
+def sample(built_sample) -> Path:
+    return built_sample[0]
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory) -> Path:
-    manifest = shared_path("corpus", "manifest.jsonl")
-    out = tmp_path_factory.mktemp("vila-corpus") / "ds"
-    api.build("local", out, manifest=str(manifest), workers=2)
-    return out
+def corpus(built_corpus) -> Path:
+    return built_corpus[0]
 
 
 def test_unk_rule():
@@ -129,6 +124,7 @@ def check_export(out: Path, group: str, token: str) -> int:
     return checked
 
 
+@pytest.mark.e2e
 def test_sample_export_loads_as_vila_does(sample, tmp_path):
     from datasets import load_dataset
 
@@ -146,12 +142,14 @@ def test_sample_export_loads_as_vila_does(sample, tmp_path):
 
 @pytest.mark.parametrize(("group", "bbox", "indicator"),
                          [("line", "norm1000", "SEP"), ("block", "points", "BLK")])
+@pytest.mark.e2e
 def test_corpus_every_page_follows_the_rule(corpus, tmp_path, group, bbox, indicator):
     out = tmp_path / "vila"
     export_vila(corpus, out, VilaOptions(group=group, bbox=bbox, indicator=indicator))
     assert check_export(out, group, f"[{indicator}]") > 100
 
 
+@pytest.mark.e2e
 def test_matches_vila_own_code(sample, corpus, tmp_path):
     vila = load_vila()  # skips when VILA's preprocessors cannot be imported
     for ds, n in ((sample, 20), (corpus, 300)):
@@ -161,6 +159,7 @@ def test_matches_vila_own_code(sample, corpus, tmp_path):
         assert vila.check_boxes(ds) > 1000
 
 
+@pytest.mark.e2e
 def test_cli_export_and_errors(sample, tmp_path):
     run = CliRunner().invoke(main, ["export", "vila", str(sample), "--out",
                                     str(tmp_path / "v"), "--group", "line"])
@@ -172,6 +171,7 @@ def test_cli_export_and_errors(sample, tmp_path):
         export_vila(tmp_path / "missing", tmp_path / "o")
 
 
+@pytest.mark.e2e
 def test_published_features_are_refused(tmp_path):
     out = tmp_path / "pub"
     api.build("local", out, manifest=str(REPO / "data/sample/manifest.jsonl"), workers=2,

@@ -66,8 +66,9 @@ def read_columns(data: bytes) -> Columns | None:
         page_sizes = [(float(w), float(h)) for w, h in sizes]
     except ValueError:
         return None
-    return Columns(texts, coords, *(s[is_word] for s in steps), page_sizes,
-                   *(int(s[-1]) if len(s) else 0 for s in steps[1:]))
+    page_step, line_step, block_step = (s[is_word] for s in steps)
+    lines, blocks = (int(s[-1]) if len(s) else 0 for s in steps[1:])
+    return Columns(texts, coords, page_step, line_step, block_step, page_sizes, lines, blocks)
 
 
 def _coordinates(spans: list[bytes]) -> np.ndarray | None:

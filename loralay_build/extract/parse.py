@@ -308,8 +308,9 @@ class BBoxLayoutParser:
             keep = list(map(bool, words))
             self.doc.dropped_invisible += keep.count(False)
             boxes = boxes[np.array(keep, dtype=bool)]
-            words, pages, line_ids, block_ids = (
-                list(compress(col, keep)) for col in (words, pages, line_ids, block_ids))
+            words = list(compress(words, keep))
+            pages, line_ids, block_ids = (
+                list(compress(col, keep)) for col in (pages, line_ids, block_ids))
             if broken:  # a word holding U+FFFD is never dropped: renumber the kept ones
                 kept_up_to = np.cumsum(keep)
                 broken = {int(kept_up_to[i]) - 1: raw for i, raw in broken.items()}
@@ -340,9 +341,12 @@ class BBoxLayoutParser:
                     self._add_page(float(m.group(6)), float(m.group(7)))
                 continue
             raws.append(raw)
-            boxes.append(_box(*m.group(1, 2, 3, 4), self._w, self._h))
+            x0, y0, x1, y1 = m.group(1, 2, 3, 4)
+            boxes.append(_box(x0, y0, x1, y1, self._w, self._h))
             ids.append((len(self.doc.pages), self._line, self._block))
-        pages, lines, blocks = (list(col) for col in zip(*ids)) if ids else ([], [], [])
+        pages: list[int] = [i[0] for i in ids]
+        lines: list[int] = [i[1] for i in ids]
+        blocks: list[int] = [i[2] for i in ids]
         words = [clean_word(r, forbidden) for r in raws]
         self._append(words, box_array(boxes), pages, lines, blocks, _broken(words, raws))
 
