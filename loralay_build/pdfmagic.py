@@ -17,9 +17,12 @@ def has_pdf_magic(head: bytes) -> bool:
 
 
 def is_pdf_file(path: str | Path) -> bool:
-    """A readable file that starts like a PDF (a download left by a killed run, say)."""
+    """A readable file that starts like a PDF (a download left by a killed run, say).
+
+    Any path that cannot be opened is simply not one: a symlink loop, a name too long, no
+    permission (OSError), a NUL byte (ValueError)."""
     try:
         with open(path, "rb") as fh:
             return has_pdf_magic(fh.read(HEAD))
-    except OSError:
+    except (OSError, ValueError):
         return False

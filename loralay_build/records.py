@@ -30,6 +30,13 @@ class Candidate:
 
     `abstracts` maps an ISO 639-1 code to the abstract text; the main language's
     abstract is the summary, every other one is only cut out of the body.
+
+    Licence and provenance (issue 27), each None when the source does not say:
+    `license` is the licence exactly as the source's metadata states it (an id, a URL or
+    free text; `licenses.normalise_license` reads it, docs/licenses.md says which field
+    each source reads), `record_url` the URL of the metadata record, `retrieved_at` when
+    that record was fetched (UTC, ISO 8601, `2026-11-24T09:30:00Z`) and `pdf_sha256` the
+    sha256 of the PDF as downloaded (None for local files).
     """
 
     id: str
@@ -42,6 +49,10 @@ class Candidate:
     split: str | None = None
     title: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    license: str | None = None
+    record_url: str | None = None
+    retrieved_at: str | None = None
+    pdf_sha256: str | None = None
 
     def with_pdf(self, path: str) -> Candidate:
         return replace(self, pdf_path=path)
@@ -58,10 +69,18 @@ class Candidate:
             "split": self.split,
             "title": self.title,
             "extra": dict(self.extra),
+            "license": self.license,
+            "record_url": self.record_url,
+            "retrieved_at": self.retrieved_at,
+            "pdf_sha256": self.pdf_sha256,
         }
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Candidate:
+        """Also JSON written before the licence and provenance fields: their keys are
+        absent, and a download's sha256 was then kept in `extra`."""
+        extra = dict(d.get("extra") or {})
+        sha = d.get("pdf_sha256") or extra.pop("pdf_sha256", None)
         return cls(
             id=d["id"],
             source=d["source"],
@@ -72,7 +91,11 @@ class Candidate:
             publication_date=d.get("publication_date"),
             split=d.get("split"),
             title=d.get("title"),
-            extra=dict(d.get("extra") or {}),
+            extra=extra,
+            license=d.get("license"),
+            record_url=d.get("record_url"),
+            retrieved_at=d.get("retrieved_at"),
+            pdf_sha256=sha,
         )
 
 

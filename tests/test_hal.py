@@ -159,7 +159,7 @@ def test_candidate_fields_and_downloaded_pdf(fake_server, tmp_path, state):
     assert cand.publication_date == "2006-03-15"
     assert Path(cand.pdf_path).read_bytes() == corpus_pdf("fr_ahrf_censure")
     assert Path(cand.pdf_path).parent == tmp_path / "pdfs"
-    assert cand.extra["pdf_sha256"] == entry["sha256"]
+    assert cand.pdf_sha256 == entry["sha256"] and "pdf_sha256" not in cand.extra
     assert cand.extra["docid"] == "9000001" and state.status(cand.id, "fetch") == "ok"
     ua = fake_server.requests[0].headers["User-Agent"]
     assert "loralay-build" in ua and "mailto:" in ua

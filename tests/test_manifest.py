@@ -103,3 +103,99 @@ def test_dry_run_reports_every_fault_by_line_and_writes_nothing(tmp_path):
     assert f"{path}:8: d5: unavailable: not a PDF (no %PDF- header)" in report
     assert "8 lines, 3 ready to build; bad_metadata 3, unavailable 2" in report
     assert not out.exists()
+
+
+# --- a `file` that cannot even be looked at --------------------------------------------------
+def unreadable_lines(tmp: Path) -> tuple[Path, list[dict]]:
+    """A real two-link symlink loop, a name past NAME_MAX, a NUL byte, around good lines."""
+    (tmp / "loop-a.pdf").symlink_to(tmp / "loop-b.pdf")
+    (tmp / "loop-b.pdf").symlink_to(tmp / "loop-a.pdf")
+    first, second = sample_lines()[:2]
+    objs = [first, {**good(), "id": "loop", "file": "loop-a.pdf"},
+            {**good(), "id": "long", "file": "x" * 300 + ".pdf"},
+            {**good(), "id": "nul", "file": "pdf/a\u0000b.pdf"}, second]
+    return write_manifest(tmp, objs), objs
+
+
+def test_a_symlink_loop_is_that_lines_unavailable_naming_path_and_reason(tmp_path):
+    path, objs = unreadable_lines(tmp_path)
+    items = [line.item for line in read_manifest(path)]
+    assert [type(i) for i in items] == [Candidate, Rejection, Rejection, Rejection, Candidate]
+    loop, long, nul = items[1:4]
+    assert (loop.id, loop.cls) == ("loop", "unavailable")
+    assert loop.message == f"{path}:2: 'file' {tmp_path}/loop-a.pdf: symlink loop (ELOOP)"
+    assert (long.id, long.cls) == ("long", "unavailable")
+    assert long.message.startswith(f"{path}:3: 'file' {tmp_path}/xxx")
+    assert long.message.endswith("xxx.pdf: File name too long (ENAMETOOLONG)")
+    assert "..." in long.message and len(long.message) < len(str(path)) + 320
+    assert (nul.id, nul.cls) == ("nul", "unavailable")
+    assert nul.message == (f"{path}:4: 'file' {tmp_path}/pdf/a\\x00b.pdf: not a usable path "
+                           f"(embedded null byte)")
+    assert all("\n" not in i.message and "\x00" not in i.message for i in items[1:4])
+    assert items[4].id == objs[4]["id"]
+
+
+def test_permission_denied_on_the_path_is_unavailable(tmp_path, monkeypatch):
+    """EACCES cannot be made for root with chmod: `os.stat` refuses the one path instead."""
+    import errno
+    import os
+
+    path = write_manifest(tmp_path, [good()])
+    target = str((tmp_path / good()["file"]).resolve())
+    real = os.stat
+
+    def stat(p, *args, **kwargs):
+        if os.fspath(p) == target:
+            raise PermissionError(errno.EACCES, "Permission denied", target)
+        return real(p, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", stat)
+    (item,) = [line.item for line in read_manifest(path)]
+    assert isinstance(item, Rejection) and item.cls == "unavailable"
+    assert item.message == (f"{path}:1: 'file' {tmp_path}/{good()['file']}: Permission denied "
+                            f"(EACCES)")
+
+
+def test_a_missing_file_is_still_left_to_the_extractor(tmp_path):
+    path = write_manifest(tmp_path, [{**good(), "file": "pdf/nowhere.pdf"},
+                                     {**good(), "id": "nodir", "file": f"{good()['file']}/x.pdf"}])
+    items = [line.item for line in read_manifest(path)]
+    assert all(isinstance(i, Candidate) for i in items)
+    assert items[0].pdf_path == str(tmp_path / "pdf" / "nowhere.pdf")
+
+
+def test_pdf_checks_never_raise_on_an_unreadable_path(tmp_path):
+    from loralay_build.extract.poppler import check_pdf_file
+    from loralay_build.failures import Failure, FailureClass
+    from loralay_build.pdfmagic import is_pdf_file
+
+    (tmp_path / "loop.pdf").symlink_to(tmp_path / "loop.pdf")
+    loop = tmp_path / "loop.pdf"
+    assert check_pdf_file(loop) == Failure(
+        FailureClass.UNAVAILABLE, "cannot read file (Too many levels of symbolic links, ELOOP)")
+    assert check_pdf_file(tmp_path / ("y" * 300)) == Failure(
+        FailureClass.UNAVAILABLE, "cannot read file (File name too long, ENAMETOOLONG)")
+    assert check_pdf_file(Path("a\x00b.pdf")) == Failure(
+        FailureClass.UNAVAILABLE, "not a usable path (embedded null byte)")
+    assert not is_pdf_file(loop) and not is_pdf_file("a\x00b.pdf")
+    assert not is_pdf_file(tmp_path / ("y" * 300))
+
+
+@pytest.mark.e2e
+def test_dry_run_and_build_report_unreadable_paths_and_go_on(tmp_path):
+    """Before: a symlink loop stopped `--dry-run` and the build with a traceback."""
+    path, objs = unreadable_lines(tmp_path)
+    cmd = [sys.executable, "-m", "loralay_build.cli", "build", "--source", "local",
+           "--manifest", str(path), "--out", str(tmp_path / "out")]
+    dry = subprocess.run([*cmd, "--dry-run"], cwd=REPO, capture_output=True, text=True,
+                         timeout=120)
+    assert dry.returncode == 1 and "Traceback" not in dry.stderr, dry.stderr
+    assert f"{path}:2: 'file' {tmp_path}/loop-a.pdf: symlink loop (ELOOP) [unavailable]" \
+        in dry.stdout
+    assert "5 lines, 2 ready to build; unavailable 3" in dry.stdout
+    build = subprocess.run([*cmd, "--workers", "1"], cwd=REPO, capture_output=True, text=True,
+                           timeout=600)
+    assert build.returncode == 0 and "Traceback" not in build.stderr, build.stderr[-3000:]
+    assert "2 kept of 5" in build.stderr and "(unavailable 3)" in build.stderr
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "symlink loop (ELOOP)" in report and "File name too long (ENAMETOOLONG)" in report

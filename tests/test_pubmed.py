@@ -281,6 +281,9 @@ def test_pdf_faults(setup: dict[str, Any]) -> None:
     assert "not a PDF" in items["PMC3460867"].message
     assert "md5" in items["PMC42"].message
     assert not list((setup["out"] / "pdfs").glob("*PMC42*"))
+    # the refused file is gone: its candidate keeps no path and no checksum of it
+    assert items["PMC42"].candidate.pdf_path is None
+    assert items["PMC42"].candidate.pdf_sha256 is None
 
 
 def test_oai_403_stops_the_harvest_and_a_rerun_continues(setup: dict[str, Any]) -> None:

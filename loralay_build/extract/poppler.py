@@ -8,6 +8,7 @@ do on a 5,000-page file without paying for a second process (pdfinfo) on every P
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import functools
 import os
@@ -117,7 +118,9 @@ def check_pdf_file(path: Path) -> Failure | None:
 
     A FIFO (or device, directory) named like a PDF would block `open()` forever, before
     any timeout runs: stat first, then open without blocking and check the open file
-    again (the name may have been swapped in between)."""
+    again (the name may have been swapped in between). A path that cannot even be looked
+    at (a symlink loop, a name too long, no permission, a NUL byte) is `unavailable` too,
+    with the reason and its errno name: never an exception."""
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             return Failure(FailureClass.UNAVAILABLE, "not a regular file")
@@ -129,7 +132,10 @@ def check_pdf_file(path: Path) -> Failure | None:
     except FileNotFoundError:
         return Failure(FailureClass.UNAVAILABLE, "file not found")
     except OSError as e:
-        return Failure(FailureClass.UNAVAILABLE, f"cannot read file ({e.strerror})")
+        code = errno.errorcode.get(e.errno or 0, str(e.errno))
+        return Failure(FailureClass.UNAVAILABLE, f"cannot read file ({e.strerror or e}, {code})")
+    except ValueError as e:  # a NUL byte, a name the file system cannot encode
+        return Failure(FailureClass.UNAVAILABLE, f"not a usable path ({e})")
     if not head:
         return Failure(FailureClass.UNAVAILABLE, "empty file")
     if not has_pdf_magic(head):

@@ -10,7 +10,11 @@ The contract, shared by every source module:
 - save paging positions with `ctx.state.set_checkpoint(...)` *after* yielding the
   items of a page: the driver records each yielded item before asking for the next,
   so a kill at any moment loses nothing and duplicates nothing;
-- stop after `ctx.limit` yielded items when it is set.
+- stop after `ctx.limit` yielded items when it is set;
+- fill the candidate's licence and provenance from the source's own metadata: `license`
+  as the metadata states it (never guessed), `record_url` (the metadata record),
+  `retrieved_at` (`retrieved_now()` when the record was fetched) and `pdf_sha256` (set
+  by `download_candidate`); docs/licenses.md lists the field each source reads.
 
 Modules are imported lazily, so a missing optional dependency of one source never
 breaks another.
@@ -18,6 +22,8 @@ breaks another.
 
 from __future__ import annotations
 
+import datetime as dt
+import hashlib
 import importlib
 import logging
 from collections.abc import Callable, Iterator
@@ -92,6 +98,19 @@ class FetchContext:
 FetchFn = Callable[[FetchContext], Iterator[Candidate | Rejection]]
 
 
+def retrieved_now() -> str:
+    """`Candidate.retrieved_at` of a record fetched now: UTC, ISO 8601, to the second."""
+    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def file_sha256(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
 def get_fetcher(source: str) -> FetchFn:
     """The registry's fetcher of `source`, imported on first use."""
     try:
@@ -129,7 +148,12 @@ def download_candidate(ctx: FetchContext, client: PoliteClient, cand: Candidate,
     assert cand.pdf_url is not None
     dest = pdf_path_for(ctx.pdf_dir, cand.id)
     if is_pdf_file(dest):
-        return replace(cand, pdf_path=str(dest), extra={**cand.extra, "pdf_reused": True})
+        try:
+            sha = file_sha256(dest)
+        except OSError:
+            sha = None  # gone since: the extractor will say so
+        return replace(cand, pdf_path=str(dest), pdf_sha256=sha,
+                       extra={**cand.extra, "pdf_reused": True})
     try:
         got = client.download_pdf(cand.pdf_url, dest, attempts)
     except HostDown as e:
@@ -138,8 +162,8 @@ def download_candidate(ctx: FetchContext, client: PoliteClient, cand: Candidate,
         return forbidden(ctx, cand, e)
     except StageError as e:
         return Rejection(cand.id, cand.source, e.failure.cls.value, e.failure.message, cand)
-    extra = {**cand.extra, "pdf_sha256": got.sha256, "pdf_bytes": got.size}
-    return replace(cand, pdf_path=str(got.path), extra=extra)
+    return replace(cand, pdf_path=str(got.path), pdf_sha256=got.sha256,
+                   extra={**cand.extra, "pdf_bytes": got.size})
 
 
 def forbidden(ctx: FetchContext, cand: Candidate, e: HostForbidden) -> Rejection:

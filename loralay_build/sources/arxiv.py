@@ -9,6 +9,10 @@ PDFs: the highest version listed under the id's prefix in the public `arxiv-data
 bucket, through the storage JSON API (`bucket_api_url`, `?prefix=`), downloaded from
 `bucket_download_url/<object name>`. Ids are skipped once recorded, so a rerun after a
 kill fetches only the rest; no paging checkpoint is needed for an id list.
+
+Licence: the snapshot's `license` (a licence URL). Null means arXiv's default, its
+non-exclusive licence to distribute, which gives others no right to redistribute: it
+is recorded as that licence's id, with a note in `extra["license_note"]`.
 """
 
 from __future__ import annotations
@@ -28,9 +32,17 @@ from pylatexenc.latex2text import LatexNodes2Text
 
 from ..failures import FailureClass, StageError
 from ..http import HostBlocked, HostForbidden, PoliteClient
+from ..licenses import ARXIV_DEFAULT
 from ..records import Candidate, Rejection
 from ..settings import ArxivSettings
-from . import BadRunInput, FetchContext, HarvestStopped, download_candidate, forbidden
+from . import (
+    BadRunInput,
+    FetchContext,
+    HarvestStopped,
+    download_candidate,
+    forbidden,
+    retrieved_now,
+)
 from .cohan import read_ids
 
 SOURCE = "arxiv"
@@ -40,6 +52,9 @@ _SNAPSHOT_ID = re.compile(rb'^\s*\{\s*"id"\s*:\s*"([^"\\]+)"')
 _UNESCAPED_PERCENT = re.compile(r"(?<!\\)%")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _LATEX = LatexNodes2Text()
+ABS_URL = "https://arxiv.org/abs/{id}"
+DEFAULT_LICENSE_NOTE = ("the snapshot's license is null: arXiv's default non-exclusive "
+                        "licence to distribute (no redistribution right for others)")
 
 
 def require_inputs(s: ArxivSettings) -> ArxivSettings:
@@ -112,21 +127,33 @@ def publication_date(meta: dict[str, Any]) -> str | None:
     return update if isinstance(update, str) and _DATE.match(update) else None
 
 
-def to_candidate(article_id: str, split: str, meta: dict[str, Any]) -> Candidate | Rejection:
+def license_of(meta: dict[str, Any]) -> tuple[str, dict[str, str]]:
+    """The snapshot's `license` as given, or arXiv's default licence (and a note) when null."""
+    value = meta.get("license")
+    if isinstance(value, str) and value.strip():
+        return value.strip(), {"license_field": "license"}
+    return ARXIV_DEFAULT, {"license_field": "license", "license_note": DEFAULT_LICENSE_NOTE}
+
+
+def to_candidate(article_id: str, split: str, meta: dict[str, Any],
+                 retrieved_at: str | None = None) -> Candidate | Rejection:
     raw = meta.get("abstract")
     if not isinstance(raw, str) or not raw.strip():
         return Rejection(article_id, SOURCE, FailureClass.NO_ABSTRACT.value,
                          "the metadata snapshot has no abstract for this id")
     text, converted = abstract_text(raw)
     title = meta.get("title")
-    extra = {"arxiv_id": canonical_id(article_id), "latex_converted": converted}
-    for key in ("categories", "license", "doi", "update_date"):
+    arxiv_id = canonical_id(article_id)
+    licence, notes = license_of(meta)
+    extra = {"arxiv_id": arxiv_id, "latex_converted": converted, **notes}
+    for key in ("categories", "doi", "update_date"):
         if meta.get(key) is not None:
             extra[key] = meta[key]
     return Candidate(id=article_id, source=SOURCE, language="en", abstracts={"en": text},
                      publication_date=publication_date(meta), split=split,
                      title=" ".join(title.split()) if isinstance(title, str) else None,
-                     extra=extra)
+                     extra=extra, license=licence, record_url=ABS_URL.format(id=arxiv_id),
+                     retrieved_at=retrieved_at)
 
 
 def _open_binary(path: Path) -> IO[bytes]:
@@ -213,7 +240,7 @@ class ArxivHarvest:
                             "id not in the metadata snapshot")
 
     def process(self, key: str, split: str, meta: dict[str, Any]) -> Candidate | Rejection:
-        item = to_candidate(key, split, meta)
+        item = to_candidate(key, split, meta, retrieved_now())
         if isinstance(item, Rejection):
             return item
         prefix = bucket_prefix(key)

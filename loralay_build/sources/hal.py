@@ -26,18 +26,17 @@ from ..failures import FailureClass, StageError
 from ..http import HostBlocked, PoliteClient
 from ..records import Candidate, Rejection
 from ..settings import HalSettings
-from . import FetchContext, HarvestStopped, download_candidate
+from ..settings.sources import HAL_FIELDS
+from . import FetchContext, HarvestStopped, download_candidate, retrieved_now
 from .hal_records import to_candidate
 
 CHECKPOINT = "hal.cursor"
 FIRST_CURSOR = "*"
 SORT = "docid asc"  # a cursor needs a sort ending on the unique key
-DEFAULT_FIELDS = (
-    "docid", "halId_s", "uri_s", "title_s", "language_s", "docType_s",
-    "fr_abstract_s", "en_abstract_s", "*_abstract_s", "abstract_s",
-    "fileMain_s", "files_s", "producedDate_s", "producedDate_tdate",
-    "publicationDate_s", "publicationDate_tdate",
-)
+DEFAULT_FIELDS = tuple(HAL_FIELDS)
+# asked for on top of `fields`, so a user's own `fields` cannot lose a document's licence
+# and record URL (`licence_s` is rare in old deposits)
+PROVENANCE_FIELDS = ("uri_s", "licence_s")
 
 
 def search_filters(s: HalSettings) -> list[str]:
@@ -49,8 +48,9 @@ def search_filters(s: HalSettings) -> list[str]:
 
 
 def search_params(s: HalSettings, cursor: str) -> list[tuple[str, str]]:
+    fields = [*s.fields, *(f for f in PROVENANCE_FIELDS if f not in s.fields)]
     base = [("q", "*:*"), ("wt", "json"), ("sort", SORT), ("rows", str(s.rows)),
-            ("cursorMark", cursor), ("fl", ",".join(s.fields))]
+            ("cursorMark", cursor), ("fl", ",".join(fields))]
     return base + [("fq", f) for f in search_filters(s)]
 
 
@@ -66,6 +66,7 @@ class SearchPage:
     next_cursor: str | None
     docs: list[dict[str, Any]]
     num_found: int | None
+    retrieved_at: str | None = None  # when the page was answered (UTC ISO 8601)
 
     @property
     def is_last(self) -> bool:
@@ -121,7 +122,7 @@ class HalHarvest:
             try:
                 params = search_params(self.settings, cursor)
                 data = self.client.get_json(self.settings.api_url, params)
-                return parse_page(cursor, data)
+                return replace(parse_page(cursor, data), retrieved_at=retrieved_now())
             except HostBlocked as e:
                 raise HarvestStopped(f"search stopped: {e}") from e
             except StageError as e:
@@ -144,10 +145,11 @@ class HalHarvest:
                           page.num_found / rate / 3600)
 
     # --- records ----------------------------------------------------------------
-    def process(self, doc: dict[str, Any]) -> Candidate | Rejection | None:
+    def process(self, doc: dict[str, Any], retrieved_at: str | None = None
+                ) -> Candidate | Rejection | None:
         """The item to yield for one record, None when it was fetched by an earlier run."""
         item = to_candidate(doc, self.today, self.settings.max_future_years,
-                            self.settings.language)
+                            self.settings.language, retrieved_at, self.settings.api_url)
         if item.id in self.retried_now or self.ctx.already_fetched(item.id):
             return None
         if isinstance(item, Rejection):
@@ -201,7 +203,7 @@ class HalHarvest:
         for doc in page.docs:
             if self.limit_reached():
                 return  # the cursor stays on this page; a rerun skips what was recorded
-            item = self.process(doc)
+            item = self.process(doc, page.retrieved_at)
             if item is None:
                 continue
             self.yielded += 1

@@ -14,6 +14,7 @@ import json
 import re
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 from dateutil import parser as dateparser
 
@@ -195,16 +196,39 @@ def _extra(doc: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def record_url_of(doc: dict[str, Any], api_url: str | None = None) -> str | None:
+    """`uri_s` (the record's page, `https://hal.science/<halId>v<N>`), else the search
+    API's URL of this one record (by halId_s, else docid) when the API is known."""
+    uri = first_text(doc.get("uri_s"))
+    if uri or not api_url:
+        return uri
+    hal_id, docid = first_text(doc.get("halId_s")), first_text(doc.get("docid"))
+    if hal_id:
+        query = f'halId_s:"{hal_id}"'
+    elif docid:
+        query = f"docid:{docid}"
+    else:
+        return None
+    return f"{api_url}?{urlencode({'q': query, 'wt': 'json'}, safe=':')}"
+
+
 def to_candidate(doc: dict[str, Any], today: dt.date, max_future_years: int = 1,
-                 language: str = MAIN_LANGUAGE) -> Candidate | Rejection:
-    """A candidate still to download, or the reason the record cannot be used."""
+                 language: str = MAIN_LANGUAGE, retrieved_at: str | None = None,
+                 api_url: str | None = None) -> Candidate | Rejection:
+    """A candidate still to download, or the reason the record cannot be used.
+
+    Licence: `licence_s` as HAL gives it (a licence URL, e.g.
+    `http://creativecommons.org/licenses/by/`); absent in many old deposits."""
     doc_id = record_id(doc)
     abstracts, abstract_notes = collect_abstracts(doc, language)
     date, date_notes = pick_date(doc, today, max_future_years)
+    licence = first_text(doc.get("licence_s"))
     candidate = Candidate(
         id=doc_id, source=SOURCE, language=language, abstracts=abstracts,
         pdf_url=pdf_url_of(doc), publication_date=date, title=first_text(doc.get("title_s")),
-        extra={**_extra(doc), **abstract_notes, **date_notes},
+        extra={**_extra(doc), **abstract_notes, **date_notes,
+               **({"license_field": "licence_s"} if licence else {})},
+        license=licence, record_url=record_url_of(doc, api_url), retrieved_at=retrieved_at,
     )
     if language not in abstracts:
         return Rejection(doc_id, SOURCE, FailureClass.NO_ABSTRACT.value,

@@ -21,6 +21,8 @@ from lxml import etree
 
 PLAIN_TYPES = frozenset({"", "abstract"})
 XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
+XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
+ALI_NS = "http://www.niso.org/schemas/ali/1.0/"
 _WS = re.compile(r"\s+")
 _DATE_PREFERENCE = ("epub", "ppub", "pub", "epub-ppub", "collection", "pmc-release")
 
@@ -181,6 +183,25 @@ def custom_meta(meta: etree._Element) -> dict[str, str]:
         if name:
             out[name] = cm.xpath("string(*[local-name()='meta-value'])").strip()
     return out
+
+
+def license_statements(meta: etree._Element) -> list[tuple[str, str]]:
+    """Every licence statement of the article's `<permissions>` as (where, value), by kind
+    in the order they are trusted: the NISO ALI `ali:license_ref` (a URL), the
+    `<license>`'s `xlink:href`, its `license-type`, then the text of its `license-p`
+    (SciELO-style JATS has one `<license>` per language, in document order)."""
+    found: dict[str, list[str]] = {"ali:license_ref": [], "license/@xlink:href": [],
+                                   "license/@license-type": [], "license-p": []}
+    for perm in _children(meta, "permissions"):
+        for ref in perm.xpath(".//*[local-name()='license_ref']"):
+            if etree.QName(ref).namespace in (ALI_NS, None):
+                found["ali:license_ref"].append(_inline_text(ref))
+        for lic in _children(perm, "license"):
+            found["license/@xlink:href"].append((lic.get(XLINK_HREF) or "").strip())
+            found["license/@license-type"].append((lic.get("license-type") or "").strip())
+            paragraphs = [_inline_text(p) for p in _children(lic, "license-p")]
+            found["license-p"].append(" ".join(p for p in paragraphs if p))
+    return [(where, value) for where, values in found.items() for value in values if value]
 
 
 def title(meta: etree._Element) -> str | None:

@@ -4,13 +4,26 @@ Why this strict: a manifest is typed by hand or by a script, and every loose val
 travel into the dataset ("March 2021" sorted as a string, `"id": ["x"]` becoming the id
 "['x']", a `date` key silently ignored, a duplicate id putting one text in train and test).
 Each fault now names its line; the other lines go on.
+
+Licence and provenance: an optional `license` (also spelled `licence`; an id, a licence URL
+or free text, kept as written: `licenses.normalise_license` reads it) and an optional
+`record_url` (where the document's metadata record lives). A licence is never a reason to
+reject a line: any value is kept (a non-string one as its JSON text), and a misspelled
+licence key is ignored rather than a fault. `url` alone is ambiguous (`pdf_url` or
+`record_url`?) and stays a fault.
+
+A `file` whose path cannot even be looked at (a symlink loop, a name too long, a folder
+without permission, a NUL byte) is that line's `unavailable`, naming the path and the
+reason; a missing file is left to the extractor's "file not found", as before.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import difflib
+import errno
 import json
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,13 +34,18 @@ from ..failures import FailureClass
 from ..langcodes import is_iso639_1
 from ..records import Candidate, Rejection
 
-KEYS = ("id", "file", "language", "abstracts", "title", "publication_date", "pdf_url", "split")
+KEYS = ("id", "file", "language", "abstracts", "title", "publication_date", "pdf_url", "split",
+        "license", "record_url")
 REQUIRED = ("id", "file", "language", "abstracts")
+LICENSE_KEYS = ("license", "licence")  # read in this order, whatever their case
 # keys people write for a known one; other extra keys (provenance, notes) are kept out of
 # the build but allowed
 SYNONYMS = {"date": "publication_date", "year": "publication_date", "published": "publication_date",
             "pub_date": "publication_date", "lang": "language", "abstract": "abstracts",
-            "summary": "abstracts", "path": "file", "pdf": "file", "url": "pdf_url"}
+            "summary": "abstracts", "path": "file", "pdf": "file", "url": "pdf_url' or 'record_url"}
+_SHOWN_PATH = 240  # characters of a path a message shows (the middle of a longer one elided)
+# a `file` the extractor reports itself ("file not found"): not a fault of the manifest
+_LEFT_TO_EXTRACTOR = (errno.ENOENT, errno.ENOTDIR)
 SPLIT_NAMES = ("train", "validation", "val", "valid", "dev", "test")
 _DATE = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$")
 _BAD_ID_CHARS = re.compile(r"[\x00-\x1f\x7f]")
@@ -35,6 +53,10 @@ _BAD_ID_CHARS = re.compile(r"[\x00-\x1f\x7f]")
 
 class ManifestError(ValueError):
     pass
+
+
+class UnreadableFile(ManifestError):
+    """The line is fine but its `file` cannot be looked at: the line is `unavailable`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,12 +67,12 @@ class Line:
 
 def _check_keys(obj: dict[str, Any]) -> None:
     for key in obj:
-        if key in KEYS:
+        if key in KEYS or key.lower() in LICENSE_KEYS:
             continue
         meant = SYNONYMS.get(key.lower()) or next(
             iter(difflib.get_close_matches(key, KEYS, n=1, cutoff=0.8)), None)
-        if meant is not None:
-            raise ManifestError(f"key {key!r} is not read: did you mean {meant!r}?")
+        if meant is not None and meant != "license":  # a licence never rejects a line
+            raise ManifestError(f"key {key!r} is not read: did you mean '{meant}'?")
     for key in REQUIRED:
         if obj.get(key) in (None, "", {}):
             raise ManifestError(f"missing {key!r}")
@@ -63,6 +85,57 @@ def _text(obj: dict[str, Any], key: str, required: bool = False) -> str | None:
     if not isinstance(value, str) or not value.strip():
         raise ManifestError(f"{key!r} must be a non-empty string, not {json.dumps(value)[:40]}")
     return value
+
+
+def license_of(obj: dict[str, Any]) -> str | None:
+    """The line's licence as written (`license`, else `licence`, in any case); a value
+    that is not a string is kept as its JSON text, an empty one is none."""
+    for name in LICENSE_KEYS:
+        for key, value in obj.items():
+            if key.lower() != name or value is None:
+                continue
+            text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+            if text.strip():
+                return text.strip()
+    return None
+
+
+def _shown(path: str) -> str:
+    """A path for a one-line message: control characters escaped, a long one shortened."""
+    text = re.sub(r"[\x00-\x1f\x7f]", lambda m: f"\\x{ord(m.group(0)):02x}", path)
+    if len(text) > _SHOWN_PATH:
+        half = _SHOWN_PATH // 2
+        text = f"{text[:half]}...{text[-half:]}"
+    return text
+
+
+def _unreadable(given: Path, e: Exception) -> UnreadableFile:
+    if isinstance(e, RuntimeError):  # Python < 3.13: Path.resolve()'s "Symlink loop from"
+        why = "symlink loop (ELOOP)"
+    elif isinstance(e, OSError):
+        why = f"{e.strerror or e} ({errno.errorcode.get(e.errno or 0, str(e.errno))})"
+    else:  # a NUL byte, a character the file system cannot encode
+        why = f"not a usable path ({e})"
+    return UnreadableFile(f"'file' {_shown(str(given))}: {why}")
+
+
+def resolve_file(base: Path, name: str) -> Path:
+    """The absolute path of a line's `file`, symlinks resolved; `UnreadableFile` when the
+    path cannot be looked at (it used to stop the whole run with a traceback). A missing
+    file is returned as it is: the extractor reports it."""
+    given = base / name
+    try:
+        path = given.resolve()
+    except (RuntimeError, OSError, ValueError) as e:
+        raise _unreadable(given, e) from None
+    try:
+        os.stat(path)
+    except OSError as e:
+        if e.errno not in _LEFT_TO_EXTRACTOR:
+            raise _unreadable(given, e) from None
+    except ValueError as e:
+        raise _unreadable(given, e) from None
+    return path
 
 
 def check_id(value: Any) -> str:
@@ -115,12 +188,16 @@ def candidate_from_line(obj: Any, base: Path) -> Candidate:
     split = _text(obj, "split")
     if split is not None and split.strip().lower() not in SPLIT_NAMES:
         raise ManifestError(f"'split' {split!r} is not train, validation or test")
+    abstracts = check_abstracts(obj["abstracts"], lang)
+    date = check_date(obj.get("publication_date"))
+    pdf_url, title, record_url = (_text(obj, k) for k in ("pdf_url", "title", "record_url"))
+    name = str(_text(obj, "file", True))
+    licence = license_of(obj)
     return Candidate(
-        id=doc_id, source="local", language=lang,
-        abstracts=check_abstracts(obj["abstracts"], lang),
-        pdf_path=str((base / str(_text(obj, "file", True))).resolve()),
-        pdf_url=_text(obj, "pdf_url"), publication_date=check_date(obj.get("publication_date")),
-        split=split, title=_text(obj, "title"))
+        id=doc_id, source="local", language=lang, abstracts=abstracts,
+        pdf_path=str(resolve_file(base, name)), pdf_url=pdf_url, publication_date=date,
+        split=split, title=title, license=licence, record_url=record_url,
+        extra={} if licence is None else {"license_field": "manifest"})
 
 
 def read_manifest(path: Path) -> Iterator[Line]:
@@ -145,15 +222,18 @@ def read_manifest(path: Path) -> Iterator[Line]:
 
 def parse_line(raw: bytes, n: int, path: Path, base: Path) -> Candidate | Rejection:
     obj: Any = None
+    cls = FailureClass.BAD_METADATA
     try:
         text = raw.decode("utf-8")
         obj = json.loads(text)
         return candidate_from_line(obj, base)
     except UnicodeDecodeError as e:
         reason = f"not UTF-8 (byte {e.start + 1} of the line)"
+    except UnreadableFile as e:
+        reason, cls = str(e), FailureClass.UNAVAILABLE
     except (ValueError, ManifestError, RecursionError) as e:
         reason = str(e) if isinstance(e, ManifestError) else f"not valid JSON ({e})"
     doc_id = obj.get("id") if isinstance(obj, dict) else None
     name = doc_id if isinstance(doc_id, str) and doc_id.strip() and \
         not _BAD_ID_CHARS.search(doc_id) else f"{path.name}:{n}"
-    return Rejection(name, "local", FailureClass.BAD_METADATA.value, f"{path}:{n}: {reason}")
+    return Rejection(name, "local", cls.value, f"{path}:{n}: {reason}")

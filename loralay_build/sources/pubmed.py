@@ -12,6 +12,10 @@ August 2026. The cloud dataset has, per article version, a metadata JSON
 (`metadata/PMC<id>.<ver>.json`) whose `pdf_url` names the PDF (`s3://...?md5=...`),
 fetched over HTTPS and checked against the md5. The version comes from the OAI
 record's `pmcid-ver` (version 1 when the record has none).
+
+Licence (`choose_license`): the JATS `<license>` of the OAI record (its `ali:license_ref`,
+`xlink:href`, `license-type`, `license-p`), the cloud metadata's `license_code`, then the
+`pmc-license-ref` custom-meta: the first that names a licence, else the first stated.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 from lxml import etree
 from sickle import Sickle, oaiexceptions
@@ -33,9 +37,18 @@ from sickle.response import OAIResponse
 
 from ..failures import FailureClass, StageError
 from ..http import HostBlocked, HostForbidden, PoliteClient
+from ..licenses import UNKNOWN, normalise_license
 from ..records import Candidate, Rejection
 from ..settings import PubmedSettings
-from . import BadRunInput, FetchContext, HarvestStopped, download_candidate, forbidden, jats
+from . import (
+    BadRunInput,
+    FetchContext,
+    HarvestStopped,
+    download_candidate,
+    forbidden,
+    jats,
+    retrieved_now,
+)
 from .cohan import read_ids
 
 SOURCE = "pubmed"
@@ -134,7 +147,34 @@ def _md5(path: Path) -> str:
     return h.hexdigest()
 
 
-def record_to_candidate(article_id: str, split: str, root: etree._Element
+def choose_license(statements: list[tuple[str, str]], cloud_code: str | None = None,
+                   pmc_ref: str | None = None) -> tuple[str | None, str | None]:
+    """(value, where it was read) of an article's licence: of the JATS statements
+    (`jats.license_statements`, most precise first), the cloud's `license_code` and the
+    `pmc-license-ref` custom-meta, the first that names a licence; else the first stated
+    at all (kept as the source's words; `license-type` alone, such as `open-access`, is
+    not a statement of a licence); (None, None) when PMC states none."""
+    every = [*statements, ("cloud:license_code", cloud_code or ""),
+             ("custom-meta:pmc-license-ref", pmc_ref or "")]
+    every = [(where, value.strip()) for where, value in every if value and value.strip()]
+    for where, value in every:
+        if normalise_license(value).id != UNKNOWN:
+            return value, where
+    for where, value in every:
+        if where != "license/@license-type":
+            return value, where
+    return None, None
+
+
+def oai_record_url(s: PubmedSettings, digits: str) -> str:
+    """The GetRecord URL of an article (without `tool`/`email`: they name the user)."""
+    query = urlencode({"verb": "GetRecord", "identifier": f"oai:pubmedcentral.nih.gov:{digits}",
+                       "metadataPrefix": s.metadata_prefix}, safe=":")
+    return f"{s.oai_url}{'&' if '?' in s.oai_url else '?'}{query}"
+
+
+def record_to_candidate(article_id: str, split: str, root: etree._Element,
+                        record_url: str | None = None, retrieved_at: str | None = None
                         ) -> Candidate | Rejection:
     """The candidate an OAI record describes (no PDF yet), or why it cannot be one."""
     meta = jats.article_meta(root)
@@ -149,15 +189,30 @@ def record_to_candidate(article_id: str, split: str, root: etree._Element
                          f"no plain English abstract (found: {', '.join(kinds) or 'none'})")
     ids = jats.article_ids(meta)
     flags = jats.custom_meta(meta)
+    licence, where = choose_license(jats.license_statements(meta),
+                                    pmc_ref=flags.get("pmc-license-ref"))
     extra: dict[str, Any] = {"pmcid_ver": ids.get("pmcid-ver"), "pmid": ids.get("pmid"),
                              "doi": ids.get("doi"),
                              "has_pdf": flags.get("pmc-prop-has-pdf"),
-                             "license": flags.get("pmc-license-ref"),
+                             "license_field": where,
                              "abstract_types": [a.kind or "plain" for a in found]}
     return Candidate(id=article_id, source=SOURCE, language="en", abstracts=keyed,
                      publication_date=jats.publication_date(meta), split=split,
                      title=jats.title(meta),
-                     extra={k: v for k, v in extra.items() if v is not None})
+                     extra={k: v for k, v in extra.items() if v is not None},
+                     license=licence, record_url=record_url, retrieved_at=retrieved_at)
+
+
+def with_cloud_license(item: Candidate, root: etree._Element, code: str | None
+                       ) -> Candidate:
+    """The candidate's licence chosen again with the cloud metadata's `license_code`."""
+    meta = jats.article_meta(root)
+    if meta is None or not code:
+        return item
+    licence, where = choose_license(jats.license_statements(meta), code,
+                                    jats.custom_meta(meta).get("pmc-license-ref"))
+    return replace(item, license=licence,
+                   extra={**item.extra, "license_field": where, "license_code": code})
 
 
 class PubmedHarvest:
@@ -213,8 +268,8 @@ class PubmedHarvest:
             raise StageError(FailureClass.UNAVAILABLE, "OAI record is deleted")
         return record.xml
 
-    def pdf_location(self, cand: Candidate) -> tuple[str, str | None]:
-        """(HTTPS URL, md5) of the PDF from the cloud metadata JSON."""
+    def pdf_location(self, cand: Candidate) -> tuple[str, str | None, str | None]:
+        """(HTTPS URL, md5, license_code) of the PDF from the cloud metadata JSON."""
         digits = pmc_digits(cand.id)
         version = cand.extra.get("pmcid_ver") or f"PMC{digits}.1"
         url = self.settings.pdf_metadata_url.format(pmcid_ver=version, pmcid=f"PMC{digits}")
@@ -223,7 +278,9 @@ class PubmedHarvest:
         if not isinstance(pdf_url, str) or not pdf_url:
             raise StageError(FailureClass.UNAVAILABLE, f"no pdf_url in the PMC cloud for "
                              f"{version}")
-        return s3_to_https(pdf_url, self.settings.s3_https_url)
+        code = data.get("license_code")
+        return (*s3_to_https(pdf_url, self.settings.s3_https_url),
+                code if isinstance(code, str) and code.strip() else None)
 
     def process(self, article_id: str, split: str) -> Candidate | Rejection:
         digits = pmc_digits(article_id)
@@ -236,19 +293,21 @@ class PubmedHarvest:
             raise HarvestStopped(f"pubmed: {e}") from e
         except StageError as e:
             return Rejection(article_id, SOURCE, e.failure.cls.value, e.failure.message)
-        found = record_to_candidate(article_id, split, root)
+        found = record_to_candidate(article_id, split, root,
+                                    oai_record_url(self.settings, digits), retrieved_now())
         if isinstance(found, Rejection):
             return found
         item: Candidate = found
         try:
-            url, md5 = self.retrying(f"{article_id} PDF metadata",
-                                     lambda: self.pdf_location(item))
+            url, md5, code = self.retrying(f"{article_id} PDF metadata",
+                                           lambda: self.pdf_location(item))
         except HostForbidden as e:  # the cloud bucket holds the PDFs: a refusal costs this one
             return forbidden(self.ctx, item, e)
         except HostBlocked as e:
             raise HarvestStopped(f"pubmed: {e}") from e
         except StageError as e:
             return Rejection(article_id, SOURCE, e.failure.cls.value, e.failure.message, item)
+        item = with_cloud_license(item, root, code)
         item = replace(item, pdf_url=url, extra={**item.extra, "pdf_md5": md5})
         return self.check_md5(download_candidate(self.ctx, self.client, item,
                                                  self.settings.pdf_attempts))
@@ -262,7 +321,7 @@ class PubmedHarvest:
         Path(item.pdf_path).unlink(missing_ok=True)
         return Rejection(item.id, SOURCE, FailureClass.UNAVAILABLE.value,
                          f"PDF md5 {got} is not the cloud's {item.extra['pdf_md5']}",
-                         replace(item, pdf_path=None))
+                         replace(item, pdf_path=None, pdf_sha256=None))
 
     def run(self) -> Iterator[Candidate | Rejection]:
         assert self.settings.ids_dir is not None  # require_inputs

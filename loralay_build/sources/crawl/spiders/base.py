@@ -13,6 +13,7 @@ for that host wait in `ForbiddenHostMiddleware` and are dropped, never sent.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -132,8 +133,8 @@ class PdfSpider(scrapy.Spider):
                                  f"{response.url}: {problem}", cand)
             return
         dest = pdf_path_for(self.pdf_dir, cand.id)
-        write_atomic(dest, response.body)
-        yield candidate_item(cand.with_pdf(str(dest)))
+        got = write_atomic(dest, response.body)
+        yield candidate_item(replace(cand, pdf_path=str(dest), pdf_sha256=got.sha256))
 
     def pdf_failed(self, failure: Any) -> Iterator[dict[str, Any]]:
         cand: Candidate = failure.request.cb_kwargs["cand"]

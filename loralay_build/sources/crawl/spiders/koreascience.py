@@ -2,6 +2,9 @@
 
 Selectors anchor on text labels ("Abstract", "Published", "PDF") and on `/article/`
 links, not on element positions, which moved between 2019 and 2025.
+
+No licence field is known on KoreaScience's pages: `license` stays None (`unknown`);
+the provenance is the article page and when it was fetched.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import scrapy
 
 from ....failures import FailureClass
 from ....records import Candidate
+from ... import retrieved_now
 from .base import PdfSpider, rejection_item
 
 _PAGER = re.compile(r"(\d[\d,]*)\s*/\s*(\d[\d,]*)\s*pages?", re.I)
@@ -118,4 +122,5 @@ class KoreaScienceSpider(PdfSpider):
             pdf_url=response.urljoin(pdf) if pdf else None,
             publication_date=date.group(0).replace(".", "-") if date else None,
             title=title, extra={"article_url": response.url},
+            record_url=response.url, retrieved_at=retrieved_now(),
         )

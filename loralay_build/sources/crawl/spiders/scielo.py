@@ -3,11 +3,16 @@
 An article belongs to SciELO-ES/PT when its original language (`v40`) is the wanted
 one; it then needs a PDF (`fulltexts.pdf.<lang>`) and an abstract (`v83`) in that
 language. Ids are `<collection>-<PID>`, stable across runs.
+
+Licence: the record's own `license` (ArticleMeta's per-article field, not uniform: `by`,
+`by-nc`, `by/4.0`, `by-nc/3.0`, `by/igo` ...), else the Creative Commons link of the
+article's `v540` licence text; the issue's and journal's licences are not used.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 from urllib.parse import urlencode
@@ -16,7 +21,10 @@ import scrapy
 
 from ....failures import FailureClass
 from ....records import Candidate
+from ... import retrieved_now
 from .base import PdfSpider, rejection_item
+
+_LICENSE_HREF = re.compile(r"""href=["']([^"']+)["']""")
 
 
 def _tag(article: dict[str, Any], tag: str) -> list[dict[str, Any]]:
@@ -46,6 +54,19 @@ def publication_date(record: dict[str, Any]) -> str | None:
         return y if m == "00" else (f"{y}-{m}" if d == "00" else f"{y}-{m}-{d}")
     year = record.get("publication_year")
     return str(year) if year else None
+
+
+def license_of(record: dict[str, Any]) -> tuple[str | None, str | None]:
+    """(value, field): the record's `license` as ArticleMeta gives it, else the first
+    link of the article's own `v540` licence text (HTML with `<a rel="license" href>`)."""
+    value = record.get("license")
+    if isinstance(value, str) and value.strip():
+        return value.strip(), "license"
+    for t in _tag(record.get("article") or {}, "v540"):
+        m = _LICENSE_HREF.search(str(t.get("t") or ""))
+        if m:
+            return m.group(1).strip(), "article.v540"
+    return None, None
 
 
 def title_in(record: dict[str, Any], lang: str) -> str | None:
@@ -116,7 +137,7 @@ class ScieloSpider(PdfSpider):
             return
         if not isinstance(record, dict) or article_language(record) != self.language:
             return  # another language's article: not a candidate of this source
-        cand = self.candidate(doc_id, record)
+        cand = self.candidate(doc_id, record, response.url)
         if self.language not in cand.abstracts:
             yield rejection_item(doc_id, self.source, FailureClass.NO_ABSTRACT,
                                  f"no {self.language} abstract in v83", cand)
@@ -126,15 +147,19 @@ class ScieloSpider(PdfSpider):
         else:
             yield self.pdf_request(cand)
 
-    def candidate(self, doc_id: str, record: dict[str, Any]) -> Candidate:
+    def candidate(self, doc_id: str, record: dict[str, Any],
+                  record_url: str | None = None) -> Candidate:
         found = abstracts_by_language(record)
         abstracts = {k: found[k] for k in [self.language] if k in found}
         abstracts.update({k: v for k, v in found.items() if k != self.language})
         pdfs = (record.get("fulltexts") or {}).get("pdf") or {}
+        licence, where = license_of(record)
+        extra = {"collection": doc_id.split("-", 1)[0], "pid": record.get("code"),
+                 "doi": record.get("doi")}
         return Candidate(
             id=doc_id, source=self.source, language=self.language, abstracts=abstracts,
             pdf_url=pdfs.get(self.language), publication_date=publication_date(record),
             title=title_in(record, self.language),
-            extra={"collection": doc_id.split("-", 1)[0], "pid": record.get("code"),
-                   "doi": record.get("doi")},
+            extra={**extra, "license_field": where} if where else extra,
+            license=licence, record_url=record_url, retrieved_at=retrieved_now(),
         )
