@@ -8,6 +8,7 @@ failure in the run state, not an exception).
 from __future__ import annotations
 
 import logging
+import sqlite3
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -17,6 +18,7 @@ import click
 
 from . import registry
 from .errors import LoralayError
+from .owned import storage_problem
 
 
 @click.group()
@@ -28,19 +30,41 @@ def main(verbose: bool) -> None:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
 
-def _guarded(fn: Callable[[], Any]) -> Any:
+class _Path(click.Path):
+    """A path option or argument; an empty one is refused (`Path("")` is the current
+    folder, which `--out ''` never meant)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+                ) -> Any:
+        if isinstance(value, str) and not value.strip():
+            self.fail("an empty path", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+PATH = _Path(path_type=Path)
+
+
+def _guarded(fn: Callable[[], Any], where: Path | None = None) -> Any:
+    """Run a command's work; an error a user can act on leaves as one line on stderr with
+    exit status 2: a `LoralayError`, or a disk that is full or read-only at `where`."""
     try:
         return fn()
     except LoralayError as e:
         click.echo(f"loralay: {e}", err=True)
         sys.exit(e.exit_status)
+    except (OSError, sqlite3.Error) as e:
+        line = storage_problem(e, where)
+        if line is None:
+            raise
+        click.echo(f"loralay: {line}", err=True)
+        sys.exit(2)
 
 
 @main.command()
-@click.argument("pdfs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("pdfs", nargs=-1, required=True, type=PATH)
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "tsv"]), default="jsonl",
               show_default=True)
-@click.option("--out-dir", type=click.Path(path_type=Path), default=None,
+@click.option("--out-dir", type=PATH, default=None,
               help="Write one file per PDF here (named after it) instead of stdout.")
 @click.option("--timeout", "timeout_s", type=float, default=120.0, show_default=True)
 @click.option("--max-pages", type=int, default=1000, show_default=True)
@@ -56,11 +80,11 @@ def extract(pdfs: tuple[Path, ...], fmt: str, out_dir: Path | None, timeout_s: f
 
 SOURCE = click.option("--source", required=True,
                       help=f"One of {', '.join(registry.names())}.")
-OUT = click.option("--out", "out", required=True, type=click.Path(path_type=Path),
+OUT = click.option("--out", "out", required=True, type=PATH,
                    help="The run's folder: dataset, report, state and PDFs.")
-CONFIG = click.option("--config", type=click.Path(path_type=Path), default=None,
+CONFIG = click.option("--config", type=PATH, default=None,
                       help="YAML file whose keys override the source's defaults.")
-MANIFEST = click.option("--manifest", type=click.Path(path_type=Path), default=None,
+MANIFEST = click.option("--manifest", type=PATH, default=None,
                         help="For --source local: the JSON-lines manifest of your PDFs.")
 LIMIT = click.option("--limit", type=int, default=None, help="Stop fetching after N documents.")
 RETRY = click.option("--retry", multiple=True, metavar="CLASS",
@@ -105,7 +129,7 @@ def fetch(source: str, out: Path, config: Path | None, manifest: Path | None,
 
     overrides = {"manifest": str(manifest)} if manifest is not None else {}
     _guarded(lambda: api.fetch(source, out, config=config, limit=limit, retry=retry,
-                               **overrides))
+                               **overrides), out)
 
 
 def _slurm_options(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -174,9 +198,9 @@ def build(source: str, out: Path, config: Path | None, manifest: Path | None,
     if dry_run:
         from .run.dryrun import dry_run as check_only
 
-        ok = _guarded(lambda: check_only(request, click.echo))
+        ok = _guarded(lambda: check_only(request, click.echo), out)
         sys.exit(0 if ok else 1)
-    _guarded(lambda: run_build(request))
+    _guarded(lambda: run_build(request), out)
 
 
 @main.group()
@@ -185,8 +209,8 @@ def export() -> None:
 
 
 @export.command("vila")
-@click.argument("dataset_dir", type=click.Path(path_type=Path))
-@click.option("--out", "out", required=True, type=click.Path(path_type=Path),
+@click.argument("dataset_dir", type=PATH)
+@click.option("--out", "out", required=True, type=PATH,
               help="Folder for {train,dev,test}-token.json, groups, docs, labels, summary.")
 @click.option("--group", type=click.Choice(["block", "line"]), default="block",
               show_default=True, help="Ids that separate I-VILA text and make H-VILA groups; "
@@ -202,36 +226,37 @@ def export_vila(dataset_dir: Path, out: Path, group: str, bbox: str, indicator: 
     from .export.vila_write import summary_lines
 
     opts = VilaOptions(group=group, bbox=bbox, indicator=indicator)
-    summary = _guarded(lambda: run_export(dataset_dir, out, opts))
+    summary = _guarded(lambda: run_export(dataset_dir, out, opts), out)
     for line in summary_lines(summary):
         click.echo(line)
 
 
 @main.command()
-@click.argument("dataset_dir", type=click.Path(path_type=Path))
+@click.argument("dataset_dir", type=PATH)
 @click.argument("article_id")
 @click.option("--page", type=int, default=None,
               help="Physical page (default: the first page an abstract was cut from).")
-@click.option("--out", "out", type=click.Path(path_type=Path), default=None,
+@click.option("--out", "out", type=PATH, default=None,
               help="PNG to write (default: ID-pN.png in the current folder).")
 def show(dataset_dir: Path, article_id: str, page: int | None, out: Path | None) -> None:
     """Draw one page of a document as the dataset sees it: words, lines, blocks, cuts."""
     from .show import show_document
 
-    written = _guarded(lambda: show_document(dataset_dir, article_id, page, out))
+    written = _guarded(lambda: show_document(dataset_dir, article_id, page, out), out)
     click.echo(str(written))
 
 
 @main.command("eval")
-@click.argument("dataset", type=click.Path(path_type=Path))
+@click.argument("dataset", type=PATH)
 @click.option("--split", default="test", show_default=True)
-@click.option("--predictions", type=click.Path(path_type=Path), default=None,
+@click.option("--predictions", type=PATH, default=None,
               help="JSON lines {\"id\", \"prediction\"}: score them instead of the baselines.")
 def eval_(dataset: Path, split: str, predictions: Path | None) -> None:
     """ROUGE of the CiteSum baselines (or your predictions) on a dataset's split."""
     from .evaluate import run_eval
 
-    click.echo(_guarded(lambda: run_eval(dataset, split, predictions)))
+    written = _guarded(lambda: run_eval(dataset, split, predictions, click.echo), dataset)
+    click.echo(f"written: {written}")
 
 
 if __name__ == "__main__":

@@ -14,14 +14,14 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
-
 from .atomic import write_text_atomic
+from .dataset import Dataset
 from .errors import ConfigError
+from .owned import describe_os_error
 
 KEYS = ("rouge1", "rouge2", "rougeL")
 PAPER_TABLE5 = {"lead": (21.94, 7.35, 17.36), "heuristic": (29.32, 12.53, 23.99),
@@ -31,13 +31,14 @@ CUES = re.compile(r"propose|introduce|in this paper", re.IGNORECASE)
 
 def load_split(dataset: Path, split: str) -> tuple[list[str], list[str], list[str] | None]:
     """(ids, references, sources or None) of one split, rows in file order."""
-    files = sorted((dataset / "data").glob(f"{split}-*.parquet"))
-    if not files:
-        raise ConfigError(f"{dataset}: no split {split!r} (no data/{split}-*.parquet)")
-    rows = [r for f in files for r in pq.read_table(f).to_pylist()]
-    if rows and "tgt" in rows[0]:
+    ds = Dataset.open(dataset)
+    files = ds.split(split)
+    names = set(files[0][1].schema_arrow.names)
+    if {"id", "src", "tgt"} <= names:
+        rows = list(ds.rows(split, ("id", "src", "tgt")))
         return [r["id"] for r in rows], [r["tgt"] for r in rows], [r["src"] for r in rows]
-    if rows and "abstract" in rows[0]:
+    if {"article_id", "abstract"} <= names:
+        rows = list(ds.rows(split, ("article_id", "abstract")))
         return [r["article_id"] for r in rows], [r["abstract"] for r in rows], None
     raise ConfigError(f"{dataset}: neither a CiteSum (src/tgt) nor a LoRaLay (abstract) dataset")
 
@@ -91,16 +92,25 @@ def mean_f1(pairs: list[tuple[str, str]], rouge: Rouge) -> dict[str, float]:
 
 
 def read_predictions(path: Path, ids: list[str]) -> list[str]:
-    """Predictions in the split's order; a missing, extra or repeated id is an error."""
+    """Predictions in the split's order; a missing, extra or repeated id is an error, as is
+    a file that is not UTF-8 JSON lines of {"id", "prediction"} (one line naming it)."""
+    if not path.is_file():
+        raise ConfigError(f"{path}: {'not found' if not path.exists() else 'not a file'} "
+                          "(--predictions takes a JSON-lines file)")
     found: dict[str, str] = {}
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(_lines(path), 1):
         if not line.strip():
             continue
         try:
             obj = json.loads(line)
             key, text = str(obj["id"]), obj["prediction"]
-        except (json.JSONDecodeError, KeyError, TypeError) as e:
-            raise ConfigError(f"{path}: line {n}: not {{\"id\", \"prediction\"}} ({e})") from None
+            if not isinstance(text, str):
+                raise TypeError("prediction is not a string")
+        except RecursionError:
+            raise ConfigError(f"{path}: line {n}: JSON nested too deep") from None
+        except (ValueError, KeyError, TypeError) as e:
+            raise ConfigError(f"{path}: line {n}: not {{\"id\", \"prediction\"}} "
+                              f"({str(e)[:100]})") from None
         if key in found:
             raise ConfigError(f"{path}: line {n}: id {key!r} given twice")
         found[key] = str(text)
@@ -109,6 +119,19 @@ def read_predictions(path: Path, ids: list[str]) -> list[str]:
         raise ConfigError(f"{path}: {len(missing)} ids of the split missing "
                           f"{missing[:3]}, {len(extra)} ids not in it {extra[:3]}")
     return [found[i] for i in ids]
+
+
+def _lines(path: Path) -> Iterator[str]:
+    """The file's lines as text; a byte that is not UTF-8 is an error naming its line."""
+    try:
+        with open(path, "rb") as fh:
+            for n, raw in enumerate(fh, 1):
+                try:
+                    yield raw.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    raise ConfigError(f"{path}: line {n}: not UTF-8 (byte {e.start})") from None
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot be read ({e.strerror})") from None
 
 
 def table(scores: dict[str, dict[str, float]], n: int, split: str) -> str:
@@ -141,13 +164,21 @@ def evaluate(dataset: Path, split: str = "test", predictions: Path | None = None
     return out
 
 
-def run_eval(dataset: Path, split: str = "test", predictions: Path | None = None) -> str:
-    """Scores written to DIR/eval-{split}.json (…-predictions.json for --predictions)."""
+def run_eval(dataset: Path, split: str = "test", predictions: Path | None = None,
+             echo: Callable[[str], None] = print) -> Path:
+    """The scores' table through `echo`, then the scores written to DIR/eval-{split}.json
+    (…-predictions.json for --predictions); a folder that cannot take the file is a
+    ConfigError after the table, so the scores are never lost with it."""
     result = evaluate(dataset, split, predictions)
     name = f"eval-{split}{'-predictions' if predictions else ''}.json"
-    write_text_atomic(dataset / name, json.dumps(result, indent=1))
     scores = {k: v for k, v in result.items() if isinstance(v, dict)}
-    return table(scores, len_examples(result), split) + f"\nwritten: {dataset / name}"
+    echo(table(scores, len_examples(result), split))
+    try:
+        write_text_atomic(dataset / name, json.dumps(result, indent=1))
+    except OSError as e:
+        raise ConfigError(f"cannot write {dataset / name} ({describe_os_error(e)}); the "
+                          "scores are above") from None
+    return dataset / name
 
 
 def len_examples(result: dict[str, Any]) -> int:

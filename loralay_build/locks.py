@@ -15,16 +15,21 @@ import os
 from pathlib import Path
 from typing import IO
 
-from ..errors import RunLocked
-from ..layout import RunLayout
+from .errors import RunLocked
+from .layout import RunLayout
+
+LOCK_NAME = ".lock"
 
 
 class RunLock:
-    """An exclusive lock on the run folder for the whole command (released by the kernel
-    when the process dies, so a killed run never leaves a stale lock)."""
+    """An exclusive lock on a folder the tool writes (a run folder, an export folder) for
+    the whole command; released by the kernel when the process dies, so a killed run never
+    leaves a stale lock. The loser is told who holds it."""
 
-    def __init__(self, layout: RunLayout) -> None:
-        self.path = layout.lock_file
+    def __init__(self, folder: RunLayout | Path, what: str = "another build") -> None:
+        out = folder.out if isinstance(folder, RunLayout) else Path(folder)
+        self.path = out / LOCK_NAME
+        self.what = what
         self.fh: IO[str] | None = None
 
     def __enter__(self) -> RunLock:
@@ -36,7 +41,7 @@ class RunLock:
             fh.seek(0)
             pid = fh.read().strip() or "?"
             fh.close()
-            raise RunLocked(f"{self.path.parent}: another build is running (pid {pid})") from None
+            raise RunLocked(f"{self.path.parent}: {self.what} is running (pid {pid})") from None
         fh.seek(0)
         fh.truncate()
         fh.write(str(os.getpid()))

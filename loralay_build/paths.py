@@ -21,5 +21,12 @@ def safe_name(doc_id: str, suffix: str = "") -> str:
     return f"{slug}-{digest}{suffix}"
 
 
+def readable_name(doc_id: str, suffix: str = "") -> str:
+    """The id itself when it is already a safe, short file name; else `safe_name`'s."""
+    if len(doc_id) <= 100 and not _UNSAFE.search(doc_id) and doc_id.strip("._-") == doc_id:
+        return doc_id + suffix
+    return safe_name(doc_id, suffix)
+
+
 def pdf_path_for(pdf_dir: Path, doc_id: str) -> Path:
     return Path(pdf_dir) / safe_name(doc_id, ".pdf")

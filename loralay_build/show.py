@@ -25,6 +25,7 @@ from .atomic import write_atomic
 from .dataset import find_row
 from .errors import ConfigError
 from .images.redact import removed_indices
+from .paths import readable_name
 from .records import Candidate
 
 SCALE = 2.0  # 144 dpi: small words stay readable, an A4 page is 1190 x 1684 pixels
@@ -136,7 +137,7 @@ def show_document(dataset_dir: str | Path, article_id: str, page: int | None = N
         raise ConfigError(f"{article_id}: no page {page} (the PDF has {cuts.num_pages})")
     caption = Caption(article_id, split, page, cuts.num_pages, row, cuts)
     image = draw_page(pdf, page, row, cuts, caption, scale)
-    target = Path(out) if out is not None else Path(f"{article_id}-p{page}.png")
+    target = Path(out) if out is not None else Path(readable_name(article_id, f"-p{page}.png"))
     png = io.BytesIO()
     image.save(png, format="PNG", optimize=True)
     write_atomic(target, png.getvalue())

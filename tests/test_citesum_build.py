@@ -130,8 +130,11 @@ def test_split_is_disjoint_by_cited_paper_and_bad_lines_are_classed(tmp_path):
     assert not (ids["train"] & ids["test"]) and not (ids["train"] & ids["validation"])
     assert sum(len(v) for v in ids.values()) == 240
     report = json.loads((out / "report.json").read_text())
-    (failure,) = report["failures"]
-    assert failure["class"] == "bad_metadata" and failure["id"].endswith("#1")
+    bad = report["bad_records"]
+    assert bad["counts"] == {"bad_metadata": 1} and report["verdict"] == \
+        "complete, 1 bad records"
+    (example,) = bad["examples"]["bad_metadata"]
+    assert example.split("/")[-1].startswith("pdf_parses_0.jsonl.gz:1: not JSON ("), example
 
 
 def test_missing_inputs_are_one_line(tmp_path):

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from loralay_build.layout import RunLayout
-from loralay_build.run.locks import RunLock
+from loralay_build.locks import RunLock
+from loralay_build.owned import BUILD, claim_folder
 
 from .conftest import REPO, build_local, config, loralay, rows_as_written
 
@@ -168,6 +169,7 @@ def test_a_finish_over_states_of_different_counts_is_refused(tmp_path):
 
 def test_a_second_build_on_one_folder_is_refused_while_the_first_runs(tmp_path):
     out = tmp_path / "out"
+    claim_folder(out, BUILD)  # what the first build did before taking its lock
     with RunLock(RunLayout(out)):
         proc = build(SAMPLE / "manifest.jsonl", out)
     assert proc.returncode == 2

@@ -89,7 +89,7 @@ def test_a_plain_build_waits_for_no_running_shard(tmp_path):
     """While a shard holds the run (shared), the whole-run commands are refused at once."""
     from loralay_build.errors import RunLocked
     from loralay_build.layout import RunLayout
-    from loralay_build.run.locks import RunLock, ShardLock
+    from loralay_build.locks import RunLock, ShardLock
 
     layout = RunLayout(tmp_path / "ds")
     with ShardLock(layout, 0, 2):
@@ -326,7 +326,7 @@ def test_the_submitter_plans_the_missing_shards_as_the_shards_do(tmp_path):
 
 @pytest.mark.cluster
 def test_the_readme_sbatch_recipe_builds_the_same_dataset(slurm, plain_sample, tmp_path):
-    text = (REPO / "README.md").read_text(encoding="utf-8")
+    text = (REPO / "docs" / "cluster.md").read_text(encoding="utf-8")
     block = text.split("```bash\n# a network source first fetches once", 1)[1]
     block = block.split("\n", 1)[1].split("```", 1)[0]
     out = tmp_path / "ds"

@@ -166,7 +166,7 @@ def test_cli_export_and_errors(sample, tmp_path):
     assert run.exit_code == 0, run.output
     assert "train:" in run.output and "blocks/page" in run.output
     bad = CliRunner().invoke(main, ["export", "vila", str(tmp_path), "--out", str(tmp_path)])
-    assert bad.exit_code == 2 and "no dataset shards" in bad.output
+    assert bad.exit_code == 2 and "no data/ folder" in bad.output
     with pytest.raises(ConfigError):
         export_vila(tmp_path / "missing", tmp_path / "o")
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from loralay_build.dataset import iter_rows, shards
+from loralay_build.dataset import LAYOUT_COLUMNS, Dataset
 from loralay_build.export.vila import points_box, vila_word
 
 
@@ -75,8 +75,9 @@ class VilaReference:
     def check_boxes(self, dataset_dir: Path) -> int:
         """Our points boxes == int() of VILA's normalize_bbox on every word of the dataset."""
         n = 0
-        for files in shards(dataset_dir).values():
-            for row in iter_rows(files):
+        ds = Dataset.open(dataset_dir)
+        for split in ds.splits:
+            for row in ds.rows(split, LAYOUT_COLUMNS):
                 for box, page in zip(row["article_bboxes"], row["article_pages"], strict=True):
                     w, h = row["page_sizes"][page - 1]
                     theirs = [int(v) for v in self.normalize_bbox(box, w, h)]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import random
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -140,12 +142,27 @@ def test_load_dataset_round_trip_with_run_clutter(tmp_path):
     assert f["page_sizes"] == List(List(Value("float32"), length=2))
 
 
+def unhashed(name: str) -> str:
+    """A shard's name without its content part (`-<sha256:12>`)."""
+    return re.sub(r"-[0-9a-f]{12}\.parquet$", ".parquet", name)
+
+
+def shard(out: Path, split: str) -> Path:
+    (path,) = (out / "data").glob(f"{split}-00000-of-00001-*.parquet")
+    return path
+
+
 def test_parquet_schema_page_index_and_shard_rotation(tmp_path):
     out = tmp_path / "ds"
     result = write_shards(out, {s: v for s, v in splits_of(7, 3, 0).items()}, rows_per_shard=3)
     names = sorted(p.name for p in (out / "data").iterdir())
-    assert names == ["train-00000-of-00003.parquet", "train-00001-of-00003.parquet",
-                     "train-00002-of-00003.parquet", "validation-00000-of-00001.parquet"]
+    assert [unhashed(n) for n in names] == [
+        "train-00000-of-00003.parquet", "train-00001-of-00003.parquet",
+        "train-00002-of-00003.parquet", "validation-00000-of-00001.parquet"]
+    for name in names:  # a shard is named after its content
+        digest = hashlib.sha256((out / "data" / name).read_bytes()).hexdigest()[:12]
+        assert name.endswith(f"-{digest}.parquet"), name
+    assert result.shards["train"] == [f"data/{n}" for n in names[:3]]
     assert result.shards["test"] == [] and result.counts["test"] == 0
     rows = [pq.ParquetFile(out / "data" / n).metadata.num_rows for n in names]
     assert rows == [3, 3, 1, 3]
@@ -167,7 +184,7 @@ def test_word_columns_are_written_with_their_encodings(tmp_path, features):
     out = tmp_path / "ds"
     docs = splits_of(3, 0, 0)
     write_shards(out, docs, features=features)
-    pf = pq.ParquetFile(out / "data" / "train-00000-of-00001.parquet")
+    pf = pq.ParquetFile(shard(out, "train"))
     chunks = {pf.metadata.row_group(0).column(i).path_in_schema.split(".")[0]:
               set(pf.metadata.row_group(0).column(i).encodings)
               for i in range(pf.metadata.num_columns)}
@@ -214,7 +231,7 @@ def test_row_groups_are_bounded_by_bytes(tmp_path):
     docs = splits_of(6, 0, 0)
     one_doc_bytes = doc_to_batch(docs["train"][0]).nbytes
     write_shards(out, docs, rows_per_shard=100, row_group_bytes=int(one_doc_bytes * 2.5))
-    meta = pq.ParquetFile(out / "data" / "train-00000-of-00001.parquet").metadata
+    meta = pq.ParquetFile(shard(out, "train")).metadata
     assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [3, 3]
 
 
@@ -246,7 +263,7 @@ def test_previous_data_replaced_only_when_new_data_complete(tmp_path, ahead):
 
     write_dataset(out, {"train": [make_doc(500)], "validation": [make_doc(501)],
                         "test": [make_doc(502)]}, FACTS, rows_per_shard=2)
-    assert sorted(p.name for p in (out / "data").iterdir()) == [
+    assert sorted(unhashed(p.name) for p in (out / "data").iterdir()) == [
         "test-00000-of-00001.parquet", "train-00000-of-00001.parquet",
         "validation-00000-of-00001.parquet"]
     ds = load(out, tmp_path)
@@ -344,7 +361,7 @@ def test_writer_streams_shards_while_the_iterator_is_still_running(tmp_path):
     write_shards(out, {"train": docs()}, rows_per_shard=2)
     # a new shard file is opened at docs 0, 2, 4, 6: earlier ones exist before the end
     assert seen_partials == [0, 1, 1, 2, 2, 3, 3]
-    assert len(list((out / "data").glob("train-*-of-00004.parquet"))) == 4
+    assert len(list((out / "data").glob("train-*-of-00004-*.parquet"))) == 4
 
 
 # what the original loaders declare in `_info()` (laudao/loralay-modeling

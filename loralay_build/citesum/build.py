@@ -120,13 +120,17 @@ def run_passes(s: Any, work: Work, state: RunState, run: StageRun) -> None:
 def write_outputs(s: Any, out: Path, work: Work, state: RunState) -> dict[str, Any]:
     """The dataset from the shards whose scoring is current, then the report and the card;
     returns the report's JSON."""
-    citing, _ = inputs(s)
+    citing, cited = inputs(s)
     tasks = work.pass1_tasks(citing)
     p1 = ok_keys(state, PASS1, sorted(tasks))
+    p2 = ok_keys(state, PASS2, sorted(f"{kind}/{p.name}" for kind, paths in cited.items()
+                                      for p in paths))
     scored = {k: work.scored(k, Path(tasks[k][1])) for k in ok_keys(state, SCORE, p1)}
     files = list(scored.values())
-    counts = write_rows(out, {sp: score.rows_of(files, sp) for sp in SPLITS}, s.rows_per_shard)
-    report = write_report(out, s, state, STAGES, p1, list(scored), counts)
-    write_card(out, s, counts, report["card"])
+    counts, data_files = write_rows(out, {sp: score.rows_of(files, sp) for sp in SPLITS},
+                                    s.rows_per_shard)
+    report = write_report(out, s, state, STAGES, {PASS1: p1, PASS2: p2, SCORE: list(scored)},
+                          counts)
+    write_card(out, s, counts, data_files, report["card"])
     log.info("done: %s", ", ".join(f"{k} {v}" for k, v in counts.items()))
     return report

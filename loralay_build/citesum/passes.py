@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic import atomic_text
+from ..failures import BadRecords, FailureClass
 from . import index, read2020, readapi
 from .read2020 import NotARecord
 from .sentences import make_splitter
@@ -33,6 +34,7 @@ CITED = {"metadata": read2020.cited_paper, "abstracts": readapi.cited_abstract,
 ID_OF = {"metadata": read2020.record_id, "abstracts": readapi.record_id,
          "papers": readapi.record_id}
 _WORKER: dict[str, Any] = {}
+BAD = FailureClass.BAD_METADATA.value
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +58,7 @@ class Funnel:
     def __init__(self, examples: int) -> None:
         self.counts: Counter[str] = Counter()
         self.drops: dict[str, list[str]] = {}
-        self.bad: list[tuple[int, str]] = []
+        self.bad = BadRecords()
         self.examples = examples
 
     def drop(self, reason: str, example: str) -> None:
@@ -66,7 +68,7 @@ class Funnel:
             kept.append(example)
 
     def to_json(self) -> dict[str, Any]:
-        return {"counts": dict(self.counts), "drops": self.drops, "bad": self.bad}
+        return {"counts": dict(self.counts), "drops": self.drops, "bad": self.bad.to_json()}
 
 
 def _atomic_lines(path: Path, lines: Any) -> int:
@@ -108,12 +110,12 @@ def pass1(task: tuple[str, str], cfg: Pass1Config) -> dict[str, Any]:
     def lines() -> Any:
         for lineno, rec in records(path):
             if isinstance(rec, BadLine):
-                funnel.bad.append((lineno, str(rec)))
+                funnel.bad.add(BAD, f"{path}:{lineno}: {rec.reason}")
                 continue
             try:
                 paper = _WORKER["read"](rec)
-            except (NotARecord, AttributeError, TypeError) as e:
-                funnel.bad.append((lineno, f"line {lineno}: {e}"))
+            except (NotARecord, AttributeError, TypeError, ValueError) as e:
+                funnel.bad.add(BAD, f"{path}:{lineno}: {e}")
                 continue
             funnel.counts["papers_read"] += 1
             yield from _paper_candidates(paper, funnel)
@@ -121,10 +123,10 @@ def pass1(task: tuple[str, str], cfg: Pass1Config) -> dict[str, Any]:
     return funnel.to_json()
 
 
-def _good_records(path: Path, bad: list[tuple[int, str]]) -> Any:
+def _good_records(path: Path, bad: BadRecords) -> Any:
     for lineno, rec in records(path):
         if isinstance(rec, BadLine):
-            bad.append((lineno, str(rec)))
+            bad.add(BAD, f"{path}:{lineno}: {rec.reason}")
         else:
             yield lineno, rec
 
@@ -133,7 +135,7 @@ def pass2(task: tuple[str, str, str], ids_db: str) -> dict[str, Any]:
     """One abstracts / metadata shard (kind, path, out) -> the cited papers it holds."""
     kind, path, out = task[0], Path(task[1]), Path(task[2])
     read, id_of = CITED[kind], ID_OF[kind]
-    bad: list[tuple[int, str]] = []
+    bad = BadRecords()
 
     def lines(con: Any) -> Any:
         for chunk in index.batches(_good_records(path, bad)):
@@ -144,11 +146,11 @@ def pass2(task: tuple[str, str, str], ids_db: str) -> dict[str, Any]:
                     continue
                 try:
                     yield read(rec).to_json()
-                except (NotARecord, AttributeError, TypeError) as e:
-                    bad.append((lineno, f"line {lineno}: {e}"))
+                except (NotARecord, AttributeError, TypeError, ValueError) as e:
+                    bad.add(BAD, f"{path}:{lineno}: {e}")
     con = index.open_ro(ids_db)
     try:
         found = _atomic_lines(out, lines(con))
     finally:
         con.close()
-    return {"counts": {"found": found}, "bad": bad}
+    return {"counts": {"found": found}, "bad": bad.to_json()}

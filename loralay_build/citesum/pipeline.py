@@ -5,10 +5,9 @@ unit of work is an S2ORC shard file, run in the bounded worker pool), then the f
 
 from __future__ import annotations
 
-import shutil
-
 from ..errors import BuildStopped, ConfigError
 from ..layout import RunLayout
+from ..owned import remove
 from ..run.pool import TaskLimits
 from ..run.request import BuildRequest, BuildResult
 from ..settings import CiteSumSettings
@@ -39,8 +38,9 @@ class CiteSumPipeline:
         inputs(_settings(req))
 
     def wipe(self, layout: RunLayout) -> None:
-        shutil.rmtree(layout.out / "work", ignore_errors=True)
-        (layout.state_dir / "citesum.sqlite").unlink(missing_ok=True)
+        for entry in (layout.out / "work", layout.state_dir / "citesum.sqlite"):
+            if entry.exists() or entry.is_symlink():
+                remove(entry)
 
     def claim_shards(self, layout: RunLayout, num_shards: int) -> None:
         """One unit of work: the passes (never split across commands)."""

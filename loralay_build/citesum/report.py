@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic import write_text_atomic
+from ..failures import BadRecords
 from ..state import RunState
 from .stages import failed_shards
 
@@ -74,9 +75,15 @@ def funnel_rows(counts: Counter[str]) -> list[dict[str, Any]]:
     return rows
 
 
-def _bad_records(state: RunState, stages: list[str]) -> list[dict[str, Any]]:
-    return [{"id": r.doc_id, "stage": r.stage, "class": r.failure_class, "message": r.message}
-            for stage in stages for r in state.results(stage) if r.status == "failed"]
+def _bad_records(state: RunState, stages: list[str], keys: dict[str, list[str]]
+                 ) -> BadRecords:
+    """Every current shard's tally of bad lines, added up (counts per class, first few)."""
+    bad = BadRecords()
+    for stage in stages:
+        for key in keys.get(stage, []):
+            bad.merge(BadRecords.from_json(state.get_checkpoint(f"{stage}:{key}", {})
+                                           .get("bad")))
+    return bad
 
 
 def _verdict(failed_shards: int, bad_records: int) -> str:
@@ -109,29 +116,33 @@ def _markdown(rows: list[dict[str, Any]], report: dict[str, Any]) -> str:
         lines += ["", "A rerun retries an `internal_error` shard, and a `timeout` or `memory` "
                   "one when `shard_timeout_s` / `worker_memory_mb` was raised or with "
                   "`--retry timeout` / `--retry memory`."]
-    bad = [f for f in report["failures"] if f not in report["failed_shards"]]
-    lines += ["", f"## Bad records ({len(bad)})", ""]
-    lines += [f"- `{f['id']}` {f['class']}: {f['message']}" for f in bad[:50]]
+    bad = report["bad_records"]
+    lines += ["", f"## Bad records ({sum(bad['counts'].values()):,})", ""]
+    lines += ["Lines of the shards that are not records (counted by class, the first few "
+              "shown): the rest of each shard went on.", ""] if bad["counts"] else []
+    for cls, n in bad["counts"].items():
+        lines.append(f"- **{cls}** ({n:,}):")
+        lines += [f"  - {e}" for e in bad["examples"][cls]]
     return "\n".join(lines) + "\n"
 
 
 def write_report(out: Path, settings: Any, state: RunState, stages: list[str],
-                 citing: list[str], scored: list[str], splits: dict[str, int]
-                 ) -> dict[str, Any]:
-    """`stages`: pass 1, pass 2, scoring; `citing` / `scored`: this run's citing shard keys
-    that pass 1 / the scoring did (a shard no longer in the glob is not counted)."""
+                 keys: dict[str, list[str]], splits: dict[str, int]) -> dict[str, Any]:
+    """`stages`: pass 1, pass 2, scoring; `keys`: per stage, this run's shard keys that
+    succeeded (a shard no longer in the glob is not counted)."""
+    citing, scored = keys[stages[0]], keys[stages[-1]]
     funnels = chain((state.get_checkpoint(f"{stages[0]}:{key}", {}) for key in citing),
                     (state.get_checkpoint(f"{stages[-1]}:{key}", {}) for key in scored))
     counts, drops = _sum(funnels, settings.drop_examples)
     rows = funnel_rows(counts)
     failed = failed_shards(state, stages)
-    failures = failed + _bad_records(state, stages)
+    bad = _bad_records(state, stages, keys)
     report = {
-        "verdict": _verdict(len(failed), len(failures) - len(failed)),
+        "verdict": _verdict(len(failed), bad.total),
         "funnel": rows, "splits": splits, "failed_shards": failed,
         "drops": {d: {"count": counts.get(d, 0),
                       "examples": drops.get(d, [])[:settings.drop_examples]} for d in DROPS},
-        "failures": failures, "settings": settings.user_view(),
+        "bad_records": bad.to_json(), "settings": settings.user_view(),
     }
     write_text_atomic(out / "report.json", json.dumps(report, indent=1, ensure_ascii=False))
     write_text_atomic(out / "report.md", _markdown(rows, report))

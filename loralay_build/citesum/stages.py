@@ -74,10 +74,7 @@ def record(state: RunState, ledger: Ledger, key: str, result: dict[str, Any] | F
             ledger.put(Entry(key, fingerprint, result.cls.value, stage, line,
                              run.limit_values()))
             return
-        for lineno, message in result.get("bad", []):
-            state.record_failure_raw(f"{key}#{lineno}", stage,
-                                     FailureClass.BAD_METADATA.value, message)
-        state.set_checkpoint(f"{stage}:{key}", result)
+        state.set_checkpoint(f"{stage}:{key}", result)  # its funnel and bad-record tally
         ledger.put(Entry(key, fingerprint, limits=run.limit_values()))
 
 

@@ -9,9 +9,6 @@ NNNNN.parquet` written into a hidden folder and swapped in whole, zstd, a card w
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import uuid
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -25,7 +22,8 @@ from huggingface_hub import DatasetCard, DatasetCardData
 
 from ..atomic import write_text_atomic
 from ..write.card import CARD_NAME, type_name
-from ..write.parquet import DATA_DIR, clean_stale, swap_in
+from ..write.parquet import DATA_DIR
+from ..write.shards import ShardFolder
 
 FEATURES = Features({
     "id": Value("string"),
@@ -59,10 +57,9 @@ MEANING = {
 }
 
 
-def _write_split(folder: Path, split: str, rows: Iterable[dict[str, Any]],
+def _write_split(folder: ShardFolder, split: str, rows: Iterable[dict[str, Any]],
                  rows_per_shard: int) -> int:
     """One split's files; a shard holds `rows_per_shard` rows in row groups of 10,000."""
-    paths: list[Path] = []
     writer: pq.ParquetWriter | None = None
     batch: list[dict[str, Any]] = []
     count = in_shard = 0
@@ -73,8 +70,7 @@ def _write_split(folder: Path, split: str, rows: Iterable[dict[str, Any]],
         batch.clear()
     for row in rows:
         if writer is None:
-            paths.append(folder / f"{split}-{len(paths):05d}.partial")
-            writer = pq.ParquetWriter(paths[-1], SCHEMA, compression="zstd")
+            writer = pq.ParquetWriter(folder.part(split), SCHEMA, compression="zstd")
         batch.append(row)
         count, in_shard = count + 1, in_shard + 1
         if len(batch) >= 10_000:
@@ -86,39 +82,32 @@ def _write_split(folder: Path, split: str, rows: Iterable[dict[str, Any]],
     flush()
     if writer is not None:
         writer.close()
-    for i, path in enumerate(paths):
-        os.replace(path, folder / f"{split}-{i:05d}-of-{len(paths):05d}.parquet")
+    folder.seal(split)
     return count
 
 
 def write_rows(out: Path, splits: Mapping[str, Iterable[dict[str, Any]]],
-               rows_per_shard: int) -> dict[str, int]:
-    """Every split into `DIR/data/`, replacing it only when all are written."""
-    out.mkdir(parents=True, exist_ok=True)
-    clean_stale(out)
-    tmp = out / f".{DATA_DIR}-tmp-{uuid.uuid4().hex[:8]}"
-    tmp.mkdir()
-    try:
-        counts = {s: _write_split(tmp, s, rows, rows_per_shard) for s, rows in splits.items()}
-        swap_in(out, tmp)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return counts
+               rows_per_shard: int) -> tuple[dict[str, int], dict[str, list[str]]]:
+    """Every split into `DIR/data/`, replacing it only when all are written; the rows
+    and the files of each split."""
+    with ShardFolder(out, DATA_DIR) as folder:
+        counts = {s: _write_split(folder, s, rows, rows_per_shard) for s, rows in splits.items()}
+    return counts, folder.files
 
 
-def _front(name: str, config_name: str, license_: str, counts: Mapping[str, int]) -> str:
+def _front(name: str, config_name: str, license_: str, files: Mapping[str, list[str]]) -> str:
     data = DatasetCardData(pretty_name=name, language=["en"], license=license_,
                            task_categories=["summarization"],
                            tags=["scientific-papers", "citation-text", "tldr", "citesum"])
-    files = [{"split": s, "path": f"{DATA_DIR}/{s}-*.parquet"} for s, n in counts.items() if n]
-    MetadataConfigs({config_name: {"data_files": files, "default": True}}) \
+    data_files = [{"split": s, "path": paths} for s, paths in files.items() if paths]
+    MetadataConfigs({config_name: {"data_files": data_files, "default": True}}) \
         .to_dataset_card_data(data)
     DatasetInfosDict({config_name: DatasetInfo(features=FEATURES)}).to_dataset_card_data(data)
     return data.to_yaml()
 
 
-def write_card(out: Path, settings: Any, counts: Mapping[str, int], body: list[str]) -> Path:
+def write_card(out: Path, settings: Any, counts: Mapping[str, int],
+               files: Mapping[str, list[str]], body: list[str]) -> Path:
     """README.md: front matter, the caller's prose, splits, columns, every setting."""
     name = settings.dataset_name or "citesum-" + settings.s2orc_format
     lines = [f"# {name}", "", *body, "", "## Splits", "", "| split | examples |", "|---|---:|"]
@@ -128,7 +117,7 @@ def write_card(out: Path, settings: Any, counts: Mapping[str, int], body: list[s
     lines += ["", "## Settings", "", "Every setting of the build (`loralay settings --source "
               "citesum` lists their meaning):", "", "```json",
               json.dumps(settings.user_view(), indent=1, sort_keys=True), "```", ""]
-    text = f"---\n{_front(name, settings.config_name, settings.license, counts)}\n---\n\n"
+    text = f"---\n{_front(name, settings.config_name, settings.license, files)}\n---\n\n"
     path = out / CARD_NAME
     write_text_atomic(path, str(DatasetCard(text + "\n".join(lines))))
     return path

@@ -22,7 +22,10 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..atomic import atomic_text, write_text_atomic
-from ..dataset import iter_rows, shards
+from ..dataset import LAYOUT_COLUMNS, Dataset
+from ..errors import ConfigError
+from ..locks import RunLock
+from ..owned import EXPORT, MARKER, claim_folder, owned_entries, remove
 from .vila import VilaOptions, document_text, page_records
 
 LABELS = {"0": "none"}  # our words carry no token category
@@ -71,8 +74,9 @@ def _stats(hist: Counter[int]) -> dict[str, float]:
 
 
 def _write_split(out: Path, name: str, rows: Iterable[dict[str, Any]], opts: VilaOptions
-                 ) -> _Tally:
-    """The three files of one split, each written beside its final name then renamed."""
+                 ) -> tuple[_Tally, list[Path]]:
+    """The three files of one split, each written beside its final name then renamed;
+    the tally and the three paths."""
     paths = {k: out / f"{name}-{k}" for k in ("token.json", "groups.jsonl", "docs.jsonl")}
     tally, files = _Tally(), []  # type: tuple[_Tally, list[str]]
     with contextlib.ExitStack() as stack:
@@ -86,7 +90,7 @@ def _write_split(out: Path, name: str, rows: Iterable[dict[str, Any]], opts: Vil
                                                 "files": doc_files,
                                                 "ivila_text": document_text(row, opts)}) + "\n")
         handles["token.json"].write(f'],"labels":{_dumps(LABELS)},"files":{_dumps(files)}}}')
-    return tally
+    return tally, list(paths.values())
 
 
 def _write_document(row: dict[str, Any], opts: VilaOptions, handles: dict[str, IO[str]],
@@ -116,19 +120,30 @@ def _split_summary(t: _Tally) -> dict[str, Any]:
 def export_vila(dataset_dir: str | Path, out_dir: str | Path,
                 opts: VilaOptions | None = None) -> dict[str, Any]:
     """Write every split of the dataset in DIR as VILA token JSON into OUT; the summary
-    (also written to OUT/summary.json). Raises ConfigError if DIR holds no layout dataset."""
+    (also written to OUT/summary.json). DIR is checked first (one ConfigError naming the
+    file or folder at fault); OUT must be a new, empty or earlier export folder, and is
+    held against a second export while this one writes."""
     opts = opts or VilaOptions()
-    splits = shards(Path(dataset_dir))
+    ds = Dataset.open(Path(dataset_dir))
+    ds.check_columns(LAYOUT_COLUMNS)
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    summary: dict[str, Any] = {"options": {"group": opts.group, "bbox": opts.bbox,
-                                           "indicator": opts.token}, "splits": {}}
-    for split, files in splits.items():
-        name = VILA_SPLIT.get(split, split)
-        tally = _write_split(out, name, iter_rows(files), opts)
-        summary["splits"][name] = _split_summary(tally)
-    write_text_atomic(out / "labels.json", _dumps(LABELS) + "\n")
-    write_text_atomic(out / "summary.json", json.dumps(summary, indent=2) + "\n")
+    if out.resolve() == ds.root.resolve():
+        raise ConfigError(f"{out}: the dataset's own folder; give the export another --out")
+    claim_folder(out, EXPORT)
+    with RunLock(out, what="another export"):
+        summary: dict[str, Any] = {"options": {"group": opts.group, "bbox": opts.bbox,
+                                               "indicator": opts.token}, "splits": {}}
+        written = {out / "labels.json", out / "summary.json"}
+        for split in ds.splits:
+            name = VILA_SPLIT.get(split, split)
+            tally, files = _write_split(out, name, ds.rows(split, LAYOUT_COLUMNS), opts)
+            summary["splits"][name] = _split_summary(tally)
+            written |= set(files)
+        write_text_atomic(out / "labels.json", _dumps(LABELS) + "\n")
+        write_text_atomic(out / "summary.json", json.dumps(summary, indent=2) + "\n")
+        for stale in owned_entries(out, EXPORT, keep=(".lock", MARKER)):
+            if stale not in written:  # a split an earlier export had and this one has not
+                remove(stale)
     return summary
 
 

@@ -11,12 +11,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..extract.poppler import check_pdf_file
+from ..layout import RunLayout
+from ..owned import BUILD, check_folder
 from ..records import Candidate
 from ..sources.manifest import read_manifest
 from .pipeline import EXECUTORS, pipeline_of
+from .preflight import fresh_deletions
 from .request import BuildRequest
 
 Echo = Callable[[str], None]
+FOLDER_STATES = {"new": "would be created", "empty": "empty: would be used",
+                 "ours": "a run folder of this tool: would be resumed",
+                 "older": "a run folder of an earlier version: would be marked and resumed"}
 
 
 def dry_run(req: BuildRequest, echo: Echo) -> bool:
@@ -26,9 +32,16 @@ def dry_run(req: BuildRequest, echo: Echo) -> bool:
     if req.executor in EXECUTORS:
         EXECUTORS[req.executor].check(req)
     pipeline.check(req)
+    folder = check_folder(req.out, BUILD)
     s = req.settings
     echo(f"settings: valid for --source {s.source} ({pipeline.name} pipeline, --executor "
          f"{req.executor})")
+    echo(f"{req.out}: {FOLDER_STATES[folder.status]}")
+    if req.fresh:
+        doomed = fresh_deletions(RunLayout(req.out))
+        echo(f"--fresh would delete {len(doomed)} entries" + (":" if doomed else ""))
+        for path in doomed:
+            echo(f"  {path}")
     ok = True
     manifest = getattr(s, "manifest", None)
     if manifest is not None:

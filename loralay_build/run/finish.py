@@ -257,12 +257,12 @@ def finish_run(settings: CommonSettings, layout: RunLayout, num_shards: int,
         name = cs.dataset_name or f"loralay-{settings.source}"
         language = getattr(settings, "language", None)
         thresholds = d.thresholds.to_json()
+        # before the card that names it: `images/` is complete whenever the card lists it
+        costs, image_files = write_images_config(layout.out, settings.images, d, states)
         facts = CardFacts(name=name, source=settings.source, language=language,
                           config_name=cs.config_name, license=cs.license,
                           split_rule=split_rule(cs), thresholds=thresholds,
-                          images=settings.images)
-        # before the card that names it: `images/` is complete whenever the card lists it
-        costs = write_images_config(layout.out, settings.images, d, states)
+                          images=settings.images, image_files=image_files)
         splits = {s: kept_documents(d, states, s) for s in SPLITS}
         write_dataset(layout.out, splits, facts, rows_per_shard=cs.rows_per_shard,
                       row_group_bytes=cs.row_group_bytes, features=cs.features,

@@ -46,21 +46,22 @@ def _page_rows(split: str, d: KeptRows, states: Sequence[RunState],
 
 
 def write_images_config(out: Path, enabled: bool, d: KeptRows, states: Sequence[RunState]
-                        ) -> dict[str, Any]:
-    """Write (or, images off, remove) `DIR/images/`; the cost per page for the report."""
+                        ) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    """Write (or, images off, remove) `DIR/images/`; the cost per page for the report, and
+    the files the card names."""
     from ..write.images import remove_image_shards, write_image_shards
 
     if not enabled:
         remove_image_shards(out)
-        return page_costs(d, states, {})
+        return page_costs(d, states, {}), {}
     stores = [ImageStore(store_path(st)) for st in states]
     try:
-        counts = write_image_shards(out, {s: _page_rows(s, d, states, stores)
+        counts, files = write_image_shards(out, {s: _page_rows(s, d, states, stores)
                                           for s in SPLITS})
     finally:
         for store in stores:
             store.close()
-    return page_costs(d, states, counts)
+    return page_costs(d, states, counts), files
 
 
 def _seconds(states: Sequence[RunState], stage: str, ids: set[str]) -> float:

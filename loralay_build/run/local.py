@@ -12,8 +12,9 @@ import logging
 
 from ..errors import ConfigError
 from ..layout import RunLayout
+from ..locks import RunLock, ShardLock
+from ..owned import BUILD, claim_folder
 from .interfaces import Pipeline
-from .locks import RunLock, ShardLock
 from .request import BuildRequest, BuildResult
 
 log = logging.getLogger("loralay.build")
@@ -37,6 +38,7 @@ class LocalExecutor:
 
     def run(self, pipeline: Pipeline, req: BuildRequest) -> BuildResult:
         layout = RunLayout(req.out)
+        claim_folder(req.out, BUILD)
         if req.one_shard:
             assert req.shard is not None and req.num_shards is not None
             with ShardLock(layout, req.shard, req.num_shards):
@@ -63,5 +65,6 @@ class LocalExecutor:
                               "`loralay build` reads its inputs from disk")
         req.check()
         pipeline.check(req)
+        claim_folder(req.out, BUILD)
         with RunLock(RunLayout(req.out)):
             return pipeline.fetch(req, RunLayout(req.out))

@@ -263,9 +263,11 @@ def _address_space() -> int:
 
 
 def _run_one(fn: Callable, item: Any, arg: Any, memory_mb: int) -> tuple[Any, bool]:
-    """(result, restart): after a MemoryError the worker's heap is suspect, so it ends."""
+    """(result, restart): after a MemoryError the worker's heap is suspect, so it ends (a
+    result may say so itself with a true `worker_spent`, having classed the error)."""
     try:
-        return fn(item, arg), False
+        result = fn(item, arg)
+        return result, bool(getattr(result, "worker_spent", False))
     except MemoryError:
         return Failure(FailureClass.MEMORY, f"document stage ran over {memory_mb} MB"), True
     except Exception as e:  # noqa: BLE001 - a bug in fn is this item's failure only

@@ -8,15 +8,15 @@ Each of these is now one line and exit status 2, with nothing written.
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ConfigError
 from ..extract.glyphs import GLYPH_RULE
-from ..extract.rotation import ROTATION_RULE
 from ..extract.poppler import poppler_version
+from ..extract.rotation import ROTATION_RULE
 from ..layout import RunLayout
+from ..owned import BUILD, KEPT_BY_FRESH, owned_entries, remove
 from ..settings import CommonSettings, check_contact
 from ..version import __version__
 
@@ -51,12 +51,21 @@ def check_inputs(settings: CommonSettings) -> None:
             raise ConfigError(f"{key}: {value}: not found")
 
 
+def fresh_deletions(layout: RunLayout) -> list[Path]:
+    """What `--fresh` deletes: the run folder's own entries but the downloaded PDFs, and
+    the run state but the PDFs' checksums; nothing the tool did not write, and nothing
+    through a symbolic link (a linked `state/` is removed as a link)."""
+    doomed = []
+    for entry in owned_entries(layout.out, BUILD, keep=KEPT_BY_FRESH):
+        if entry == layout.state_dir and entry.is_dir() and not entry.is_symlink():
+            doomed += [p for p in sorted(entry.iterdir())
+                       if not p.name.startswith(layout.checksums_db.name)]
+        else:
+            doomed.append(entry)
+    return doomed
+
+
 def wipe_run(layout: RunLayout) -> None:
     """`--fresh`: the run folder starts over, keeping downloaded PDFs and their checksums."""
-    keep = {layout.pdf_dir, layout.checksums_db, layout.lock_file, layout.state_dir}
-    for path in sorted(layout.out.iterdir()) if layout.out.exists() else []:
-        if path not in keep:
-            shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
-    for path in sorted(layout.state_dir.glob("*")) if layout.state_dir.exists() else []:
-        if not path.name.startswith(layout.checksums_db.name):
-            path.unlink()
+    for entry in fresh_deletions(layout):
+        remove(entry)

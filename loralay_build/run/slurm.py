@@ -26,10 +26,11 @@ import yaml
 from ..atomic import write_atomic
 from ..errors import BuildStopped, ConfigError, RunLocked
 from ..layout import RunLayout, recorded_shards
+from ..locks import RunLock
+from ..owned import BUILD, claim_folder
 from ..settings import CommonSettings
 from .interfaces import Pipeline
 from .jobscript import Job, SlurmDir, array_spec, script, shard_count_words
-from .locks import RunLock
 from .request import BuildRequest, BuildResult
 from .slurmwait import Submission, wait_for
 from .squeue import queued
@@ -114,6 +115,7 @@ class SlurmExecutor:
         layout = RunLayout(out)
         where = SlurmDir(out / "slurm")
         refuse_if_queued(where)  # first: running shards hold the run lock, this says more
+        claim_folder(out, BUILD)
         with RunLock(layout):
             sub = _submit_locked(pipeline, replace(req, out=out), layout, where)
         log.info(sub.follow_line())

@@ -76,6 +76,8 @@ class StepResults:
     stages: list[tuple[str, Failure | None, float]] = field(default_factory=list)
     rendered: RenderedPages | None = None  # staged page images, with `images: true`
     stored: tuple[dict[str, Any], bytes] | None = None  # (summary, payload)
+    # a step ran out of memory: the worker's heap is suspect, the pool starts a new one
+    worker_spent: bool = False
 
     @property
     def passed(self) -> bool:
@@ -181,7 +183,7 @@ def run_steps(c: Candidate, job: DocumentJob, until: str | None = None,
               skip: frozenset[str] = frozenset()) -> tuple[DocWork, StepResults]:
     """The steps that apply, in order, up to and including `until`, but those in `skip`
     (`show` pictures a document without rendering its images); an exception in a step is
-    that step's `internal_error`."""
+    that step's `internal_error`, running out of memory that step's `memory`."""
     work, out = DocWork(c, job), StepResults(c.id)
     for step in STEPS:
         if not step.applies(job.settings) or step.name in skip:
@@ -189,6 +191,10 @@ def run_steps(c: Candidate, job: DocumentJob, until: str | None = None,
         t = time.perf_counter()
         try:
             fail = step.run(work)
+        except MemoryError:  # the worker's memory cap (worker_memory_mb): a limit, not a bug
+            fail = Failure(FailureClass.MEMORY, f"ran out of memory (worker_memory_mb "
+                           f"{job.limits.worker_memory_mb} MB)")
+            out.worker_spent = True
         except Exception as e:  # noqa: BLE001 - the edge where bugs become a class
             last = traceback.format_exception_only(type(e), e)[-1].strip()
             fail = Failure(FailureClass.INTERNAL_ERROR, last[:300])

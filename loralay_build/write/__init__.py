@@ -46,7 +46,8 @@ def write_dataset(out_dir: str | Path, splits: Mapping[str, Iterable[ProcessedDo
     result = write_shards(out_dir, splits, rows_per_shard=rows_per_shard,
                           row_group_bytes=row_group_bytes, features=features,
                           read_ahead=read_ahead)
-    facts = replace(facts, languages=sorted({*facts.languages, *result.languages}))
+    facts = replace(facts, languages=sorted({*facts.languages, *result.languages}),
+                    data_files=result.shards)
     write_card(out_dir, facts, result.counts, features=features)
     return result
 

@@ -59,6 +59,10 @@ class CardFacts:
     source_terms_url: str | None = None
     notes: Sequence[str] = ()
     images: bool = False  # a second config `images` (write/images.py) beside the main one
+    # the exact files of each split (`write/shards.py` names them after their content, so
+    # `datasets`' cache, keyed on the card, never serves an earlier build's rows)
+    data_files: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    image_files: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
     def language_tags(self) -> list[str]:
         """Every language the card declares, sorted; never the word "multilingual"."""
@@ -87,20 +91,27 @@ def card_data(facts: CardFacts, counts: Mapping[str, int],
         task_categories=["summarization"],
         tags=["layout", "pdf", "scientific-papers", "long-document", "loralay"],
     )
-    files = [{"split": s, "path": f"{DATA_DIR}/{s}-*.parquet"} for s in present]
-    configs = {facts.config_name: {"data_files": files, "default": True}}
+    configs = {facts.config_name: {"data_files": _data_files(present, facts.data_files,
+                                                              DATA_DIR), "default": True}}
     # no `splits` in dataset_info: datasets wants num_bytes (Arrow size) beside
     # num_examples and warns about the card otherwise; the counts are in the prose table
     infos = {facts.config_name: DatasetInfo(features=features_for(features))}
     if facts.images:  # every kept document has a page, so the same splits have images
         from .images import IMAGE_FEATURES, IMAGES_CONFIG, IMAGES_DIR
 
-        configs[IMAGES_CONFIG] = {"data_files": [
-            {"split": s, "path": f"{IMAGES_DIR}/{s}-*.parquet"} for s in present]}
+        configs[IMAGES_CONFIG] = {"data_files": _data_files(present, facts.image_files,
+                                                             IMAGES_DIR)}
         infos[IMAGES_CONFIG] = DatasetInfo(features=IMAGE_FEATURES)
     MetadataConfigs(configs).to_dataset_card_data(data)
     DatasetInfosDict(infos).to_dataset_card_data(data)
     return data
+
+
+def _data_files(splits: Sequence[str], files: Mapping[str, Sequence[str]], folder: str
+                ) -> list[dict[str, Any]]:
+    """Each split's exact files; a folder pattern only for a card made without them."""
+    return [{"split": s, "path": list(files[s]) if files.get(s) else f"{folder}/{s}-*.parquet"}
+            for s in splits]
 
 
 _MEANING = {

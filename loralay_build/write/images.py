@@ -11,8 +11,6 @@ Like `data/`, the folder is written aside and swapped in whole.
 
 from __future__ import annotations
 
-import shutil
-import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +20,7 @@ import pyarrow.parquet as pq
 from datasets import Features, Image, Value
 
 from ..images.store import StoredPage
-from .parquet import clean_stale, swap_in
+from .shards import ShardFolder, remove_folder
 
 IMAGES_DIR = "images"
 IMAGES_CONFIG = "images"
@@ -54,7 +52,7 @@ class PageRow:
 class _SplitPages:
     """One split's files; holds at most one row group of pages."""
 
-    def __init__(self, folder: Path, split: str) -> None:
+    def __init__(self, folder: ShardFolder, split: str) -> None:
         self.folder, self.split = folder, split
         self.paths: list[Path] = []
         self.count = 0
@@ -64,7 +62,7 @@ class _SplitPages:
 
     def add(self, row: PageRow) -> None:
         if self._writer is None:
-            path = self.folder / f"{self.split}-{len(self.paths):05d}.partial"
+            path = self.folder.part(self.split)
             self.paths.append(path)
             self._writer = pq.ParquetWriter(path, IMAGE_SCHEMA, compression="zstd")
         self._rows.append(row.to_dict())
@@ -86,37 +84,26 @@ class _SplitPages:
             self._writer.close()
         self._writer, self._bytes = None, 0
 
-    def finish(self) -> None:
+    def finish(self) -> list[str]:
         self._close()
-        for i, path in enumerate(self.paths):
-            path.rename(self.folder / f"{self.split}-{i:05d}-of-{len(self.paths):05d}.parquet")
+        return self.folder.seal(self.split)
 
 
 def write_image_shards(out_dir: str | Path, splits: Mapping[str, Iterable[PageRow]]
-                       ) -> dict[str, int]:
-    """Every split's pages into `DIR/images/` (replaced only on success); pages per split.
-    A split without pages gets no file, as in `data/`."""
-    out = Path(out_dir)
-    clean_stale(out, IMAGES_DIR)
-    tmp = out / f".{IMAGES_DIR}-tmp-{uuid.uuid4().hex[:8]}"
-    tmp.mkdir(parents=True)
+                       ) -> tuple[dict[str, int], dict[str, list[str]]]:
+    """Every split's pages into `DIR/images/` (replaced only on success); pages per split,
+    and the files per split. A split without pages gets no file, as in `data/`."""
     counts: dict[str, int] = {}
-    try:
+    with ShardFolder(Path(out_dir), IMAGES_DIR) as folder:
         for split, rows in splits.items():
-            writer = _SplitPages(tmp, split)
+            writer = _SplitPages(folder, split)
             for row in rows:
                 writer.add(row)
             writer.finish()
             counts[split] = writer.count
-        swap_in(out, tmp, IMAGES_DIR)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return counts
+    return counts, folder.files
 
 
 def remove_image_shards(out_dir: str | Path) -> None:
     """A build without images leaves none of an earlier build's (as a fresh build would)."""
-    out = Path(out_dir)
-    clean_stale(out, IMAGES_DIR)
-    shutil.rmtree(out / IMAGES_DIR, ignore_errors=True)
+    remove_folder(Path(out_dir), IMAGES_DIR)

@@ -8,9 +8,9 @@ Why this shape:
   lists are dropped, so the buffer holds Arrow bytes we can measure exactly; a row group
   is flushed when it reaches `row_group_bytes` (Hub viewer limit) and a file is closed
   every `rows_per_shard` documents. Memory is bounded by one row group, not the corpus.
-- The `-of-NNNNN` total is only known at the end, so shards are written into a hidden
-  temporary folder inside DIR and swapped in for `DIR/data` only once every split is
-  complete; a failed run leaves the previous dataset untouched.
+- The shards are written into a hidden temporary folder inside DIR, named after their
+  content and swapped in for `DIR/data` only once every split is complete
+  (`shards.py`); a failed run leaves the previous dataset untouched.
 - An id names one paper: a second row with an id already written (in any split) would
   leak a paper between train and test or weigh it twice, so the writer refuses it with
   `DuplicateRowError` and, like any failure, leaves the previous dataset as it was.
@@ -18,10 +18,6 @@ Why this shape:
 
 from __future__ import annotations
 
-import os
-import re
-import shutil
-import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,17 +25,16 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..atomic import clean_swaps, swap_folder
 from ..records import ProcessedDoc
 from .features import COMPACT, SCHEMAS, ColumnDoc, doc_to_batch, features_for
 from .readahead import ReadAhead
+from .shards import ShardFolder
 
 Doc = ProcessedDoc | ColumnDoc  # a JSON-decoded document, or the finish's columns
 
 DATA_DIR = "data"
 DEFAULT_ROWS_PER_SHARD = 2000  # ~500 MB in Arrow at ~209 KB/doc (ecosystem.md B.1)
 DEFAULT_ROW_GROUP_BYTES = 100 * 1024 * 1024  # datasets' MAX_ROW_GROUP_SIZE
-_SPLIT_NAME = re.compile(r"^\w+$")
 
 
 class DuplicateRowError(ValueError):
@@ -130,7 +125,7 @@ def _leaves(name: str, t: pa.DataType) -> list[tuple[str, pa.DataType]]:
 class _SplitWriter:
     """Writes one split's shards; buffers at most one row group of Arrow batches."""
 
-    def __init__(self, folder: Path, split: str, opts: _Options):
+    def __init__(self, folder: ShardFolder, split: str, opts: _Options):
         self.folder, self.split = folder, split
         self.rows_per_shard, self.row_group_bytes = opts.rows_per_shard, opts.row_group_bytes
         self.schema = SCHEMAS[opts.features]
@@ -143,7 +138,7 @@ class _SplitWriter:
 
     def add(self, batch: pa.RecordBatch) -> None:
         if self._writer is None:
-            path = self.folder / f"{self.split}-{len(self.paths):05d}.partial"
+            path = self.folder.part(self.split)
             self.paths.append(path)
             self._writer = pq.ParquetWriter(path, self.schema, compression="zstd",
                                             write_page_index=True, **column_options(self.schema))
@@ -168,16 +163,10 @@ class _SplitWriter:
             self._writer.close()
         self._writer, self._in_shard = None, 0
 
-    def finish(self) -> list[Path]:
-        """Close the last shard and give each file its final `-NNNNN-of-NNNNN` name."""
+    def finish(self) -> list[str]:
+        """Close the last shard; the split's files under their final names."""
         self._close_shard()
-        total = len(self.paths)
-        final = []
-        for i, path in enumerate(self.paths):
-            target = self.folder / f"{self.split}-{i:05d}-of-{total:05d}.parquet"
-            os.replace(path, target)
-            final.append(target)
-        return final
+        return self.folder.seal(self.split)
 
     def abort(self) -> None:
         if self._writer is not None:
@@ -185,20 +174,10 @@ class _SplitWriter:
         self._writer, self._buffer = None, []
 
 
-def clean_stale(out_dir: Path, folder: str = DATA_DIR) -> None:
-    """What a killed run left of a folder swap (`atomic.clean_swaps`)."""
-    clean_swaps(out_dir, folder)
-
-
-def swap_in(out_dir: Path, tmp: Path, folder: str = DATA_DIR) -> None:
-    """Replace DIR/data (or another config's folder) by the complete temporary folder."""
-    swap_folder(out_dir, tmp, folder)
-
-
-def _write_split(tmp: Path, split: str, docs: Iterable[Doc], opts: _Options,
-                 tally: _Tally) -> tuple[int, list[Path]]:
+def _write_split(folder: ShardFolder, split: str, docs: Iterable[Doc], opts: _Options,
+                 tally: _Tally) -> tuple[int, list[str]]:
     """One split's shards; `tally` refuses an id any split already wrote."""
-    writer = _SplitWriter(tmp, split, opts)
+    writer = _SplitWriter(folder, split, opts)
     rows: Iterator[tuple[str, str, pa.RecordBatch]] = (
         (p.candidate.id, p.candidate.language, doc_to_batch(p, opts.features)) for p in docs)
     if opts.read_ahead:  # half of the next row group is made while this one is written
@@ -230,24 +209,12 @@ def write_shards(out_dir: str | Path, splits: Mapping[str, Iterable[Doc]], *,
         raise ValueError("rows_per_shard and row_group_bytes must be positive")
     features_for(features)  # refuse an unknown set before touching DIR
     opts = _Options(rows_per_shard, row_group_bytes, features, read_ahead)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    clean_stale(out)
-    tmp = out / f".{DATA_DIR}-tmp-{uuid.uuid4().hex[:8]}"
-    tmp.mkdir()
     result = WriteResult(counts={}, features=features)
     tally = _Tally()
-    try:
+    with ShardFolder(Path(out_dir), DATA_DIR) as folder:
         for split, docs in splits.items():
-            if not _SPLIT_NAME.match(split):
-                raise ValueError(f"split name {split!r} is not a plain word")
-            count, paths = _write_split(tmp, split, docs, opts, tally)
-            result.counts[split] = count
-            result.shards[split] = [f"{DATA_DIR}/{p.name}" for p in paths]
+            result.counts[split], result.shards[split] = _write_split(folder, split, docs,
+                                                                      opts, tally)
         result.languages = sorted(tally.languages)
-        swap_in(out, tmp)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return result
 

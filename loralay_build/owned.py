@@ -1,0 +1,166 @@
+"""The folders the tool writes into, and the rule that keeps it out of everything else.
+
+A run folder (`build --out`) or an export folder (`export vila --out`) is the tool's when
+the tool created it, when it was empty, or when it carries the tool's marker file
+(`.loralay`, which says which kind of folder it is). Anything else is refused in one line
+naming what was found there: a build pointed at a folder of PDFs, at a home directory or at
+another tool's output must not write there, let alone delete. Inside its folder the tool
+deletes only the entries it writes (`RUN_ENTRIES`, `EXPORT_ENTRIES`), never through a
+symbolic link: a link is removed, never what it points at.
+
+A run folder written by a version of the tool from before the marker (its entries all the
+tool's own, and `state/fetch.sqlite` or `state/citesum.sqlite` in it) is recognised and
+marked, so an old run resumes.
+"""
+
+from __future__ import annotations
+
+import errno
+import fnmatch
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from .atomic import write_text_atomic
+from .errors import ConfigError
+from .version import __version__
+
+MARKER = ".loralay"
+BUILD, EXPORT = "build", "export"
+# every name the tool writes at the top of a run folder, and its temporary names
+RUN_ENTRIES = ("README.md", "data", "images", "report", "report.md", "report.json", "state",
+               "pdfs", "slurm", "work", ".lock", MARKER)
+RUN_PATTERNS = (".data-tmp-*", ".data-old-*", ".images-tmp-*", ".images-old-*", ".part-*",
+                "eval-*.json")
+# what `--fresh` keeps: downloads are expensive; the lock and the marker are the folder's
+KEPT_BY_FRESH = ("pdfs", ".lock", MARKER)
+EXPORT_ENTRIES = ("labels.json", "summary.json", ".lock", MARKER)
+EXPORT_PATTERNS = ("*-token.json", "*-groups.jsonl", "*-docs.jsonl", ".part-*")
+_OLD_STATES = ("state/fetch.sqlite", "state/citesum.sqlite")
+
+
+@dataclass(frozen=True, slots=True)
+class Folder:
+    """A folder checked for `kind`: `new` (absent), `empty`, `ours` (marked) or `older`
+    (a run folder of a version before the marker)."""
+
+    path: Path
+    kind: str
+    status: str
+
+
+def _names(kind: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    return (RUN_ENTRIES, RUN_PATTERNS) if kind == BUILD else (EXPORT_ENTRIES, EXPORT_PATTERNS)
+
+
+def is_owned_name(name: str, kind: str) -> bool:
+    entries, patterns = _names(kind)
+    return name in entries or any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def _marker_kind(path: Path) -> str | None:
+    try:
+        data = json.loads((path / MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data.get("kind") if isinstance(data, dict) else None
+
+
+def check_folder(path: Path, kind: str, flag: str = "--out") -> Folder:
+    """What `path` is for a command that writes a `kind` folder there; ConfigError, one
+    line, for anything the tool must not write into. Writes nothing."""
+    if path.is_symlink() and not path.exists():
+        raise ConfigError(f"{path}: a symbolic link to nothing; give a folder")
+    if path.exists() and not path.is_dir():
+        what = "a file" if path.is_file() else "not a folder (a device or a pipe)"
+        raise ConfigError(f"{path}: {what}; {flag} takes a folder")
+    if not path.exists():
+        return Folder(path, kind, "new")
+    try:
+        names = sorted(os.listdir(path))
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read the folder ({e.strerror})") from None
+    if not names:
+        return Folder(path, kind, "empty")
+    marked = _marker_kind(path)
+    if marked == kind:
+        return Folder(path, kind, "ours")
+    if marked is not None:
+        raise ConfigError(f"{path}: a folder of `loralay {marked}`, not of `loralay {kind}`; "
+                          f"give another {flag}")
+    foreign = [n for n in names if not is_owned_name(n, kind)]
+    if kind == BUILD and not foreign and any((path / s).is_file() for s in _OLD_STATES):
+        return Folder(path, kind, "older")
+    shown = ", ".join(foreign[:3] or names[:3]) + (", ..." if len(foreign or names) > 3 else "")
+    raise ConfigError(f"{path}: not a folder this tool made (it holds {shown}, and no "
+                      f"{MARKER} marker); give a new or empty {flag}, nothing was touched")
+
+
+def claim_folder(path: Path, kind: str, flag: str = "--out") -> Folder:
+    """Check `path`, then create and mark it if it is not marked yet; a folder that cannot
+    be made or written is one ConfigError naming it and the reason."""
+    folder = check_folder(path, kind, flag)
+    if folder.status == "ours":
+        return folder
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(path / MARKER, json.dumps(
+            {"tool": "loralay-build", "kind": kind, "version": __version__}, indent=1) + "\n")
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot write here ({describe_os_error(e)})") from None
+    return folder
+
+
+def owned_entries(path: Path, kind: str, keep: tuple[str, ...] = ()) -> list[Path]:
+    """The entries at the top of `path` the tool wrote (but those in `keep`), sorted."""
+    if not path.is_dir():
+        return []
+    return [path / n for n in sorted(os.listdir(path))
+            if is_owned_name(n, kind) and n not in keep]
+
+
+def remove(entry: Path) -> None:
+    """Delete a file or a folder the tool wrote; a symbolic link is removed as a link,
+    never followed (shutil.rmtree removes the links inside a folder as links too)."""
+    if entry.is_symlink() or not entry.is_dir():
+        entry.unlink(missing_ok=True)
+    else:
+        shutil.rmtree(entry)
+
+
+_SPACE = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM)
+_SQLITE_SPACE = ("disk is full", "readonly database", "unable to open database file",
+                 "disk i/o error")
+
+
+def storage_problem(e: BaseException, where: Path | None) -> str | None:
+    """One line for an error of the disk a command writes to (full, read-only, not
+    permitted), from Python, SQLite or Arrow; None for any other error."""
+    import sqlite3
+
+    path = getattr(e, "filename", None) or where or "the output folder"
+    if isinstance(e, OSError) and e.errno in _SPACE:
+        reason = describe_os_error(e)
+    elif isinstance(e, sqlite3.OperationalError) and any(
+            s in str(e).lower() for s in _SQLITE_SPACE):
+        reason = f"the run state cannot be written ({str(e).lower()})"
+    elif isinstance(e, OSError) and "no space left on device" in str(e).lower():
+        reason = "no space left on the device"
+    elif isinstance(e, OSError) and "read-only file system" in str(e).lower():
+        reason = "read-only file system"
+    else:
+        return None
+    return (f"cannot write {path}: {reason}; free space or fix the folder's permissions, "
+            "then rerun the same command (what was written is kept)")
+
+
+def describe_os_error(e: OSError) -> str:
+    """A short reason for the errors a user can act on."""
+    names = {errno.ENOSPC: "no space left on the device", errno.EROFS: "read-only file system",
+             errno.EACCES: "permission denied", errno.EPERM: "operation not permitted",
+             errno.EDQUOT: "disk quota exceeded", errno.ENOTDIR: "not a folder",
+             errno.ELOOP: "too many levels of symbolic links",
+             errno.ENAMETOOLONG: "file name too long"}
+    return names.get(e.errno or 0, e.strerror or str(e))

@@ -1,0 +1,86 @@
+"""A dataset config's folder of Parquet shards (`data/`, `images/`), written whole or not at
+all, each file named after its content.
+
+Why a folder swap: the `-of-NNNNN` total is known only at the end, so shards are written in
+a hidden temporary folder inside DIR and swapped in for the config's folder only once every
+split is complete; a failed or killed run leaves the previous dataset untouched.
+
+Why the content in the name (`train-00000-of-00001-<sha256:12>.parquet`): `datasets` keys
+its cache on the folder's name and the card's `data_files`, not on the files' bytes, so a
+folder rebuilt with other documents, or another corpus built into a folder of the same
+name, loaded the old rows back from the cache. With the card naming these exact files, new
+content is a new key; the same content (a rerun equal to a fresh build) the same names.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import uuid
+from pathlib import Path
+from types import TracebackType
+
+from ..atomic import clean_swaps, swap_folder
+
+# a shard's name; the content part is absent from datasets written before it
+SHARD_NAME = re.compile(r"^(\w+?)-(\d{5})-of-(\d{5})(?:-[0-9a-f]{12})?\.parquet$")
+_SPLIT_NAME = re.compile(r"^\w+$")
+
+
+def content_digest(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()[:12]
+
+
+class ShardFolder:
+    """`with ShardFolder(out, "data") as f:` write each split's parts at `f.part(split)`,
+    then `f.seal(split)`; on leaving without error the folder replaces `out/data`."""
+
+    def __init__(self, out: Path, name: str) -> None:
+        self.out, self.name = Path(out), name
+        self.tmp = self.out / f".{name}-tmp-{uuid.uuid4().hex[:8]}"
+        self.files: dict[str, list[str]] = {}  # split -> paths relative to `out`
+        self._parts: dict[str, list[Path]] = {}
+
+    def __enter__(self) -> ShardFolder:
+        self.out.mkdir(parents=True, exist_ok=True)
+        clean_swaps(self.out, self.name)
+        self.tmp.mkdir()
+        return self
+
+    def part(self, split: str) -> Path:
+        """The path of the split's next shard, until it is sealed."""
+        if not _SPLIT_NAME.match(split):
+            raise ValueError(f"split name {split!r} is not a plain word")
+        parts = self._parts.setdefault(split, [])
+        parts.append(self.tmp / f"{split}-{len(parts):05d}.partial")
+        return parts[-1]
+
+    def seal(self, split: str) -> list[str]:
+        """Give the split's parts their final names; the paths the card will name."""
+        parts = self._parts.get(split, [])
+        names = []
+        for i, path in enumerate(parts):
+            final = f"{split}-{i:05d}-of-{len(parts):05d}-{content_digest(path)}.parquet"
+            os.replace(path, self.tmp / final)
+            names.append(f"{self.name}/{final}")
+        self.files[split] = names
+        return names
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if exc_type is None:
+            swap_folder(self.out, self.tmp, self.name)
+        else:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def remove_folder(out: Path, name: str) -> None:
+    """A config the build no longer writes (images turned off) leaves with its leftovers."""
+    clean_swaps(out, name)
+    shutil.rmtree(out / name, ignore_errors=True)

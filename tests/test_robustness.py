@@ -1,0 +1,443 @@
+"""Nothing the user owns is lost or misread (issue 24), tried as a careless or unlucky user
+would: folders the tool does not own, names from the data used as paths, readers given bad
+datasets, two writers at once, full and read-only disks, limits that were misclassed, and
+stale reads through `datasets`. Every refusal is one line on stderr, never a traceback.
+
+Full and read-only disks are real: each such test runs the CLI in a private mount namespace
+(`unshare --user --mount`, no root needed) over a small tmpfs; where the kernel refuses
+user namespaces they skip, saying so."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from loralay_build.dataset import Dataset
+from loralay_build.errors import ConfigError
+
+from .conftest import REPO, SAMPLE, build_local, copy_run, loralay, rows_as_written
+
+pytestmark = pytest.mark.e2e
+
+
+def one_line_error(proc: subprocess.CompletedProcess, *words: str) -> str:
+    """The command failed with exactly one error line, naming every word given."""
+    assert proc.returncode != 0, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    errors = [ln for ln in proc.stderr.splitlines() if ln.startswith(("loralay: ", "Error:"))]
+    assert len(errors) == 1, proc.stderr[-2000:]
+    for word in words:
+        assert word in errors[0], errors[0]
+    return errors[0]
+
+
+def tree(path: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*"))
+            if p.is_file() and not p.is_symlink()}
+
+
+# --- 1. folders the tool does not own -----------------------------------------------------
+
+def test_fresh_on_the_manifests_own_folder_touches_nothing(tmp_path):
+    """`--fresh` deleted everything in --out but pdfs/ and state/: pointed at the manifest's
+    folder it deleted the manifest and every PDF."""
+    folder = tmp_path / "sample"
+    shutil.copytree(SAMPLE.parent, folder)
+    before = tree(folder)
+    proc = build_local(folder / "manifest.jsonl", folder, "--fresh")
+    one_line_error(proc, str(folder), "not a folder this tool made", "manifest.jsonl")
+    assert tree(folder) == before
+
+
+def test_a_folder_holding_someone_elses_files_is_refused(tmp_path):
+    out = tmp_path / "theirs"
+    (out / "data").mkdir(parents=True)
+    (out / "data" / "train.parquet").write_bytes(b"their data")
+    (out / "images").mkdir()
+    (out / "README.md").write_text("their card")
+    before = tree(out)
+    for extra in ((), ("--fresh",), ("--shard", "0", "--num-shards", "2")):
+        one_line_error(build_local(SAMPLE, out, *extra), "not a folder this tool made")
+    assert tree(out) == before
+    dry = build_local(SAMPLE, out, "--dry-run")
+    one_line_error(dry, "not a folder this tool made")
+
+
+def test_empty_out_dev_null_and_a_file_are_one_line(tmp_path):
+    empty = loralay("build", "--source", "local", "--manifest", str(SAMPLE), "--out", "",
+                    cwd=tmp_path)
+    assert empty.returncode == 2 and "an empty path" in empty.stderr
+    assert list(tmp_path.iterdir()) == []
+    one_line_error(build_local(SAMPLE, Path("/dev/null")), "/dev/null", "not a folder")
+    afile = tmp_path / "afile"
+    afile.write_text("mine")
+    one_line_error(build_local(SAMPLE, afile), "a file")
+    assert afile.read_text() == "mine"
+
+
+def test_an_empty_folder_is_used_and_marked(tmp_path):
+    out = tmp_path / "made-by-hand"
+    out.mkdir()
+    assert build_local(SAMPLE, out).returncode == 0
+    assert json.loads((out / ".loralay").read_text())["kind"] == "build"
+
+
+def test_fresh_removes_a_linked_state_as_a_link_and_only_what_the_tool_wrote(
+        built_sample, tmp_path):
+    """A `state/` that was a symlink led `--fresh` to delete a file outside the run folder;
+    files of the user's inside the run folder were deleted too."""
+    out = copy_run(built_sample[0], tmp_path / "run")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "precious.sqlite").write_text("not ours")
+    shutil.rmtree(out / "state")
+    (out / "state").symlink_to(outside, target_is_directory=True)
+    (out / "notes.txt").write_text("the user's notes")
+    dry = build_local(SAMPLE, out, "--fresh", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    listed = [ln.strip() for ln in dry.stdout.splitlines() if ln.startswith("  ")]
+    assert str(out / "state") in listed and str(out / "data") in listed
+    assert str(out / "notes.txt") not in listed and str(out / "pdfs") not in listed
+    assert (out / "data").exists()  # a dry run deletes nothing
+    assert build_local(SAMPLE, out, "--fresh").returncode == 0
+    assert (outside / "precious.sqlite").read_text() == "not ours"
+    assert (out / "notes.txt").read_text() == "the user's notes"
+    assert not (out / "state").is_symlink() and (out / "state" / "fetch.sqlite").exists()
+    assert rows_as_written(out) == rows_as_written(built_sample[0])
+
+
+def test_a_run_folder_of_an_earlier_version_is_resumed(built_sample, tmp_path):
+    out = copy_run(built_sample[0], tmp_path / "old")
+    (out / ".loralay").unlink()  # as a version before the marker left it
+    again = build_local(SAMPLE, out)
+    assert again.returncode == 0, again.stderr
+    assert "resuming: all 11 documents done" in again.stderr
+    assert (out / ".loralay").exists()
+
+
+# --- 2. names from the data used as paths -----------------------------------------------------
+
+@pytest.fixture(scope="module")
+def odd_ids(tmp_path_factory) -> Path:
+    """The sample's French HAL paper under ids a file name must not be built from."""
+    tmp = tmp_path_factory.mktemp("ids")
+    line = next(json.loads(x) for x in SAMPLE.read_text().splitlines()
+                if json.loads(x)["id"] == "fr_hal_cover_glaciers")
+    line["file"] = str(SAMPLE.parent / line["file"])
+    manifest = tmp / "m.jsonl"
+    with open(manifest, "w", encoding="utf-8") as fh:
+        for doc_id in ("/abs/id", "x" * 5000):
+            fh.write(json.dumps({**line, "id": doc_id}) + "\n")
+    out = tmp / "ds"
+    assert build_local(manifest, out).returncode == 0
+    return out
+
+
+@pytest.mark.parametrize("doc_id", ["/abs/id", "x" * 5000])
+def test_show_names_its_picture_safely_in_the_current_folder(odd_ids, tmp_path, doc_id):
+    cwd = tmp_path / "here"
+    cwd.mkdir()
+    proc = loralay("show", str(odd_ids), doc_id, cwd=cwd)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (written,) = cwd.iterdir()
+    assert written.suffix == ".png" and len(written.name) < 120
+    assert Path(proc.stdout.strip()) == written.relative_to(cwd)
+    assert not Path("/abs/id-p2.png").exists() and not Path("/abs").exists()
+
+
+# --- 3. readers on bad datasets ----------------------------------------------------------------
+
+def damaged(built: Path, tmp: Path, how: str) -> Path:
+    ds = copy_run(built, tmp / how)
+    shard = sorted((ds / "data").glob("train-*.parquet"))[0]
+    if how == "truncated":
+        shard.write_bytes(shard.read_bytes()[:-500])
+    elif how == "garbage":
+        shard.write_bytes(b"PAR1" + os.urandom(4000))
+    elif how == "unfinished":  # a build killed before its finish: no data/ yet
+        shutil.rmtree(ds / "data")
+    elif how == "missing-shard":
+        shard.rename(shard.with_name(shard.name.replace("-00000-of-00001", "-00000-of-00002")))
+    return ds
+
+
+@pytest.mark.parametrize("how", ["truncated", "garbage", "unfinished", "missing-shard"])
+def test_readers_say_what_is_wrong_with_a_damaged_dataset(built_sample, tmp_path, how):
+    ds = damaged(built_sample[0], tmp_path, how)
+    export = loralay("export", "vila", str(ds), "--out", str(tmp_path / "vila"))
+    one_line_error(export, str(ds))
+    show = loralay("show", str(ds), "fr_hal_cover_glaciers", "--out", str(tmp_path / "p.png"))
+    one_line_error(show, str(ds))
+    preds = tmp_path / "p.jsonl"
+    preds.write_text("")
+    ev = loralay("eval", str(ds), "--split", "train", "--predictions", str(preds))
+    one_line_error(ev, str(ds))
+    assert not (tmp_path / "p.png").exists()
+
+
+@pytest.mark.parametrize("split,words", [("*", "not a split name"),
+                                         ("../x", "not a split name"),
+                                         ("dev", "no split 'dev'")])
+def test_a_split_is_a_name_never_a_pattern_or_a_path(built_sample, tmp_path, split, words):
+    """`--split '*'` silently scored every split together."""
+    preds = tmp_path / "p.jsonl"
+    preds.write_text("")
+    one_line_error(loralay("eval", str(built_sample[0]), "--split", split, "--predictions",
+                           str(preds)), words)
+
+
+def _predictions(built: Path) -> list[str]:
+    return [r["article_id"] for p in sorted((built / "data").glob("test-*.parquet"))
+            for r in pq.read_table(p, columns=["article_id"]).to_pylist()]
+
+
+@pytest.mark.parametrize("case,words", [
+    ("not-utf8", "line 1: not UTF-8"), ("deep", "line 1: JSON nested too deep"),
+    ("missing", "not found"), ("folder", "not a file"), ("not-an-object", "line 1: not {"),
+])
+def test_a_bad_predictions_file_is_one_line(built_sample, tmp_path, case, words):
+    path = tmp_path / "preds.jsonl"
+    if case == "not-utf8":
+        path.write_bytes(b'{"id": "a", "prediction": "caf\xe9"}\n')
+    elif case == "deep":
+        path.write_bytes(b"[" * 100_000 + b"]" * 100_000 + b"\n")
+    elif case == "folder":
+        path.mkdir()
+    elif case == "not-an-object":
+        path.write_text("[1, 2]\n")
+    one_line_error(loralay("eval", str(built_sample[0]), "--predictions", str(path)),
+                   str(path), words)
+
+
+def test_good_predictions_are_scored(built_sample, tmp_path):
+    path = tmp_path / "preds.jsonl"
+    path.write_text("".join(json.dumps({"id": i, "prediction": "a summary"}) + "\n"
+                            for i in _predictions(built_sample[0])))
+    ds = copy_run(built_sample[0], tmp_path / "ds")
+    proc = loralay("eval", str(ds), "--predictions", str(path))
+    assert proc.returncode == 0 and "predictions" in proc.stdout, proc.stderr
+
+
+# --- 4. two writers at once ----------------------------------------------------------------------
+
+def test_a_second_export_into_one_folder_is_refused_naming_the_holder(built_sample, tmp_path):
+    from loralay_build.locks import RunLock
+    from loralay_build.owned import EXPORT, claim_folder
+
+    out = tmp_path / "vila"
+    claim_folder(out, EXPORT)
+    with RunLock(out, what="another export"):
+        proc = loralay("export", "vila", str(built_sample[0]), "--out", str(out))
+    one_line_error(proc, str(out), f"another export is running (pid {os.getpid()})")
+    assert sorted(p.name for p in out.iterdir()) == [".lock", ".loralay"]
+
+
+def test_two_exports_at_once_leave_one_whole_export(built_sample, tmp_path):
+    out = tmp_path / "vila"
+    procs = [subprocess.Popen([sys.executable, "-m", "loralay_build.cli", "export", "vila",
+                               str(built_sample[0]), "--out", str(out)], cwd=REPO,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    results = [(p.wait(timeout=300), p.stderr.read()) for p in procs]
+    assert sorted(rc for rc, _ in results)[0] == 0
+    for rc, err in results:
+        assert rc == 0 or ("another export is running" in err and "Traceback" not in err)
+    alone = tmp_path / "alone"
+    assert loralay("export", "vila", str(built_sample[0]), "--out", str(alone)).returncode == 0
+    def files(folder: Path) -> dict[str, bytes]:
+        return {k: v for k, v in tree(folder).items() if k != ".lock"}  # it holds a pid
+
+    assert files(out) == files(alone)
+    json.loads((out / "train-token.json").read_text())  # whole, valid JSON
+
+
+def test_a_reader_keeps_its_shards_while_a_build_replaces_data(built_sample, tmp_path):
+    """An export while a build rewrote `data/` sometimes crashed on a vanished shard: the
+    shards are opened when the dataset is, and read from the open files."""
+    ds = copy_run(built_sample[0], tmp_path / "ds")
+    opened = Dataset.open(ds)
+    want = list(Dataset.open(built_sample[0]).rows("train", ("article_id",)))
+    done = threading.Event()
+
+    def rebuild() -> None:
+        assert build_local(SAMPLE, ds, "--fresh").returncode == 0
+        done.set()
+
+    worker = threading.Thread(target=rebuild)
+    worker.start()
+    worker.join(timeout=600)
+    assert done.is_set()
+    assert list(opened.rows("train", ("article_id",))) == want
+
+
+# --- 6. full and read-only disks -------------------------------------------------------------
+
+def in_namespace(script: str) -> subprocess.CompletedProcess:
+    """Run `script` (bash) in a private user and mount namespace; skip where refused."""
+    if shutil.which("unshare") is None:
+        pytest.skip("unshare (util-linux) not installed")
+    probe = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "true"],
+                           capture_output=True, text=True)
+    if probe.returncode != 0:
+        pytest.skip(f"user and mount namespaces refused here: {probe.stderr.strip()}")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "bash", "-euc",
+                           script], cwd=REPO, capture_output=True, text=True, timeout=900,
+                          env=env)
+
+
+def test_a_full_disk_at_every_moment_is_one_line_and_a_rerun_completes(built_sample, tmp_path):
+    """Every ENOSPC (state, Parquet, report) was a traceback. At each size the build stops in
+    one line or completes; with space again, the same command completes to the rows of a
+    build that never ran out."""
+    mnt, keep = tmp_path / "mnt", tmp_path / "keep"
+    mnt.mkdir()
+    keep.mkdir()
+    cmd = f"{sys.executable} -m loralay_build.cli build --source local --manifest {SAMPLE}"
+    script = ""
+    for k, size in enumerate(("400k", "560k", "640k", "700k", "760k")):
+        script += (f"mount -t tmpfs -o size={size} tmpfs {mnt}\n"
+                   f"set +e; {cmd} --out {mnt}/ds --workers 2 2> {keep}/err-{k}; "
+                   f"echo $? > {keep}/rc-{k}; set -e\n"
+                   f"mount -o remount,size=64m {mnt}\n"
+                   f"{cmd} --out {mnt}/ds --workers 2 2> {keep}/again-{k}\n"
+                   f"cp -r {mnt}/ds/data {keep}/data-{k}\n"
+                   f"umount {mnt}\n")
+    proc = in_namespace(script)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    stopped = 0
+    for k in range(5):
+        rc, err = int((keep / f"rc-{k}").read_text()), (keep / f"err-{k}").read_text()
+        assert "Traceback" not in err, err[-3000:]
+        if rc:
+            stopped += 1
+            assert err.strip().splitlines()[-1].startswith(f"loralay: cannot write {mnt}"), err
+        got = [(p.name, pq.read_table(p).to_pylist())
+               for p in sorted((keep / f"data-{k}").glob("*.parquet"))]
+        assert got == rows_as_written(built_sample[0]), k
+    assert stopped >= 3  # most sizes ran out somewhere (state, Parquet, report)
+
+
+def test_a_read_only_out_and_a_full_export_are_one_line(built_sample, tmp_path):
+    mnt, keep = tmp_path / "mnt", tmp_path / "keep"
+    mnt.mkdir()
+    keep.mkdir()
+    script = (f"mount -t tmpfs -o size=64m tmpfs {mnt}\nmkdir {mnt}/ro\n"
+              f"mount -o remount,ro {mnt}\n"
+              f"set +e\n{sys.executable} -m loralay_build.cli build --source local --manifest "
+              f"{SAMPLE} --out {mnt}/ro/ds 2> {keep}/build.err; echo $? > {keep}/build.rc\n"
+              f"mount -o remount,rw,size=40k {mnt}\n"
+              f"{sys.executable} -m loralay_build.cli export vila {built_sample[0]} --out "
+              f"{mnt}/vila 2> {keep}/export.err; echo $? > {keep}/export.rc\n")
+    proc = in_namespace(script)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for name, words in (("build", "read-only file system"), ("export", "no space left")):
+        err = (keep / f"{name}.err").read_text()
+        assert int((keep / f"{name}.rc").read_text()) == 2, err
+        assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+        assert words in err and err.startswith("loralay: "), err
+
+
+def test_eval_on_a_read_only_dataset_prints_the_scores_then_one_line(built_sample, tmp_path):
+    mnt, keep = tmp_path / "mnt", tmp_path / "keep"
+    mnt.mkdir()
+    keep.mkdir()
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text("".join(json.dumps({"id": i, "prediction": "a summary"}) + "\n"
+                             for i in _predictions(built_sample[0])))
+    script = (f"mount -t tmpfs -o size=64m tmpfs {mnt}\ncp -r {built_sample[0]} {mnt}/ds\n"
+              f"mount -o remount,ro {mnt}\nset +e\n"
+              f"{sys.executable} -m loralay_build.cli eval {mnt}/ds --predictions {preds} "
+              f"> {keep}/out 2> {keep}/err; echo $? > {keep}/rc\n")
+    proc = in_namespace(script)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    err = (keep / "err").read_text()
+    assert int((keep / "rc").read_text()) == 2 and "Traceback" not in err, err
+    assert one_line_error(subprocess.CompletedProcess([], 2, "", err)) == (
+        f"loralay: cannot write {mnt}/ds/eval-test-predictions.json (read-only file system); "
+        "the scores are above")
+    assert "predictions" in (keep / "out").read_text()
+
+
+# --- 7. limits misclassed ------------------------------------------------------------------------
+
+def test_a_page_too_large_to_render_is_memory_not_internal_error(tmp_path):
+    """`image_dpi: 600` on an A0 page ran out of memory and was recorded `internal_error`,
+    so every rerun burnt the memory again; it is `memory`, retried once the limit is raised."""
+    from .conftest import config
+
+    src = SAMPLE.parent / "pdf" / "en_onecol_timing_note.pdf"
+    qdf = tmp_path / "q.pdf"
+    subprocess.run(["qpdf", "--qdf", "--object-streams=disable", str(src), str(qdf)],
+                   check=True)
+    import re
+    a0 = re.sub(rb"/MediaBox \[[^\]]*\]", b"/MediaBox [ 0 0 2384 3370 ]", qdf.read_bytes())
+    pdf = tmp_path / "a0.pdf"
+    pdf.write_bytes(subprocess.run(["fix-qdf"], input=a0, capture_output=True,
+                                   check=True).stdout)
+    line = next(json.loads(x) for x in SAMPLE.read_text().splitlines()
+                if "timing_note" in x)
+    manifest = tmp_path / "m.jsonl"
+    manifest.write_text(json.dumps({**line, "id": "a0", "file": str(pdf)}) + "\n")
+    out = tmp_path / "ds"
+    cfg = config(tmp_path, images=True, image_dpi=600, worker_memory_mb=1024)
+    build_local(manifest, out, "--config", str(cfg))
+    doc = json.loads((out / "report.json").read_text())["documents"]["a0"]
+    assert (doc["class"], doc["stage"]) == ("memory", "render"), doc
+    again = build_local(manifest, out, "--config", str(cfg))
+    assert "resuming: all 1 documents done; nothing to redo" in again.stderr
+
+
+# --- 8. stale reads through `datasets` -----------------------------------------------------------
+
+def load_in_fresh_process(folder: Path, cache: Path) -> dict[str, list[str]]:
+    code = ("import json, sys, datasets; ds = datasets.load_dataset(sys.argv[1]); "
+            "print(json.dumps({s: list(ds[s]['article_id']) for s in ds}))")
+    env = {**os.environ, "HF_DATASETS_CACHE": str(cache), "HF_DATASETS_OFFLINE": "1",
+           "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.run([sys.executable, "-c", code, str(folder)], capture_output=True,
+                          text=True, timeout=300, env=env, check=True)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def ids_as_written(folder: Path) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for name, rows in rows_as_written(folder):
+        out.setdefault(name.split("-")[0], []).extend(r["article_id"] for r in rows)
+    return out
+
+
+def test_load_dataset_never_serves_an_earlier_builds_rows(built_sample, tmp_path):
+    """`load_dataset(DIR)` keyed its cache on the folder's name and the card: another corpus
+    built into a folder of the same name, or a folder rebuilt after the manifest changed,
+    came back with the old rows."""
+    cache = tmp_path / "hf-cache"
+    x, y = tmp_path / "x" / "ds", tmp_path / "y" / "ds"
+    copy_run(built_sample[0], x)
+    assert load_in_fresh_process(x, cache) == ids_as_written(x)
+    manifest = tmp_path / "two.jsonl"
+    lines = SAMPLE.read_text().splitlines()
+    keep = [ln for ln in lines if json.loads(ln)["id"] in ("fr_hal_cover_glaciers",
+                                                           "en_twocol_graphs",
+                                                           "es_scielo_suelos")]
+    manifest.write_text("\n".join(
+        json.dumps({**json.loads(ln), "file": str(SAMPLE.parent / json.loads(ln)["file"])})
+        for ln in keep) + "\n")
+    assert build_local(manifest, y).returncode == 0
+    assert load_in_fresh_process(y, cache) == ids_as_written(y) != ids_as_written(x)
+    assert build_local(manifest, x, "--fresh").returncode == 0
+    assert load_in_fresh_process(x, cache) == ids_as_written(x) == ids_as_written(y)
+
+
+def test_the_dataset_reader_refuses_a_folder_without_shards(tmp_path):
+    (tmp_path / "data").mkdir()
+    with pytest.raises(ConfigError, match="no dataset shards"):
+        Dataset.open(tmp_path)
