@@ -60,8 +60,10 @@ def fetch(source: str, out: str | Path, *, config: str | Path | None = None,
         raise BuildStopped(stopped)
 
 
-def extract(pdf: str | Path, *, timeout_s: float = 120.0, max_pages: int = 1000) -> Document:
-    """Words, boxes, pages, line and block ids of one PDF; ExtractFailed says why not."""
+def extract(pdf: str | Path, *, timeout_s: float = 120.0, max_pages: int = 1000,
+            groups: str = "geometry") -> Document:
+    """Words, boxes, pages, line and block ids of one PDF, grouped as a build groups them
+    (`groups="poppler"`: Poppler's own); ExtractFailed says why not."""
     from .extract import ExtractLimits, extract_document
     from .extract.poppler import poppler_version
 
@@ -71,4 +73,8 @@ def extract(pdf: str | Path, *, timeout_s: float = 120.0, max_pages: int = 1000)
                                                              max_pages=max_pages))
     if isinstance(result, Failure):
         raise ExtractFailed(path, result)
-    return result
+    from .group import GROUPINGS, regroup
+
+    if groups not in GROUPINGS:
+        raise ConfigError(f"groups={groups!r}: one of {', '.join(GROUPINGS)}")
+    return regroup(result, groups)

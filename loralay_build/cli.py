@@ -68,12 +68,16 @@ def _guarded(fn: Callable[[], Any], where: Path | None = None) -> Any:
               help="Write one file per PDF here (named after it) instead of stdout.")
 @click.option("--timeout", "timeout_s", type=float, default=120.0, show_default=True)
 @click.option("--max-pages", type=int, default=1000, show_default=True)
+@click.option("--groups", type=click.Choice(["geometry", "poppler"]), default="geometry",
+              show_default=True, help="Line and block ids from the words' geometry (as a "
+              "build gives them), or Poppler's own.")
 def extract(pdfs: tuple[Path, ...], fmt: str, out_dir: Path | None, timeout_s: float,
-            max_pages: int) -> None:
+            max_pages: int, groups: str) -> None:
     """Words with boxes, pages, line and block ids of each PDF."""
     from .extract_cli import extract_files
 
-    failed = _guarded(lambda: extract_files(pdfs, fmt, out_dir, timeout_s, max_pages))
+    failed = _guarded(lambda: extract_files(pdfs, fmt, out_dir, timeout_s, max_pages,
+                                            groups))  # type: ignore[arg-type]
     if failed:
         sys.exit(1)
 

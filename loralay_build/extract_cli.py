@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .errors import ConfigError
 from .failures import Failure
+from .group import Grouping
 
 
 def check_outputs(pdfs: Sequence[Path], fmt: str, out_dir: Path | None) -> None:
@@ -29,13 +30,14 @@ def check_outputs(pdfs: Sequence[Path], fmt: str, out_dir: Path | None) -> None:
 
 
 def extract_files(pdfs: Sequence[Path], fmt: str, out_dir: Path | None, timeout_s: float,
-                  max_pages: int) -> int:
+                  max_pages: int, groups: Grouping = "geometry") -> int:
     """Returns how many PDFs failed (each named on stderr with its class)."""
     from .atomic import write_atomic
     from .extract import ExtractLimits, extract_document
     from .extract.formats import RENDERERS
     from .extract.poppler import poppler_version
     from .gcpolicy import settle_heap
+    from .group import regroup
 
     if timeout_s <= 0 or timeout_s != timeout_s or timeout_s == float("inf"):
         raise ConfigError(f"--timeout {timeout_s}: must be a finite number of seconds above 0")
@@ -52,7 +54,7 @@ def extract_files(pdfs: Sequence[Path], fmt: str, out_dir: Path | None, timeout_
             failed += 1
             print(result.line(str(pdf)), file=sys.stderr)
             continue
-        body = RENDERERS[fmt](result)
+        body = RENDERERS[fmt](regroup(result, groups))  # the groups a build gives
         if out_dir is None:
             sys.stdout.flush()
             sys.stdout.buffer.write(body)

@@ -31,13 +31,15 @@ def job(**settings: object) -> DocumentJob:
 
 
 def test_the_steps_in_order_and_render_only_with_images():
-    assert STEP_NAMES == ("extract", "strip", "language", "render", "leakage")
+    assert STEP_NAMES == ("extract", "group", "strip", "language", "render", "leakage")
     _, plain = run_steps(sample_candidate(), job())
-    assert [s for s, _, _ in plain.stages] == ["extract", "strip", "language", "leakage"]
+    assert [s for s, _, _ in plain.stages] == ["extract", "group", "strip", "language",
+                                              "leakage"]
     assert all(fail is None and seconds >= 0 for _, fail, seconds in plain.stages)
 
 
 @pytest.mark.parametrize("step,target", [("extract", "extract_document"),
+                                         ("group", "regroup"),
                                          ("strip", "strip_document"),
                                          ("language", "detect"),
                                          ("leakage", "leakage")])

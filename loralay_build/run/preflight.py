@@ -15,6 +15,7 @@ from ..errors import ConfigError
 from ..extract.glyphs import GLYPH_RULE
 from ..extract.poppler import poppler_version
 from ..extract.rotation import ROTATION_RULE
+from ..group import GROUP_RULE
 from ..layout import RunLayout
 from ..owned import BUILD, KEPT_BY_FRESH, owned_entries, remove
 from ..settings import CommonSettings, check_contact
@@ -33,9 +34,10 @@ class ToolVersions:
 
 
 def tool_versions() -> ToolVersions:
-    # the glyph-repair and rotation rules change extracted words and boxes: a run made
-    # before either is redone
-    return ToolVersions(f"{__version__}+{GLYPH_RULE}+{ROTATION_RULE}", poppler_version())
+    # the glyph-repair, rotation and grouping rules change the words, boxes and groups
+    # results hold: a run made before any of them changed is redone
+    return ToolVersions(f"{__version__}+{GLYPH_RULE}+{ROTATION_RULE}+{GROUP_RULE}",
+                        poppler_version())
 
 
 def check_inputs(settings: CommonSettings) -> None:

@@ -1,11 +1,12 @@
 """The per-document steps, as one ordered list: what a worker runs for each document and
 what `loralay show` re-runs to picture one.
 
-extract (with glyph repair) -> strip abstracts -> language -> render (`images: true`) ->
-leakage. Each step reads the `DocWork` the steps before it filled and adds its part, or
-returns a `Failure`; the first failure ends the document. An exception is a bug: it is
-caught here and classed `internal_error` under the name of the step that raised it, so
-one bad document never takes a run down and the report points at the right step.
+extract (with glyph repair) -> group (lines and blocks) -> strip abstracts -> language ->
+render (`images: true`) -> leakage. Each step reads the `DocWork` the steps before it
+filled and adds its part, or returns a `Failure`; the first failure ends the document. An
+exception is a bug: it is caught here and classed `internal_error` under the name of the
+step that raised it, so one bad document never takes a run down and the report points at
+the right step.
 Steps know nothing of executors or state (`driver.py` records what they return).
 """
 
@@ -20,6 +21,7 @@ from typing import Any
 from ..extract import ExtractLimits, extract_document
 from ..extract.glyphs import repair_glyphs
 from ..failures import Failure, FailureClass
+from ..group import regroup
 from ..images.render import RenderedPages
 from ..language import detect
 from ..records import Candidate, Document, ProcessedDoc
@@ -113,6 +115,14 @@ def extract(w: DocWork) -> Failure | None:
     return None
 
 
+def group(w: DocWork) -> Failure | None:
+    """Each word's visual line and block, words ordered block by block (`group/`), or
+    Poppler's own groups (`groups: poppler`)."""
+    assert w.doc is not None
+    w.doc = regroup(w.doc, w.job.settings.groups)
+    return None
+
+
 def strip(w: DocWork) -> Failure | None:
     assert w.doc is not None
     stripped = strip_document(w.doc, w.candidate, w.job.settings)
@@ -171,6 +181,7 @@ def audit_leakage(w: DocWork) -> Failure | None:
 
 STEPS: tuple[Step, ...] = (
     Step("extract", extract),
+    Step("group", group),
     Step("strip", strip),
     Step("language", check_language),
     Step("render", render, applies=lambda s: s.images),

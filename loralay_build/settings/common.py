@@ -60,6 +60,9 @@ class DocumentSettings(_Model):
         5, description="fewer words per page on average means no usable text layer")
     max_words_per_document: int = Field(
         2_000_000, ge=1000, description="more words is `too_large` (bounds parsing and matching)")
+    groups: Literal["geometry", "poppler"] = Field(
+        "geometry", description="line and block ids: from the words' geometry (visual lines; "
+        "paragraphs, headings, captions as blocks), or Poppler's own")
     max_edit_ratio: float = Field(0.15, ge=0, lt=1, allow_inf_nan=False,
                                   description="edit budget relative to the abstract's length")
     max_edits: NonNegativeCount = Field(60, description="and never more than this many edits")

@@ -106,14 +106,14 @@ def describe_error(e: ValidationError, cls: type[CommonSettings], origin: str,
 
 
 def _did_you_mean(key: str, cls: type[CommonSettings], source: str) -> str:
+    owners = sorted(name for name in registry.names()
+                    if key in settings_class(name).model_fields)
+    if owners:  # another source's key: saying so beats a near spelling of one of ours
+        return f" for --source {source} (a key of {', '.join(owners)})"
     known = [k for k in cls.model_fields if k != "source"]
     close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
     if close:
         return f" (did you mean `{close[0]}`?)"
-    owners = sorted(name for name in registry.names()
-                    if key in settings_class(name).model_fields)
-    if owners:
-        return f" for --source {source} (a key of {', '.join(owners)})"
     return f" (`loralay settings --source {source}` lists every key)"
 
 

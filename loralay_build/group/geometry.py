@@ -1,0 +1,136 @@
+"""Column-wise boxes of word groups (fragments, lines) and the NumPy helpers that build them.
+
+Why columns and `reduceat`: a document may hold 100k+ words and the whole stage must cost
+a few per cent of extraction, so nothing here makes a Python object per word or per line;
+every group's extent is one `reduceat` over words already contiguous in the group's order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def run_starts(*keys: np.ndarray) -> np.ndarray:
+    """Indices where a run of equal key tuples starts (the first element always does)."""
+    n = len(keys[0])
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    change = np.zeros(n, dtype=bool)
+    change[0] = True
+    for k in keys:
+        change[1:] |= k[1:] != k[:-1]
+    return np.flatnonzero(change)
+
+
+def ids_from_starts(starts: np.ndarray, n: int) -> np.ndarray:
+    """Group id of each of `n` elements, the groups starting at `starts` (sorted, starts[0]=0)."""
+    mark = np.zeros(n, dtype=np.int64)
+    if n:
+        mark[starts[1:]] = 1
+    return np.cumsum(mark)
+
+
+@dataclass(frozen=True, slots=True)
+class Groups:
+    """Extents of groups of words, one entry per group.
+
+    `first` is the group's earliest word (its index in Poppler's order) and `count` its
+    number of words; a fragment's words are first..first+count-1. `height` is the mean
+    word height (a font-size proxy: Poppler's word boxes span the font's ascent and
+    descent, so words of one size on one line share it), `mid` the mean of the words'
+    vertical centres (a baseline proxy that tolerates one superscript).
+    """
+
+    page: np.ndarray
+    x0: np.ndarray
+    y0: np.ndarray
+    x1: np.ndarray
+    y1: np.ndarray
+    height: np.ndarray
+    mid: np.ndarray
+    first: np.ndarray
+    count: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.page)
+
+
+def summarise(boxes: np.ndarray, pages: np.ndarray, starts: np.ndarray) -> Groups:
+    """The extent of each run of `boxes` starting at `starts` (rows in group order);
+    `pages` holds each run's page."""
+    n = len(boxes)
+    count = np.diff(np.append(starts, n))
+    low = np.minimum.reduceat(boxes[:, :2], starts, axis=0)  # x0, y0
+    high = np.maximum.reduceat(boxes[:, 2:], starts, axis=0)  # x1, y1
+    tops, bottoms = np.add.reduceat(boxes[:, 1::2], starts, axis=0).T  # sums of y0, y1
+    return Groups(
+        page=pages,
+        x0=low[:, 0].copy(),
+        y0=low[:, 1].copy(),
+        x1=high[:, 0].copy(),
+        y1=high[:, 1].copy(),
+        height=(bottoms - tops) / count,
+        mid=(bottoms + tops) / (2 * count),
+        first=starts,
+        count=count,
+    )
+
+
+def merge_groups(g: Groups, order: np.ndarray, starts: np.ndarray) -> Groups:
+    """Groups of groups: `g` taken in `order`, consecutive runs from `starts` joined.
+
+    Heights and mids are count-weighted means, so a line's height is its words' mean."""
+    count = np.add.reduceat(g.count[order], starts)
+    weight = g.count[order]
+    return Groups(
+        page=g.page[order][starts],
+        x0=np.minimum.reduceat(g.x0[order], starts),
+        y0=np.minimum.reduceat(g.y0[order], starts),
+        x1=np.maximum.reduceat(g.x1[order], starts),
+        y1=np.maximum.reduceat(g.y1[order], starts),
+        height=np.add.reduceat(g.height[order] * weight, starts) / count,
+        mid=np.add.reduceat(g.mid[order] * weight, starts) / count,
+        first=np.minimum.reduceat(g.first[order], starts),
+        count=count,
+    )
+
+
+def expand(first: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """first[k], first[k]+1, ..., first[k]+count[k]-1 for every k, concatenated."""
+    total = int(count.sum())
+    offset = np.arange(total) - np.repeat(np.cumsum(count) - count, count)
+    return np.repeat(first, count) + offset
+
+
+def window_pairs(sorted_keys: np.ndarray, lo: np.ndarray, hi: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Every (query k, position j) with lo[k] <= sorted_keys[j] <= hi[k]: the neighbours
+    of each query inside a window, found by two binary searches instead of all pairs."""
+    start = np.searchsorted(sorted_keys, lo, side="left")
+    stop = np.searchsorted(sorted_keys, hi, side="right")
+    size = np.maximum(stop - start, 0)
+    return np.repeat(np.arange(len(lo)), size), expand(start, size)
+
+
+def components(n: int, p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Connected components of the graph on 0..n-1 with edges (p, q): each node's label is
+    the smallest node of its component (label propagation with pointer jumping)."""
+    label = np.arange(n)
+    if not len(p):
+        return label
+    while True:
+        low = np.minimum(label[p], label[q])
+        new = label.copy()
+        np.minimum.at(new, p, low)
+        np.minimum.at(new, q, low)
+        new = new[new]
+        if np.array_equal(new, label):
+            return label
+        label = new
+
+
+def page_key(page: np.ndarray, y: np.ndarray, span: float) -> np.ndarray:
+    """One sortable number for (page, y): pages apart by more than any y."""
+    return page * span + y

@@ -1,0 +1,185 @@
+"""The layout-group stage: Poppler's words in, the same words regrouped (and reordered so
+every block is contiguous) out."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import fields, replace
+from itertools import chain
+from typing import Literal
+
+import numpy as np
+
+from ..records import Document
+from .blocks import paragraph_starts, table_regions
+from .geometry import Groups, expand, ids_from_starts, merge_groups, run_starts, summarise
+from .lines import fragment_spaces, join_fragments, vertical_fragments
+from .merge import merge_satellites
+from .order import reading_order
+
+Grouping = Literal["geometry", "poppler"]
+# an equation number: "(12)", "(3.19)", "(B.31)", "(2a)", perhaps followed by . or ,
+EQUATION_NUMBER = re.compile(r"\([A-Za-z]{0,3}[.\-]?\d[\w.\-′']{0,6}\)[.,]?$")
+# a number alone: "20", "-0.5", "1,000", "95%" (a chart's tick label, a table's cell)
+NUMBER = re.compile(r"[-−+]?\d[\d.,]*%?$")
+GROUPINGS: tuple[Grouping, ...] = ("geometry", "poppler")
+# in the tool version the run state fingerprints (as glyphs.GLYPH_RULE, run/preflight.py):
+# bump when the geometric lines or blocks of any document change, so runs redo them
+GROUP_RULE = "groups1"
+
+
+def regroup(doc: Document, how: Grouping = "geometry") -> Document:
+    """The document with the named grouping: "geometry" (ours) or "poppler" (as extracted)."""
+    if how == "geometry":
+        return group_layout(doc)
+    if how == "poppler":
+        return poppler_groups(doc)
+    raise ValueError(f"unknown grouping {how!r}: expected one of {GROUPINGS}")
+
+
+def poppler_groups(doc: Document) -> Document:
+    """Poppler's own lines and blocks, words in Poppler's order (a copy, nothing moved)."""
+    return _document_like(doc, list(doc.words), doc.boxes.copy(), list(doc.word_pages),
+                          list(doc.line_ids), list(doc.block_ids))
+
+
+def group_layout(doc: Document) -> Document:
+    """Visual lines and blocks from the words' geometry, words reordered block by block.
+
+    The words and their boxes and pages are Poppler's, unchanged; only their order and
+    their line and block ids are new. Ids start at 0 and increase in reading order."""
+    if not doc.words:
+        return poppler_groups(doc)
+    boxes = doc.boxes
+    frag_starts, frag_pages = _fragments(doc)
+    frags = summarise(boxes, frag_pages, frag_starts)
+    vertical = vertical_fragments(boxes, frags, doc.words)
+    if vertical.any():  # a rotated fragment's font size is its width
+        frags = replace(frags, height=np.where(vertical, frags.x1 - frags.x0, frags.height))
+    spaces, widest_inside = fragment_spaces(boxes, frag_starts)
+    widths = np.array([0.0] + [p.width for p in doc.pages])
+    order, line_starts = join_fragments(frags, spaces, widths, vertical)
+    lines = merge_groups(frags, order, line_starts)
+    line_vertical = vertical[order[line_starts]]
+    rank, chain_start = reading_order(lines, line_vertical)
+    lead = frags.first[order[line_starts]][rank]  # each line's first word
+    source_block = np.fromiter(map(doc.block_ids.__getitem__, lead.tolist()), np.int64,
+                               len(lead))
+    widest = _widest_space(frags, order, line_starts, widest_inside)[rank]
+    counts = lines.count[rank]
+    numbered = _one_word_matches(EQUATION_NUMBER, doc.words, lead, counts)
+    numeric = _one_word_matches(NUMBER, doc.words, lead, counts)
+    block = _blocks(_take(lines, rank), chain_start, boxes[lead, 2] - boxes[lead, 0],
+                    widest, line_vertical[rank], source_block, counts, numbered, numeric)
+    return _assemble(doc, frags, order, line_starts, rank, block)
+
+
+def _fragments(doc: Document) -> tuple[np.ndarray, np.ndarray]:
+    """Where each of Poppler's lines (a run of one line id) starts in the word order, and
+    its page. Poppler's line ids never repeat across pages, so the pages are only read at
+    the runs' ends; a document where they do is cut at every page change too."""
+    n = len(doc.words)
+    line_ids = np.fromiter(doc.line_ids, np.int64, n)
+    starts = run_starts(line_ids)
+    pages = doc.word_pages
+    first = np.fromiter(map(pages.__getitem__, starts.tolist()), np.int64, len(starts))
+    ends = np.append(starts[1:], n) - 1
+    last = np.fromiter(map(pages.__getitem__, ends.tolist()), np.int64, len(starts))
+    if np.array_equal(first, last):
+        return starts, first
+    page_arr = np.asarray(pages, dtype=np.int64)
+    starts = run_starts(line_ids, page_arr)
+    return starts, page_arr[starts]
+
+
+def _widest_space(frags: Groups, order: np.ndarray, line_starts: np.ndarray,
+                  inside: np.ndarray) -> np.ndarray:
+    """Per line (in `order`'s line numbering), its widest space between consecutive words:
+    inside one of its fragments, or between two fragments it joined."""
+    between = np.full(len(order), -np.inf)
+    between[1:] = frags.x0[order[1:]] - frags.x1[order[:-1]]
+    between[line_starts] = -np.inf
+    return np.maximum(np.maximum.reduceat(between, line_starts),
+                      np.maximum.reduceat(inside[order], line_starts))
+
+
+def _assemble(doc: Document, frags: Groups, order: np.ndarray, line_starts: np.ndarray,
+              rank: np.ndarray, block: np.ndarray) -> Document:
+    """The words block by block (blocks in the order of their first line), line by line,
+    each line's fragments left to right, each fragment's words in Poppler's order.
+    `block` labels the lines in reading order (`rank`)."""
+    n_lines = len(rank)
+    out = np.lexsort((np.arange(n_lines), _first_rank(block)))  # reading positions
+    line_order = rank[out]  # the lines (join_fragments' numbering) in output order
+    final = np.empty(n_lines, dtype=np.int64)
+    final[line_order] = np.arange(n_lines)
+    seq = order[np.argsort(final[ids_from_starts(line_starts, len(order))], kind="stable")]
+    counts = frags.count[seq]
+    perm = expand(frags.first[seq], counts)
+    block_out = block[out]
+    new_block = np.cumsum(np.concatenate(([0], block_out[1:] != block_out[:-1])))
+    per_line = np.add.reduceat(frags.count[order], line_starts)[line_order]
+    return _document_like(doc, _reordered(doc.words, perm), doc.boxes[perm],
+                          np.repeat(frags.page[seq], counts).tolist(),
+                          np.repeat(np.arange(n_lines), per_line).tolist(),
+                          np.repeat(new_block, per_line).tolist())
+
+
+def _one_word_matches(pattern: re.Pattern[str], words: list[str], lead: np.ndarray,
+                      counts: np.ndarray) -> np.ndarray:
+    """Which lines are one word matching `pattern` (an equation's number, a number)."""
+    out = np.zeros(len(lead), dtype=bool)
+    single = np.flatnonzero(counts == 1)
+    out[single] = [bool(pattern.match(words[i])) for i in lead[single].tolist()]
+    return out
+
+
+def _blocks(lines: Groups, chain_start: np.ndarray, first_width: np.ndarray,
+            widest: np.ndarray, vertical: np.ndarray, source_block: np.ndarray,
+            word_counts: np.ndarray, numbered: np.ndarray, numeric: np.ndarray
+            ) -> np.ndarray:
+    """Block label per line (reading order): paragraphs, then table regions over them,
+    then satellites joined to their blocks."""
+    starts = paragraph_starts(lines, chain_start, first_width, vertical, source_block)
+    block = np.cumsum(starts) - 1
+    region = table_regions(lines, np.where(vertical, 0.0, widest))
+    inside = region >= 0
+    block = np.where(inside, region + len(block), block)
+    return merge_satellites(lines, word_counts, block, vertical, numbered, numeric)
+
+
+def _reordered(words: list[str], perm: np.ndarray) -> list[str]:
+    """words[perm] as a list, copied run by run: the permutation keeps long runs of
+    Poppler's order (whole lines and paragraphs), and a slice copies a run in C."""
+    n = len(perm)
+    if n == 0:
+        return []
+    cut = np.flatnonzero(perm[1:] != perm[:-1] + 1) + 1
+    starts = np.concatenate(([0], cut))
+    first = perm[starts].tolist()
+    last = (perm[np.append(cut, n) - 1] + 1).tolist()
+    if len(first) * 8 > n:  # few runs to gain from
+        return [words[i] for i in perm.tolist()]
+    return list(chain.from_iterable(words[a:b] for a, b in zip(first, last)))
+
+
+def _first_rank(block: np.ndarray) -> np.ndarray:
+    """For each line, the smallest rank (index) among its block's lines."""
+    first = np.full(int(block.max()) + 1, len(block), dtype=np.int64)
+    np.minimum.at(first, block, np.arange(len(block)))
+    return first[block]
+
+
+def _take(g: Groups, idx: np.ndarray) -> Groups:
+    """The groups `idx`, in that order."""
+    return Groups(*(getattr(g, f.name)[idx] for f in fields(Groups)))
+
+
+def _document_like(doc: Document, words: list[str], boxes: np.ndarray, pages: list[int],
+                   line_ids: list[int], block_ids: list[int]) -> Document:
+    """A new Document with these word columns and `doc`'s id, pages and counters (the raw
+    bytes of broken words are the glyph repair's, spent by now: not carried)."""
+    return Document(id=doc.id, pages=doc.pages, words=words, boxes=boxes, word_pages=pages,
+                    line_ids=line_ids, block_ids=block_ids,
+                    dropped_invisible=doc.dropped_invisible,
+                    words_repaired=doc.words_repaired, words_unrepaired=doc.words_unrepaired)

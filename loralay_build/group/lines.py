@@ -1,0 +1,345 @@
+"""Visual lines: Poppler's line fragments joined along one baseline within one column.
+
+Why not Poppler's lines as they are: Poppler cuts a justified line wherever a wide word
+space lines up with spaces on the lines around it (it takes the river for a column
+boundary), and on Korean justified text it cuts at nearly every space. Its fragments never
+hold two baselines or two columns, though, so they are the atoms here: fragments on one
+baseline are joined unless the space between them is a column gutter.
+
+What makes a gutter (`is_gutter`): a space wider than the line's own word spaces that
+opens a vertical white strip - no text a few lines above, or below, crosses it - with a
+column of text beside it: wide lines sharing an edge at the strip. A wide word space in
+justified text, or the space after a section number, has text crossing it a line or two
+away; a table's cells, a list's labels, an equation and its number open strips too, but no
+column of wide lines stands at their edge.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .geometry import Groups, merge_groups, page_key, run_starts, window_pairs
+
+# a fragment space this many times the line's word space (or wider than WIDE_SPACE of the
+# height when that is unknown) is tested for a gutter; narrower ones are word spaces
+SPACE_RATIO = 1.6
+WIDE_SPACE = 0.45
+# fragments whose cores overlap by this share of the smaller height share a line
+SAME_LINE = 0.5
+# how far above and below (in heights) text is looked for across a candidate gutter
+STRIP_REACH = 4.0
+# how far above and below (in heights) a column's wide lines are looked for
+WIDTH_REACH = 15.0
+# two font sizes further apart than this ratio never join across more than FAR heights
+SIZE_RATIO = 1.3
+FAR = 1.5
+# a row's spaces tell its word spacing when it holds at least this many
+ROW_SPACES = 4
+# no word space is wider than this share of the height
+MAX_SPACE = 1.0
+# points a fragment may pass the row's right end and still lie under it
+COVER_SLACK = 0.5
+# an exponent or an index is at most this share of its line's height
+SATELLITE = 0.85
+# rotated words hold at least this many characters on average (a tall glyph holds one)
+ROTATED_CHARS = 2.5
+# where across the candidate gap white is looked for (denser at the ends, where a gutter
+# lies when the line beside it is short)
+STRIP_POINTS = np.array([0.04, 0.12, 0.3, 0.7, 0.88, 0.96])
+# text narrower than this (in heights) on either side of a strip makes no column
+COLUMN_WIDTH = 12.0
+# wide lines sharing an edge that make a column
+COLUMN_LINES = 3
+# a column's lines end (left) or start (right) inside the space or within this many
+# heights of it
+COLUMN_EDGE = 6.0
+# points within which lines share an edge
+ALIGN = 1.0
+# the narrowest gutter, in heights
+GUTTER_MIN = 0.8
+
+
+def fragment_spaces(boxes: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and widest space between consecutive words inside each fragment (0 for
+    one-word ones): the line's own word spacing, which justification stretches, and
+    (widest) a table's cell gap that Poppler kept inside one line."""
+    n = len(boxes)
+    gaps = np.zeros(n)
+    gaps[:-1] = np.clip(boxes[1:, 0] - boxes[:-1, 2], 0.0, None)
+    gaps[starts[1:] - 1] = 0.0  # the space after a fragment's last word is not its own
+    count = np.diff(np.append(starts, n))
+    return (np.add.reduceat(gaps, starts) / np.maximum(count - 1, 1),
+            np.maximum.reduceat(gaps, starts))
+
+
+def share_baseline(f: Groups, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """True where fragments a and b sit on one line: their cores (the mean word height
+    around the mean centre) overlap by SAME_LINE of the smaller one. A superscript label
+    or an exponent fragment overlaps its line; the line above or below does not."""
+    top = np.maximum(f.mid[a] - f.height[a] / 2, f.mid[b] - f.height[b] / 2)
+    bottom = np.minimum(f.mid[a] + f.height[a] / 2, f.mid[b] + f.height[b] / 2)
+    return ((f.page[a] == f.page[b])
+            & (bottom - top >= SAME_LINE * np.minimum(f.height[a], f.height[b])))
+
+
+def baseline_rows(f: Groups) -> np.ndarray:
+    """Each fragment's row: fragments sorted by page and centre, chained wherever two
+    consecutive ones share a baseline (`share_baseline`)."""
+    order = np.argsort(page_key(f.page, f.mid, float(f.y1.max()) + 1.0), kind="stable")
+    near = share_baseline(f, order[:-1], order[1:])
+    row_sorted = np.concatenate(([0], np.cumsum(~near)))
+    row = np.empty_like(row_sorted)
+    row[order] = row_sorted
+    return row
+
+
+def row_space(row: np.ndarray, gaps: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """For each gap, the smallest *other* valid gap of its row, when the row holds at least
+    ROW_SPACES valid gaps (inf otherwise): on a row Poppler cut at every space (Korean
+    justified text), the spaces between its fragments are the line's word spaces."""
+    m = len(gaps)
+    out = np.full(m, np.inf)
+    pick = np.flatnonzero(valid)
+    if not len(pick):
+        return out
+    order = pick[np.lexsort((gaps[pick], row[pick]))]
+    r, g = row[order], gaps[order]
+    starts = run_starts(r)
+    size = np.diff(np.append(starts, len(order)))
+    first = np.zeros(len(order), dtype=bool)
+    first[starts] = True
+    smallest = np.repeat(g[starts], size)
+    second = np.repeat(np.where(size > 1, g[np.minimum(starts + 1, len(g) - 1)], np.inf), size)
+    enough = np.repeat(size >= ROW_SPACES, size)
+    out[order] = np.where(enough, np.where(first, second, smallest), np.inf)
+    return out
+
+
+def _neighbours(f: Groups, left: np.ndarray, right: np.ndarray, among: np.ndarray,
+                reach: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(candidate, piece, dy) for every piece of `among` within `reach` heights above or
+    below each candidate pair's baseline on its page, the pair's own row left out; dy in
+    heights, negative above."""
+    span = float(max(f.y1.max(), 1.0)) * 2 + 10.0
+    key = page_key(f.page, f.mid, span)
+    order = among[np.argsort(key[among], kind="stable")]
+    h = np.maximum(f.height[left], f.height[right])
+    centre = key[left]
+    cand, pos = window_pairs(key[order], centre - reach * h, centre + reach * h)
+    nb = order[pos]
+    dy = (key[nb] - centre[cand]) / h[cand]
+    keep = (np.abs(dy) > 0.5) & (f.page[nb] == f.page[left][cand])
+    return cand[keep], nb[keep], dy[keep]
+
+
+def is_gutter(f: Groups, left: np.ndarray, right: np.ndarray, page_width: np.ndarray,
+              upright: np.ndarray) -> np.ndarray:
+    """True where the space between pieces `left` and `right` (one baseline) is a column
+    gutter: it opens a white strip (`_white_strip`) and a column stands beside it
+    (`_column_beside`). A table's cells, a list's labels, an equation and its number stay
+    on their rows: their spaces open strips too, but no column of text lines them."""
+    m = len(left)
+    if m == 0:
+        return np.zeros(0, dtype=bool)
+    cand, nb, dy = _neighbours(f, left, right, np.flatnonzero(upright), STRIP_REACH)
+    opened = _white_strip(f, left, right, cand, nb, dy)
+    if not opened.any():
+        return opened
+    test = np.flatnonzero(opened)
+    lone_left, lone_right = _lone_sides(f, left, right, cand, nb, m)
+    width = f.x1 - f.x0
+    wide_pieces = np.flatnonzero(upright & (width >= COLUMN_WIDTH * f.height))
+    column = _column_beside(f, left[test], right[test], page_width[test], wide_pieces,
+                            lone_left[test], lone_right[test])
+    opened[test] = column
+    return opened
+
+
+def _white_strip(f: Groups, left: np.ndarray, right: np.ndarray, cand: np.ndarray,
+                 nb: np.ndarray, dy: np.ndarray) -> np.ndarray:
+    """At some point across the space (STRIP_POINTS), the text within STRIP_REACH heights
+    above, or below, leaves it uncovered, that side holding text at all."""
+    m = len(left)
+    a, b = f.x1[left], f.x0[right]
+    samples = len(STRIP_POINTS)
+    opened = np.zeros((m, samples), dtype=bool)
+    x0, x1 = f.x0[nb], f.x1[nb]
+    crossing = (x1 >= a[cand]) & (x0 <= b[cand])  # only these can cover a point
+    for side in (dy < 0, dy > 0):
+        has = np.bincount(cand[side], minlength=m) > 0
+        pick = side & crossing
+        c = cand[pick]
+        px = a[c][:, None] + (b - a)[c][:, None] * STRIP_POINTS[None, :]
+        covered = (x0[pick][:, None] <= px) & (px <= x1[pick][:, None])
+        cells = (c * samples)[:, None] + np.arange(samples)[None, :]
+        hits = np.bincount(cells[covered], minlength=m * samples).reshape(m, samples)
+        opened |= (hits == 0) & has[:, None]
+    return np.asarray(opened.any(axis=1))
+
+
+def _lone_sides(f: Groups, left: np.ndarray, right: np.ndarray, cand: np.ndarray,
+                nb: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """Whether nothing else near the space (within STRIP_REACH) ends before it (left) or
+    starts after it (right): the piece there is alone, a page number or a margin note."""
+    a, b = f.x1[left], f.x0[right]
+    h = np.maximum(f.height[left], f.height[right])
+    edge = (COLUMN_EDGE * h)[cand]
+    x0, x1 = f.x0[nb], f.x1[nb]
+    ends = (x1 <= b[cand]) & (x1 >= a[cand] - edge)
+    starts = (x0 >= a[cand]) & (x0 <= b[cand] + edge)
+    return (np.bincount(cand[ends], minlength=m) == 0,
+            np.bincount(cand[starts], minlength=m) == 0)
+
+
+def _column_beside(f: Groups, left: np.ndarray, right: np.ndarray, page_width: np.ndarray,
+                   wide_pieces: np.ndarray, lone_left: np.ndarray, lone_right: np.ndarray
+                   ) -> np.ndarray:
+    """A column on one side: COLUMN_LINES pieces at least COLUMN_WIDTH wide within
+    WIDTH_REACH heights ending together inside the space or just before it (a justified
+    column on the left), or starting together inside it or just after it (any column on
+    the right); and on the other side a wide piece too, or a lone one, or (right of a
+    justified column) anything starting a gutter's width past the column's edge."""
+    m = len(left)
+    a, b = f.x1[left], f.x0[right]
+    h = np.maximum(f.height[left], f.height[right])
+    wide = np.minimum(COLUMN_WIDTH * h, 0.25 * page_width)
+    edge = COLUMN_EDGE * h
+    cand, nb, _ = _neighbours(f, left, right, wide_pieces, WIDTH_REACH)
+    x0, x1 = f.x0[nb], f.x1[nb]
+    ok = (x1 - x0) >= wide[cand]
+    ends = ok & (x1 <= b[cand]) & (x1 >= a[cand] - edge[cand])
+    starts = ok & (x0 >= a[cand]) & (x0 <= b[cand] + edge[cand])
+    left_own = (a - f.x0[left]) >= wide
+    right_own = (f.x1[right] - b) >= wide
+    left_n, left_edge = _aligned(m, cand[ends], x1[ends], np.where(left_own, a, np.nan))
+    right_n, _ = _aligned(m, cand[starts], x0[starts], np.where(right_own, b, np.nan))
+    left_any = left_own | (np.bincount(cand[ends], minlength=m) > 0) | lone_left
+    right_any = (right_own | (np.bincount(cand[starts], minlength=m) > 0) | lone_right
+                 | (b - np.nan_to_num(left_edge, nan=np.inf) >= GUTTER_MIN * h))
+    return (((left_n >= COLUMN_LINES) & right_any)
+            | ((right_n >= COLUMN_LINES) & left_any))
+
+
+def _aligned(m: int, cand: np.ndarray, edge: np.ndarray, own: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """Per candidate, the most pieces sharing one edge (within ALIGN points) among its
+    pieces' `edge`s and its own (nan: none), and where that edge lies (nan: none; the
+    farthest right on a tie): a column's justified right edge, or its left edge; a
+    table's wide rows share none with the text beside them."""
+    has = ~np.isnan(own)
+    cand = np.concatenate((cand, np.flatnonzero(has)))
+    edge = np.concatenate((edge, own[has]))
+    best = np.zeros(m, dtype=np.int64)
+    where = np.full(m, np.nan)
+    if not len(cand):
+        return best, where
+    cell = np.floor(edge / ALIGN).astype(np.int64)
+    low = int(cell.min())
+    cell -= low
+    stride = int(cell.max()) + 2
+    key = np.sort(cand * stride + cell)
+    starts = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
+    count = np.diff(np.append(starts, len(key)))
+    uniq = key[starts]
+    # a run of edges may straddle two cells: count each cell with the next one
+    total = count.copy()
+    adjacent = uniq[1:] == uniq[:-1] + 1
+    total[:-1][adjacent] += count[1:][adjacent]
+    owner = uniq // stride
+    runs = np.flatnonzero(np.concatenate(([True], owner[1:] != owner[:-1])))
+    most = np.maximum.reduceat(total, runs)
+    at = np.where(total == np.repeat(most, np.diff(np.append(runs, len(total)))),
+                  uniq % stride, -1)
+    best[owner[runs]] = most
+    where[owner[runs]] = (np.maximum.reduceat(at, runs) + low) * ALIGN
+    return best, where
+
+
+def join_fragments(f: Groups, spaces: np.ndarray, page_width: np.ndarray,
+                   vertical: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Fragments ordered row by row, left to right, and the start of each visual line in
+    that order: consecutive fragments of one row are one line unless a gutter parts them.
+    Vertical (rotated) fragments are lines of their own.
+
+    First the pieces: fragments parted by no more than the line's word space. Then each
+    wider space between two pieces of a row is a gutter or not (`is_gutter`)."""
+    row = baseline_rows(f)
+    row = np.where(vertical, -1 - np.arange(len(row)), row)
+    order = np.argsort(page_key(row, f.x0, float(f.x1.max()) + 1.0), kind="stable")
+    same_row, covered, anchor, reach = _row_runs(f, row, order)
+    a, b = order[anchor[:-1]], order[1:]
+    hmin = np.minimum(f.height[a], f.height[b])
+    hmax = np.maximum(f.height[a], f.height[b])
+    same_base = same_row & (share_baseline(f, a, b) | share_baseline(f, order[:-1], b))
+    gap = f.x0[b] - reach[:-1]
+    idx = np.flatnonzero(same_base)
+    other = row_space(row[a][idx], gap[idx], gap[idx] > 0.1 * hmin[idx])
+    ref = np.maximum(np.minimum(spaces[a[idx]], spaces[b[idx]]),
+                     np.where(np.isfinite(other), other, 0.0))
+    ref = np.minimum(ref, MAX_SPACE * hmin[idx])
+    near = np.zeros(len(a), dtype=bool)
+    near[idx] = gap[idx] <= np.maximum(SPACE_RATIO * ref, WIDE_SPACE * hmin[idx])
+    # a piece under the row's span joins when it shares the baseline, or is an exponent or
+    # an index (smaller, touching the line's box); a stacked fraction's parts stay lines
+    small = ((f.height[b] <= SATELLITE * f.height[a])
+             & (np.minimum(f.y1[a], f.y1[b]) > np.maximum(f.y0[a], f.y0[b])))
+    near |= covered & (same_base | small)
+    # a space far wider than a word space between two sizes (a caption and a page
+    # number in the margin) parts them
+    wide = same_base & ~near & ((hmax <= SIZE_RATIO * hmin) | (gap <= FAR * hmax))
+    piece_starts = np.flatnonzero(np.concatenate(([True], ~near)))
+    pieces = merge_groups(f, order, piece_starts)
+    piece_wide = wide[piece_starts[1:] - 1]
+    join = near.copy()
+    # narrower than any gutter: a wide word space, joined untested
+    narrow = (pieces.x0[1:] - pieces.x1[:-1]
+              < GUTTER_MIN * np.maximum(pieces.height[1:], pieces.height[:-1]))
+    join[piece_starts[1:][piece_wide & narrow] - 1] = True
+    test = np.flatnonzero(piece_wide & ~narrow)
+    gutter = is_gutter(pieces, test, test + 1, page_width[pieces.page[test]],
+                       ~vertical[order[piece_starts]])
+    join[piece_starts[1:][test] - 1] = ~gutter
+    starts = np.flatnonzero(np.concatenate(([True], ~join)))
+    return order, starts
+
+
+def _row_runs(f: Groups, row: np.ndarray, order: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Along `order` (row by row, left to right): whether each consecutive pair is in one
+    row; whether the second lies wholly under the row's span so far (an exponent, a
+    limit, a stacked fraction: it belongs to the line around it); the position of the last
+    fragment not so covered (the one the next is compared with); the row's right end so
+    far at each position."""
+    n = len(order)
+    ro = row[order]
+    same_row = ro[1:] == ro[:-1]
+    x1 = f.x1[order]
+    offset = ro * (2.0 * float(np.abs(x1).max()) + 1.0)
+    reach = np.maximum.accumulate(offset + x1) - offset
+    covered = same_row & (x1[1:] <= reach[:-1] + COVER_SLACK)
+    lead = np.ones(n, dtype=bool)
+    lead[1:] = ~covered
+    anchor = np.maximum.accumulate(np.where(lead, np.arange(n), 0))
+    return same_row, covered, anchor, reach
+
+
+def vertical_fragments(boxes: np.ndarray, f: Groups, words: list[str]) -> np.ndarray:
+    """Fragments of rotated text (a margin stamp, an axis title, a rotated table): Poppler
+    stacks their words top to bottom, so the fragment is far taller than wide. A tall
+    glyph (a big bracket, an integral, pieces of one stacked together) is not: rotated
+    words are written with letters, at least ROTATED_CHARS of them on average."""
+    tall = np.flatnonzero((f.y1 - f.y0) > 2.0 * (f.x1 - f.x0))
+    out = np.zeros(len(f), dtype=bool)
+    if not len(tall):
+        return out
+    w = boxes[f.first[tall]]
+    several = f.count[tall] > 1
+    typical = float(np.percentile(f.height, 50, method="lower"))
+    lone = (w[:, 3] - w[:, 1]) > 3.0 * typical
+    maybe = tall[several | lone]
+    if not len(maybe):
+        return out
+    chars = [sum(map(len, words[s:s + c])) / c
+             for s, c in zip(f.first[maybe].tolist(), f.count[maybe].tolist())]
+    out[maybe] = np.array(chars) >= ROTATED_CHARS
+    return out
