@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from loralay_build.citesum import read2020
+from loralay_build.citesum import index, read2020
 from loralay_build.citesum.sentences import pysbd_splitter, split_sentences
 from loralay_build.citesum.steps import classify
 
@@ -99,8 +99,11 @@ def peak_rss_mb(cfg: Path, out: Path) -> float:
 
 @pytest.mark.stress
 def test_memory_does_not_grow_with_the_number_of_cited_papers(tmp_path):
-    small, large = made_from_real(tmp_path / "x1", 5), made_from_real(tmp_path / "x20", 100)
-    assert large - small > 15 * 2**20  # 20x the cited papers: 15 MB more of cited text
+    # pass 2 holds one batch of `index.BATCH` cited records: both sizes fill it, so that the
+    # difference is what grows with the cited papers, not a batch filling up (5 papers cite
+    # ~85, under one batch: the batch alone made 4-5.5 MB of difference, a flaky margin)
+    small, large = made_from_real(tmp_path / "x1", 15), made_from_real(tmp_path / "x20", 300)
+    assert large - small > 45 * 2**20  # 20x the cited papers: 45 MB more of cited text
     peaks, looked_up = {}, {}
     for name in ("x1", "x20"):
         # a floor above every made abstract: all are looked up, none needs ROUGE (speed)
@@ -109,9 +112,9 @@ def test_memory_does_not_grow_with_the_number_of_cited_papers(tmp_path):
         peaks[name] = peak_rss_mb(cfg, tmp_path / f"out-{name}")
         report = json.loads((tmp_path / f"out-{name}" / "report.json").read_text())
         looked_up[name] = report["drops"]["short_abstract"]["count"]  # found, then dropped
-    assert looked_up["x1"] >= 80 and looked_up["x20"] == 20 * looked_up["x1"]
+    assert looked_up["x1"] > index.BATCH and looked_up["x20"] == 20 * looked_up["x1"]
     # the in-memory version this replaced (cited ids in a set, every cited abstract loaded in
-    # the driver and each worker) peaked 15 MB higher at x20 than at x1; this one ~2 MB
+    # the driver and each worker) peaked 15 MB higher at x20 than at x1 (5 and 100 papers)
     assert peaks["x20"] - peaks["x1"] < 5, peaks
 
 
@@ -175,7 +178,8 @@ def test_a_shard_over_its_memory_or_crashing_leaves_the_others_and_is_retried(tm
     other.write_bytes(whole_other)  # downloaded again
     again = build(cfg, out)
     assert "citesum-pass1: 2 of 3 shards done; 1 to do" in again.stderr
-    assert sum(json.loads((out / "report.json").read_text())["splits"].values()) == 10
+    report = json.loads((out / "report.json").read_text())
+    assert sum(report["splits"].values()) == 10, (report["failed_shards"], again.stderr[-3000:])
     shard.write_bytes(whole)  # a changed input is redone, whatever its outcome was
     again = build(cfg, out)
     assert "citesum-pass1: 2 of 3 shards done; 1 to do" in again.stderr
