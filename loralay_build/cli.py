@@ -184,19 +184,23 @@ def _slurm_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--features", type=click.Choice(["compact", "published"]), default=None,
               help="Column types: compact (default), or exactly those of the published "
                    "LoRaLay datasets (integer boxes; concatenates with them).")
+@click.option("--exclude-dataset", "exclude_datasets", multiple=True, type=PATH,
+              metavar="DIR", help="A built dataset whose papers this run leaves out "
+              "(near-duplicates dropped); repeatable (setting exclude_datasets).")
 @click.option("--dry-run", is_flag=True,
               help="Check settings, tools and every input line; print what a build would do.")
 def build(source: str, out: Path, config: Path | None, manifest: Path | None,
           limit: int | None, retry: tuple[str, ...], workers: int, shard: int | None,
           num_shards: int | None, finish_only: bool, fresh: bool, features: str | None,
           dry_run: bool, executor: str, wait: bool, fetch_job: bool, fetched: bool,
-          **slurm: Any) -> None:
+          exclude_datasets: tuple[Path, ...], **slurm: Any) -> None:
     """Fetch, extract, strip abstracts, filter, split and write a dataset into --out."""
     from .run.pipeline import run_build
     from .run.request import BuildRequest
 
     slurm["slurm_extra_sbatch"] = list(slurm["slurm_extra_sbatch"]) or None
-    s = _settings(source, config, manifest, features, slurm)
+    more = {**slurm, "exclude_datasets": [str(p) for p in exclude_datasets] or None}
+    s = _settings(source, config, manifest, features, more)
     request = BuildRequest(s, out, limit, workers, shard, num_shards, finish_only, fresh,
                            frozenset(retry), executor, wait, fetch_job, fetched)
     if dry_run:

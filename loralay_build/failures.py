@@ -39,7 +39,8 @@ class FailureClass(str, enum.Enum):
     WRONG_LANGUAGE = "wrong_language"
     SUMMARY_TOO_SHORT = "summary_too_short"
     UNDATED = "undated"  # no publication date, with `undated: drop`
-    DUPLICATE = "duplicate"
+    DUPLICATE = "duplicate"  # an id already proposed, or the same paper as a kept one
+    LICENSE_EXCLUDED = "license_excluded"  # a licence outside the `licenses:` allow-list
     INTERNAL_ERROR = "internal_error"  # a bug: the message carries the traceback's last line
 
     def __str__(self) -> str:

@@ -30,7 +30,7 @@ Redistribution (what the `open*` shorthands mean, `LicenseTerms`):
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -388,3 +388,24 @@ OPEN_REDISTRIBUTABLE = LicenseGroup("open", lambda t: t.redistribution)
 OPEN_COMMERCIAL = LicenseGroup("open-commercial", lambda t: t.redistribution and t.commercial)
 OPEN_ADAPTABLE = LicenseGroup("open-adaptable", lambda t: t.redistribution and t.derivatives)
 SHORTHANDS = {g.name: g for g in (OPEN_REDISTRIBUTABLE, OPEN_COMMERCIAL, OPEN_ADAPTABLE)}
+
+
+def check_allow_list(values: Sequence[str]) -> list[str]:
+    """A `licenses:` allow-list: ids this module makes (`cc-by-4.0`, `unknown`, ...) or the
+    shorthands `open`, `open-commercial`, `open-adaptable`; anything else is a ValueError
+    naming it (a typo must not silently keep nothing)."""
+    for value in values:
+        if value in SHORTHANDS or value in _FIXED or value == UNKNOWN:
+            continue
+        m = _CC_ID.match(value)
+        if m is None or m.group(1) not in CC_FAMILIES or (
+                m.group(2) is not None and m.group(2) not in CC_VERSIONS):
+            raise ValueError(f"{value!r} is not a licence id (e.g. cc-by-4.0, cc0-1.0, "
+                             f"unknown) nor one of {', '.join(SHORTHANDS)}")
+    return list(values)
+
+
+def allowed(license_id: str, allow: Sequence[str]) -> bool:
+    """Whether a document's licence id is in an allow-list of ids and shorthands."""
+    return any(license_id == a or (a in SHORTHANDS and license_id in SHORTHANDS[a])
+               for a in allow)

@@ -101,13 +101,19 @@ class Candidate:
 
 @dataclass(frozen=True, slots=True)
 class Rejection:
-    """A candidate a fetcher had to give up on (no PDF, no abstract, ...)."""
+    """A candidate a fetcher had to give up on (no PDF, no abstract, ...).
+
+    `bad_record`: an input record that names no document of its own (a manifest line
+    that is not JSON, has no usable id, or repeats an id): it is counted by class with
+    the first few examples (`failures.BadRecords`), not listed as a document, so a file
+    of a million bad lines costs neither memory nor a huge report."""
 
     id: str
     source: str
     cls: str  # a FailureClass value
     message: str
     candidate: Candidate | None = None
+    bad_record: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,18 +8,32 @@ splits cut through all of them), to 2k / 10k / 20k documents. The real `loralay 
 --finish` then runs on each in a fresh subprocess; its peak RSS comes from wait4 (the
 kernel's high-water mark of that process) and its wall time from the clock.
 
+Every replica is a distinct paper to the duplicate detector: its PDF hash is its own and
+its print keeps a random quarter of its original's MinHash values (the others drawn), so
+replicas of one document look like papers of one field (estimated Jaccard ~0.06), as in
+scripts/bench_duplicates.py. Identical replicas would all be dropped as one paper's copies.
+
 Goals (issue 15): peak RSS extrapolated to 200k documents <= 600 MB (the line through
 the two largest runs, base + slope x 200k) and <= 3 ms per document: the wall time each
 added document costs (the slopes between sizes), and the wall time per document at the
 largest size. `--workers` as for a build (2: the next row group is made on a second core).
 
+Goals (issue 25, duplicates): each size is finished twice, as is and with the duplicate
+detector replaced by one that finds nothing (the reference, same process otherwise);
+at the largest size the detector adds <= 100 MB to the peak RSS, and the print step (from
+the base run's ledger: seconds per step per document) plus the finish's added CPU per
+document is <= 5 % of a document's build: its per-document steps plus the finish's CPU
+per document (fixed costs such as imports and start-up left out, which makes the share
+larger than a whole build's, so the test is strict).
+
 usage: python scripts/bench_finish.py BUILT_RUN_DIR MANIFEST [--sizes 2000,10000,20000]
-       [--work DIR] [--keep] [--workers N]
+       [--work DIR] [--keep] [--workers N] [--no-duplicates-reference]
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -32,11 +46,32 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 
+from loralay_build.corpus.duplicates import NUM_PERM, DocPrint  # noqa: E402
 from loralay_build.run import payload as cp  # noqa: E402
 
 RSS_GOAL_MB, MS_GOAL, AT = 600.0, 3.0, 200_000
+DUP_MB_GOAL, DUP_CPU_GOAL = 100.0, 0.05
+KEEP = 0.25  # share of its original's MinHash values a replica's print keeps
+
+# `loralay` with the duplicate detector replaced by one that finds nothing: the reference
+NO_DUPLICATES = """
+import sys
+import loralay_build.run.decide as decide
+class NoDuplicates:
+    duplicates = {}
+    def add(self, *row): pass
+    def exclude(self, prints):
+        for _ in prints: pass
+    def decide(self): return self
+decide.DuplicateDetector = NoDuplicates
+decide.DocPrint = type("NoPrint", (), {"from_str": staticmethod(lambda text: None)})
+from loralay_build.cli import main
+sys.argv[0] = "loralay"
+main()
+"""
 
 
 def replica_id(doc_id: str, k: int) -> str:
@@ -50,6 +85,17 @@ def replica_date(date: str | None, serial: int) -> str | None:
     year, month, day = 1990 + serial % 34, 1 + (serial // 34) % 12, 1 + (serial // 408) % 28
     parts = [f"{year:04d}", f"{month:02d}", f"{day:02d}"]
     return "-".join(parts[:len(date.split("-"))])
+
+
+def replica_print(text: str, serial: int) -> str:
+    """The print of a distinct paper of the same field (see the module's docstring)."""
+    p = DocPrint.from_str(text)
+    g = np.random.default_rng([20261125, serial])
+    keep = g.random(NUM_PERM) < KEEP
+    drawn = g.integers(0, 1 << 32, NUM_PERM, dtype=np.uint64).astype(np.uint32)
+    key = hashlib.blake2b(f"replica {serial}".encode(), digest_size=16).digest()
+    return DocPrint(key, np.where(keep, p.signature, drawn).astype(np.uint32),
+                    p.words).to_str()
 
 
 def _columnar_replica(payload: bytes, new_id: str, date: str | None) -> bytes:
@@ -139,6 +185,8 @@ def _copy_one(db: sqlite3.Connection, k: int, j: int, per: int, cid: str, seq: i
     if doc is not None:
         s = json.loads(doc[0])
         s["id"], s["publication_date"] = new, date
+        s["print"] = replica_print(s["print"], k * per + j)
+        s["pdf_sha256"] = hashlib.sha256(new.encode()).hexdigest()
         db.execute("INSERT INTO docs VALUES (?,?,?)", (
             new, json.dumps(s, ensure_ascii=False), replica_payload(doc[1], new, date)))
 
@@ -164,10 +212,12 @@ def make_run(base: Base, cache: Path, replicas: int, out: Path) -> int:
     return replicas * base.count
 
 
-def run_finish(out: Path, manifest: Path, workers: int) -> tuple[float, float, float, int]:
+def run_finish(out: Path, manifest: Path, workers: int, duplicates: bool = True
+               ) -> tuple[float, float, float, int]:
     """(peak RSS MB, wall s, CPU s, exit status) of one `build --finish` in a fresh process.
     CPU time (user + system) is what the finish costs the cores it uses."""
-    cmd = [sys.executable, "-m", "loralay_build.cli", "build", "--source", "local",
+    loralay = ["-m", "loralay_build.cli"] if duplicates else ["-c", NO_DUPLICATES]
+    cmd = [sys.executable, *loralay, "build", "--source", "local",
            "--manifest", str(manifest), "--out", str(out), "--finish", "--workers", str(workers)]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     t0 = time.perf_counter()
@@ -209,6 +259,36 @@ def verdict(points: list[tuple[int, float, float, float]]) -> list[str]:
     return lines
 
 
+def step_seconds(shard: Path) -> tuple[float, float, int]:
+    """(all steps, the print step) in seconds per document, and how many documents, from
+    the base run's ledger (documents that went through every step)."""
+    with sqlite3.connect(shard) as db:
+        rows = [json.loads(r[0]) for r in db.execute(
+            "SELECT durations FROM ledger WHERE kind='document' AND failure_class IS NULL")]
+    rows = [r for r in rows if "print" in r]
+    if not rows:
+        sys.exit(f"{shard}: no document with a `print` step: build the base run again")
+    return (sum(sum(r.values()) for r in rows) / len(rows),
+            sum(r["print"] for r in rows) / len(rows), len(rows))
+
+
+def duplicates_verdict(base: Base, with_dup: tuple[int, float, float, float],
+                       without: tuple[int, float, float, float]) -> list[str]:
+    n, mb, _, cpu = with_dup
+    added_mb, added_ms = mb - without[1], (cpu - without[3]) * 1000 / n
+    steps, printing, docs = step_seconds(base.shard)
+    build_ms = steps * 1000 + cpu * 1000 / n
+    share = (printing * 1000 + max(added_ms, 0.0)) / build_ms
+    return [
+        f"duplicates at {n:,} documents: peak RSS {mb:.0f} MB against {without[1]:.0f} MB "
+        f"without the detector: +{added_mb:.0f} MB: "
+        f"{'PASS' if added_mb <= DUP_MB_GOAL else 'FAIL'} (goal <= {DUP_MB_GOAL:.0f} MB)",
+        f"duplicates' CPU per document: print step {printing * 1000:.2f} ms (mean of {docs} "
+        f"documents' steps, {steps * 1000:.1f} ms in all) + finish {added_ms:+.2f} ms, of "
+        f"{build_ms:.1f} ms (steps + finish per document): {share:.1%}: "
+        f"{'PASS' if share <= DUP_CPU_GOAL else 'FAIL'} (goal <= {DUP_CPU_GOAL:.0%})"]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("run", type=Path, help="a built run folder (one shard)")
@@ -218,6 +298,8 @@ def main() -> None:
     ap.add_argument("--keep", action="store_true", help="keep each replicated run folder")
     ap.add_argument("--workers", type=int, default=2,
                     help="`build --finish --workers N` (2: a second core reads ahead)")
+    ap.add_argument("--no-duplicates-reference", action="store_true",
+                    help="skip the second finish of each size without the detector")
     a = ap.parse_args()
     base = base_of(a.run)
     sizes = [int(s) for s in a.sizes.split(",")]
@@ -227,23 +309,28 @@ def main() -> None:
     t0 = time.perf_counter()
     make_cache(base, max(reps), cache)
     print(f"replicas of {base.count} candidates ready in {time.perf_counter() - t0:.0f} s")
-    points = []
+    points: list[tuple[int, float, float, float]] = []
+    references: list[tuple[int, float, float, float]] = []
     print(f"--workers {a.workers}")
-    print(f"{'documents':>10} {'peak RSS MB':>12} {'wall s':>8} {'CPU s':>8} "
+    print(f"{'documents':>10} {'detector':>9} {'peak RSS MB':>12} {'wall s':>8} {'CPU s':>8} "
           f"{'wall ms/doc':>11} {'CPU ms/doc':>10}")
     for r in reps:
         out = a.work / f"run-{r}"
-        n = make_run(base, cache, r, out)
-        mb, wall, cpu, code = run_finish(out, a.manifest, a.workers)
-        if code:
-            sys.exit(f"finish on {n} documents exited {code}")
-        points.append((n, mb, wall, cpu))
-        print(f"{n:>10,} {mb:>12.0f} {wall:>8.1f} {cpu:>8.1f} {wall * 1000 / n:>11.2f} "
-              f"{cpu * 1000 / n:>10.2f}", flush=True)
+        for duplicates in (True, False)[:1 if a.no_duplicates_reference else 2]:
+            n = make_run(base, cache, r, out)
+            mb, wall, cpu, code = run_finish(out, a.manifest, a.workers, duplicates)
+            if code:
+                sys.exit(f"finish on {n} documents exited {code}")
+            (points if duplicates else references).append((n, mb, wall, cpu))
+            print(f"{n:>10,} {'yes' if duplicates else 'none':>9} {mb:>12.0f} {wall:>8.1f} "
+                  f"{cpu:>8.1f} {wall * 1000 / n:>11.2f} {cpu * 1000 / n:>10.2f}", flush=True)
         if not a.keep:
             shutil.rmtree(out)
     for line in verdict(points):
         print(line)
+    if references:
+        for line in duplicates_verdict(base, points[-1], references[-1]):
+            print(line)
 
 
 if __name__ == "__main__":

@@ -348,7 +348,11 @@ def test_build_keeps_the_given_split(tmp_path: Path, fake_server: FakeServer) ->
     """`loralay build --source arxiv`: a real arXiv PDF whose abstract is found and cut.
 
     The snapshot line for 2304.02623 is SYNTHETIC around the paper's real abstract (the
-    corpus manifest's); 0807.3577's PDF is the corpus's truncated file."""
+    corpus manifest's), with `license: null` as in most real snapshot lines (0704.0001,
+    0704.0003-0007): arXiv's default licence; 0807.3577's PDF is the corpus's truncated
+    file."""
+    import hashlib
+    import re
     import subprocess
     import sys
 
@@ -358,15 +362,17 @@ def test_build_keeps_the_given_split(tmp_path: Path, fake_server: FakeServer) ->
 
     beyond = manifest_entry("en_arxiv_beyond_summ")
     lines = [{"id": "2304.02623", "abstract": beyond["abstracts"]["en"], "title": "t",
+              "license": None,
               "versions": [{"version": "v1", "created": "Wed, 5 Apr 2023 17:47:46 GMT"}]},
              {"id": "0807.3577", "abstract": manifest_entry("en_truncated_jcap")["abstracts"]
               ["en"], "versions": [], "update_date": "2008-10-03"}]
     metadata = tmp_path / "snapshot.jsonl"
     metadata.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
     ids = write_cohan(tmp_path / "ids", {"val": ["2304.02623"], "test": ["0807.3577"]})
-    Bucket(fake_server, {"arxiv/arxiv/pdf/2304/2304.02623v1.pdf": corpus_pdf(
-        "en_arxiv_beyond_summ"), "arxiv/arxiv/pdf/0807/0807.3577v1.pdf": corpus_pdf(
-        "en_truncated_jcap")})
+    pdf = corpus_pdf("en_arxiv_beyond_summ")
+    Bucket(fake_server, {"arxiv/arxiv/pdf/2304/2304.02623v1.pdf": pdf,
+                         "arxiv/arxiv/pdf/0807/0807.3577v1.pdf": corpus_pdf(
+                             "en_truncated_jcap")})
     cfg = tmp_path / "cfg.yaml"
     cfg.write_text(yaml.safe_dump({
         "ids_dir": str(ids), "metadata_path": str(metadata),
@@ -385,3 +391,19 @@ def test_build_keeps_the_given_split(tmp_path: Path, fake_server: FakeServer) ->
     row = ds["validation"][0]
     assert row["article_id"] == "2304.02623"
     assert row["abstract"] == " ".join(beyond["abstracts"]["en"].split())
+    # a null `license` is arXiv's default non-exclusive licence (no URL, no words given)
+    assert (row["license"], row["license_url"], row["license_text"]) == (
+        "arxiv-nonexclusive-distrib-1.0", None, None)
+    assert row["record_url"] == "https://arxiv.org/abs/2304.02623"
+    assert row["pdf_sha256"] == hashlib.sha256(pdf).hexdigest()
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", row["retrieved_at"])
+    assert len(ds["validation"]) == 1  # the only row
+    report = json.loads((out / "report.json").read_text())
+    assert report["licenses"] == {"arxiv-nonexclusive-distrib-1.0": 1}
+    card = (out / "README.md").read_text(encoding="utf-8")
+    front = yaml.safe_load(card.split("\n---\n", 1)[0].removeprefix("---\n"))
+    # not a licence the Hub knows: `other`, named after it; nobody else may redistribute
+    assert (front["license"], front["license_name"]) == ("other",
+                                                         "arxiv-nonexclusive-distrib-1.0")
+    assert re.search(r"^\| `arxiv-nonexclusive-distrib-1\.0` \| 1 \| .+ \| no \|$", card,
+                     re.M)

@@ -231,3 +231,75 @@ def test_rerun_of_a_finished_build_redoes_nothing(built, manifest):
     again = loralay("build", "--source", "local", "--manifest", str(manifest), "--out", str(out))
     assert "resuming: all 21 documents done; nothing to redo" in again.stderr
     assert "process: 0/0" in again.stderr
+
+
+# the corpus manifest's `license` values, as this tool must read them (docs/licenses.md)
+CORPUS_LICENSES = {
+    "en_hal_reaim": ("cc-by-4.0", None, "CC-BY-4.0 (per HAL TEI metadata)"),
+    "en_hal_cover_febs": ("cc-by-4.0", None, "CC-BY-4.0 (per HAL TEI metadata)"),
+    "fr_ahrf_censure": ("all-rights-reserved", None,
+                        "Tous droits réservés (as stated on the cover page)"),
+    "es_scielo_malaga": ("cc-by-4.0", "http://creativecommons.org/licenses/by/4.0/", None),
+    "pt_scielo_hoehnea_senna": ("cc-by-4.0", "https://creativecommons.org/licenses/by/4.0/",
+                                None),
+    "pt_scielo_tinf_brasil_china": ("cc-by-4.0",
+                                    "https://creativecommons.org/licenses/by/4.0/", None),
+    "pt_scielo_rsp_hindex": ("cc-by-nc-3.0", "http://creativecommons.org/licenses/by-nc/3.0/",
+                             None),
+}
+
+
+def front_matter(out: Path) -> dict:
+    import yaml
+
+    return yaml.safe_load((out / "README.md").read_text(encoding="utf-8").split("---\n")[1])
+
+
+def test_every_row_carries_its_licence_and_provenance(built, manifest):
+    """A manifest's `license` as written (an id, a URL, free text), normalised per row; the
+    PDF's hash; no record or retrieval time for local files. The card and the report
+    count the licences of the kept rows."""
+    out, _ = built
+    sha = {e["id"]: e["sha256"] for e in map(json.loads, manifest.read_text().splitlines())}
+    rows = [r for _, rs in table(out) for r in rs]
+    for r in rows:
+        assert (r["license"], r["license_url"], r["license_text"]) == \
+            CORPUS_LICENSES.get(r["article_id"], ("unknown", None, None)), r["article_id"]
+        assert (r["record_url"], r["retrieved_at"], r["pdf_sha256"]) == \
+            (None, None, sha[r["article_id"]])
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r["license"]] = counts.get(r["license"], 0) + 1
+    report = json.loads((out / "report.json").read_text())
+    assert report["licenses"] == {"unknown": 11, "cc-by-4.0": 5, "all-rights-reserved": 1,
+                                  "cc-by-nc-3.0": 1} == counts
+    assert front_matter(out)["license"] == "other"
+    card = (out / "README.md").read_text(encoding="utf-8")
+    for lid, n in counts.items():
+        assert f"| `{lid}` | {n:,} |" in card
+
+
+@pytest.mark.parametrize("allow,excluded,card_license", [
+    (["cc-by-4.0"], None, "cc-by-4.0"),  # None: every one but the five cc-by-4.0
+    (["open", "unknown"], ["fr_ahrf_censure"], "other"),  # redistributable, or not stated
+])
+def test_the_licence_filter_keeps_exactly_the_allowed(built, manifest, tmp_path, allow,
+                                                      excluded, card_license):
+    """A rerun with `licenses:` redoes no document: the licence is a decision of the finish;
+    every other document is `license_excluded` in the report."""
+    out = copy_run(built[0], tmp_path / "ds")
+    before = {r["article_id"] for _, rs in table(out) for r in rs}
+    cfg = tmp_path / "licences.yaml"
+    cfg.write_text(json.dumps({"licenses": allow}))
+    proc = loralay("build", "--source", "local", "--manifest", str(manifest), "--out", str(out),
+                   "--config", str(cfg))
+    assert "process: 0/0" in proc.stderr
+    if excluded is None:
+        excluded = sorted(before - {i for i, v in CORPUS_LICENSES.items() if v[0] in allow})
+    docs = json.loads((out / "report.json").read_text())["documents"]
+    assert sorted(i for i, o in docs.items() if o["status"] == "dropped"
+                  and o["class"] == "license_excluded") == excluded
+    assert all(docs[i]["stage"] == "licenses" for i in excluded)
+    assert sorted(r["article_id"] for _, rs in table(out) for r in rs) == \
+        sorted(before - set(excluded))
+    assert front_matter(out)["license"] == card_license

@@ -5,8 +5,11 @@ are chronological, and a fetched document without a result stops the finish."""
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
+from loralay_build.corpus.duplicates import doc_print
 from loralay_build.layout import RunLayout
 from loralay_build.records import Candidate, Rejection
 from loralay_build.run.finish import IncompleteRun, _doc_table, decide
@@ -18,12 +21,16 @@ from loralay_build.state import RunState
 FP = Fingerprint.of(candidate="c", pdf="p", settings="s", versions="v")
 
 
-def summary(doc_id: str, pages: int, summary_words: int, date: str | None) -> dict:
+def summary(doc_id: str, pages: int, summary_words: int, date: str | None,
+            body: str | None = None, license: str = "cc-by-4.0") -> dict:
+    """A worker's summary; `body` names the text (the same name: the same words)."""
+    words = [f"{body or doc_id}{k}" for k in range(80)]
     return {"id": doc_id, "source": "local", "language": "en", "publication_date": date,
             "given_split": None, "pages": pages, "article_words": 100 * pages,
             "summary_words": summary_words, "language_share": 0.9, "detected_language": "en",
             "leakage": {"en": 0.0}, "words_repaired": 0, "words_unrepaired": 0,
-            "matches": []}
+            "matches": [], "license": license, "print": doc_print(words).to_str(),
+            "pdf_sha256": hashlib.sha256(doc_id.encode()).hexdigest()}
 
 
 def make_run(tmp_path, docs: list[dict], failed: dict[str, str], fetch_drops: list[str]
@@ -68,12 +75,38 @@ def test_every_id_gets_one_outcome_in_the_reports_order(tmp_path):
         ("dropped", "too_many_pages", "filter"), ("dropped", "summary_too_short", "filter")]
     assert {i: o.split for i, o in out[4:]} == {"d5": "train", "d7": "train", "d1": "train",
                                                "d6": "validation", "d2": "test"}
-    assert d.funnel == [("proposed", 9), ("fetched", 8), ("processed", 7), ("filtered", 5),
-                        ("kept", 5)]
+    assert d.funnel == [("proposed", 9), ("fetched", 8), ("processed", 7), ("distinct", 7),
+                        ("filtered", 5), ("kept", 5)]
     assert d.kept == {"train": ["d5", "d7", "d1"], "validation": ["d6"], "test": ["d2"]}
     table = _doc_table(d)
     assert (table.ids, table.splits) == (["d5", "d7", "d1", "d6", "d2"],
                                          ["train", "train", "train", "validation", "test"])
+
+
+def test_licences_then_duplicates_then_filters_each_drop_in_row_order(tmp_path):
+    """The licence filter comes first (a paper outside the allow-list is not anyone's
+    duplicate), then duplicates (the earliest copy kept), then the percentiles over the
+    distinct documents only: three copies of a short paper must not move the threshold."""
+    docs = [summary("a", 10, 100, "2003", body="same"), summary("b", 10, 100, "2001",
+                                                                   body="same"),
+            summary("c", 10, 100, "2002", body="same", license="all-rights-reserved"),
+            summary("d", 10, 100, "2004"), summary("e", 10, 100, "2005")]
+    layout, shard = make_run(tmp_path, docs, {}, [])
+    cs = load_settings("local", None, {"licenses": ["cc-by-4.0"],
+                                       "split_proportions": [0.5, 0.25, 0.25]}).corpus()
+    try:
+        d = decide(cs, layout, [shard])
+    finally:
+        shard.close()
+    out = list(d.outcomes.items())
+    assert [(i, o.status, o.cls, o.stage) for i, o in out] == [
+        ("c", "dropped", "license_excluded", "licenses"),
+        ("a", "dropped", "duplicate", "duplicates"),
+        ("b", "kept", None, None), ("d", "kept", None, None), ("e", "kept", None, None)]
+    assert out[0][1].message == "licence all-rights-reserved is not in licenses: cc-by-4.0"
+    assert out[1][1].message == "same text as b, which is kept"
+    assert d.funnel == [("proposed", 5), ("fetched", 5), ("processed", 5), ("licensed", 4),
+                        ("distinct", 3), ("filtered", 3), ("kept", 3)]
 
 
 def test_a_fetched_document_without_a_result_stops_the_finish(tmp_path):

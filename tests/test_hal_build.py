@@ -3,17 +3,26 @@
 The search responses are SYNTHETIC records in the shape of the recordings (see
 test_hal.py), carrying the true abstracts of real French PDFs from ../shared/corpus,
 which the server returns as the downloads; two records are bad on purpose.
+
+Licences: neither recorded search response has `licence_s`, so the synthetic records
+carry it in the shape HAL gives it (one licence URL per record, sources.md §4.3 and
+docs/licenses.md): HAL's own copyright page on the first (fr_ahrf_censure's cover page
+says "Tous droits réservés"), CC BY 4.0 on the next two, none on the last (like many
+old deposits).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -25,10 +34,23 @@ from .test_hal import PDF_TYPE, PagedSearch, corpus_entry, corpus_pdf, synthetic
 
 pytestmark = pytest.mark.e2e
 DOCS = ["fr_ahrf_censure", "fr_these_mucoviscidose", "fr_these_malware_long"]
+# SYNTHETIC `licence_s` of each record in DOCS (no recording has the field)
+COPYRIGHT = "http://hal.archives-ouvertes.fr/licences/copyright/"
+CC_BY_4 = "https://creativecommons.org/licenses/by/4.0/"
+LICENCE_S = [COPYRIGHT, CC_BY_4, CC_BY_4]
+# what each kept row must say: (license, license_url, license_text, record_url)
+EXPECTED_LICENCE = {
+    "hal-09000000": ("all-rights-reserved", COPYRIGHT, None, "https://hal.science/hal-09000000v1"),
+    "hal-09000001": ("cc-by-4.0", CC_BY_4, None, "https://hal.science/hal-09000001v1"),
+    "hal-09000002": ("cc-by-4.0", CC_BY_4, None, "https://hal.science/hal-09000002v1"),
+}
+UTC_ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
 
 
 def records(base: str) -> list[dict]:
     docs = [synthetic_doc(i, base, corpus_id=c) for i, c in enumerate(DOCS)]
+    for doc, licence in zip(docs, LICENCE_S):
+        doc["licence_s"] = licence
     english = synthetic_doc(3, base, corpus_id="en_hal_reaim")  # its "French" abstract is English
     english["fr_abstract_s"] = english.pop("en_abstract_s")
     html = synthetic_doc(4, base)  # the PDF host answers with an HTML page
@@ -62,16 +84,46 @@ def loralay(*args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=600)
 
 
-def test_hal_build_produces_a_dataset(fake_server, tmp_path):
-    from datasets import load_dataset
+def card_front_matter(out: Path) -> dict:
+    text = (out / "README.md").read_text(encoding="utf-8")
+    assert text.startswith("---\n")
+    return yaml.safe_load(text.split("\n---\n", 1)[0].removeprefix("---\n"))
 
+
+def card_licence_rows(out: Path) -> dict[str, tuple[int, str, str]]:
+    """The card's `## Licensing` table: licence id -> (rows, what it is, redistribute)."""
+    section = (out / "README.md").read_text(encoding="utf-8").split("## Licensing", 1)[1]
+    found = re.findall(r"^\| `([^`]+)` \| ([\d,]+) \| (.+) \| (yes|no) \|$", section, re.M)
+    return {lid: (int(n.replace(",", "")), what, free) for lid, n, what, free in found}
+
+
+def assert_provenance(rows: dict[str, dict]) -> None:
+    """Every kept row: its licence as its record says, its record, the served PDF's sha256."""
+    for doc_id, row in rows.items():
+        license_id, url, text, record = EXPECTED_LICENCE[doc_id]
+        corpus_id = DOCS[int(doc_id[-4:])]
+        assert (row["license"], row["license_url"], row["license_text"], row["record_url"]) \
+            == (license_id, url, text, record), doc_id
+        assert row["pdf_sha256"] == hashlib.sha256(corpus_pdf(corpus_id)).hexdigest(), doc_id
+        assert UTC_ISO.match(row["retrieved_at"]), (doc_id, row["retrieved_at"])
+
+
+def build(fake_server, tmp_path: Path, **over) -> Path:
     fake_server.add_handler("/search/", PagedSearch(records(fake_server.url("")), rows=2))
     serve(fake_server)
     out = tmp_path / "hal"
-    cfg = write_config(tmp_path, fake_server.url("/search/"))
+    cfg = write_config(tmp_path, fake_server.url("/search/"), **over)
     proc = loralay("build", "--source", "hal", "--config", str(cfg), "--out", str(out))
     assert proc.returncode == 0, proc.stderr[-2000:]
-    docs = json.loads((out / "report.json").read_text())["documents"]
+    return out
+
+
+def test_hal_build_produces_a_dataset(fake_server, tmp_path):
+    from datasets import load_dataset
+
+    out = build(fake_server, tmp_path)
+    report = json.loads((out / "report.json").read_text())
+    docs = report["documents"]
     assert docs["hal-09000003"]["class"] == "wrong_language"
     assert docs["hal-09000004"] == {**docs["hal-09000004"], "status": "dropped",
                                     "class": "unavailable", "stage": "fetch"}
@@ -85,6 +137,51 @@ def test_hal_build_produces_a_dataset(fake_server, tmp_path):
     assert [a["language"] for a in censure["other_abstracts"]] == ["en"]
     assert 1 not in censure["article_pages"]  # HAL's cover page is gone
     assert censure["article_pdf_url"].endswith("/hal-09000000/document")
+    assert_provenance(rows)
+    # two licences among the kept rows: counted in the report, `other` and a table on the card
+    assert report["licenses"] == {"cc-by-4.0": 2, "all-rights-reserved": 1}
+    assert report["licenses"] == dict(Counter(r["license"] for r in rows.values()))
+    front = card_front_matter(out)
+    assert front["license"] == "other" and "license_name" not in front
+    assert card_licence_rows(out) == {
+        "cc-by-4.0": (2, "Creative Commons Attribution 4.0 International (CC BY 4.0)", "yes"),
+        "all-rights-reserved": (1, "all rights reserved (no licence granted)", "no")}
+    assert {lid: n for lid, (n, _, _) in card_licence_rows(out).items()} == report["licenses"]
+
+
+def test_licence_allow_list_keeps_only_those_licences(fake_server, tmp_path):
+    """`licenses: [cc-by-4.0]`: the all-rights-reserved paper is dropped at the licence stage;
+    the card's licence is that one id, and the report counts it."""
+    from datasets import load_dataset
+
+    out = build(fake_server, tmp_path, licenses=["cc-by-4.0"])
+    report = json.loads((out / "report.json").read_text())
+    docs = report["documents"]
+    kept = sorted(i for i, o in docs.items() if o["status"] == "kept")
+    assert kept == sorted(i for i, v in EXPECTED_LICENCE.items() if v[0] == "cc-by-4.0") \
+        == ["hal-09000001", "hal-09000002"]
+    # the only other processed document: its licence is outside the list
+    assert docs["hal-09000000"] == {**docs["hal-09000000"], "status": "dropped",
+                                    "class": "license_excluded", "stage": "licenses"}
+    assert "all-rights-reserved" in docs["hal-09000000"]["message"]
+    # the documents that failed before are still reported for their own reason
+    assert docs["hal-09000003"]["class"] == "wrong_language"
+    assert docs["hal-09000004"]["class"] == "unavailable"
+    assert sorted(docs) == [f"hal-0900{i:04d}" for i in range(5)]
+    assert report["licenses"] == {"cc-by-4.0": 2}
+
+    ds = load_dataset(str(out), cache_dir=str(tmp_path / "cache"))
+    rows = {r["article_id"]: r for s in ds for r in ds[s]}
+    assert sorted(rows) == kept
+    assert_provenance(rows)
+    front = card_front_matter(out)
+    assert front["license"] == "cc-by-4.0" and "license_name" not in front
+    assert card_licence_rows(out) == {
+        "cc-by-4.0": (2, "Creative Commons Attribution 4.0 International (CC BY 4.0)", "yes")}
+    report_md = (out / "report.md").read_text(encoding="utf-8")
+    assert "| cc-by-4.0 | 2 |" in report_md.split("## Licences", 1)[1]
+    assert "license_excluded" in report_md
+    assert "all-rights-reserved" not in (out / "README.md").read_text(encoding="utf-8")
 
 
 def _fetched(db: Path) -> int:

@@ -96,18 +96,25 @@ def test_search_pages_to_candidates(tmp_path, fake_server):
 
 @pytest.mark.e2e
 def test_cli_build_end_to_end(tmp_path, fake_server):
-    """`loralay build --source koreascience` on the three real Korean papers of the corpus."""
+    """`loralay build --source koreascience` on the three real Korean papers of the corpus.
+
+    KoreaScience's pages state no licence (docs/licenses.md): every row is `unknown`."""
+    import hashlib
+    import re
     import subprocess
     import sys
 
     import pyarrow.parquet as pq
+    import yaml
 
     names = ["ko_hufs_tsp", "ko_kiit_voting", "ko_ssrn_kopdp"]
     fake_server.add_handler("/search/advanced.page", lambda req: Reply(
         200, (FIX / f"search_page{req.query['pageNo'][0]}.html").read_bytes(), HTML))
+    sha = {}
     for n, name in enumerate(names, start=1):
         rec, pdf = _paper(name)
         doc_id = f"JAKO20151000000000{n}"
+        sha[doc_id] = hashlib.sha256(pdf).hexdigest()
         fake_server.add(f"/article/{doc_id}.page", Reply(
             200, _page("article.html", doc_id, rec, f"/article/{doc_id}.pdf"), HTML))
         fake_server.add(f"/article/{doc_id}.pdf", Reply(200, pdf, {"Content-Type":
@@ -133,6 +140,16 @@ def test_cli_build_end_to_end(tmp_path, fake_server):
     for r in rows:
         assert r["language"] == "ko" and r["source"] == "koreascience"
         assert [a["language"] for a in r["other_abstracts"]] == ["en"]
+        doc_id = r["article_id"]
+        assert (r["license"], r["license_url"], r["license_text"]) == ("unknown", None, None)
+        assert r["record_url"] == fake_server.url(f"/article/{doc_id}.page")
+        assert r["pdf_sha256"] == sha[doc_id], doc_id
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", r["retrieved_at"])
+    assert json.loads((out / "report.json").read_text())["licenses"] == {"unknown": len(rows)}
+    card = (out / "README.md").read_text(encoding="utf-8")
+    front = yaml.safe_load(card.split("\n---\n", 1)[0].removeprefix("---\n"))
+    assert (front["license"], front["license_name"]) == ("other", "unknown")
+    assert re.search(rf"^\| `unknown` \| {len(rows)} \| .+ \| no \|$", card, re.M)
 
 
 def test_paragraph_languages_on_real_abstracts():

@@ -62,7 +62,8 @@ def test_a_worker_hands_back_the_document_encoded_as_the_run_state_stores_it():
     [(c, outcome)] = list(process_all([cand], document_job(settings), workers=1))
     assert c.id == cand.id and outcome.passed and outcome.failure is None
     summary, payload = outcome.stored
-    assert summary == summarize(work.processed())
+    assert work.text_print is not None
+    assert summary == summarize(work.processed(), work.text_print)
     assert fields(decode(payload)) == fields(work.processed())
 
 

@@ -346,7 +346,15 @@ def test_build_cuts_the_oai_abstract_from_the_cloud_pdf(tmp_path: Path,
 
     pmc = Pmc(fake_server)
     xml = shared_path("corpus", "meta", "en_bmc_trauma.xml").read_bytes()
-    pmc.article("2817654", oai_envelope(xml, "2817654"), corpus_pdf("en_bmc_trauma"), "1")
+    pdf = corpus_pdf("en_bmc_trauma")
+    pmc.article("2817654", oai_envelope(xml, "2817654"), pdf, "1")
+    # The article's JATS has no <permissions>, so the cloud metadata JSON (SYNTHETIC: none
+    # was recorded) gets the `license_code` field sources.md §3.2 lists, in the form PMC
+    # gives it (`CC BY`): the row's licence comes from there.
+    meta_key = "/cloud/metadata/PMC2817654.1.json"
+    cloud = json.loads(pmc.metadata[meta_key][0].body)
+    pmc.metadata[meta_key] = [Reply(200, json.dumps({**cloud, "license_code": "CC BY"}),
+                                    {"Content-Type": "application/json"})]
     ids = write_cohan(tmp_path / "ids", {"test": ["PMC2817654"]})
     cfg = tmp_path / "cfg.yaml"
     cfg.write_text(yaml.safe_dump({
@@ -365,6 +373,18 @@ def test_build_cuts_the_oai_abstract_from_the_cloud_pdf(tmp_path: Path,
                             .splitlines() if '"en_bmc_trauma"' in x))["abstracts"]["en"]
     assert (row["article_id"], row["abstract"]) == ("PMC2817654", truth)
     assert "thromboprophylaxis, the rate of venous" not in " ".join(row["article_words"])
+    # `CC BY` names no version: `cc-by`, a bare code (no URL, no free text)
+    assert (row["license"], row["license_url"], row["license_text"]) == ("cc-by", None, None)
+    assert row["record_url"] == fake_server.url(
+        "/oai?verb=GetRecord&identifier=oai:pubmedcentral.nih.gov:2817654&metadataPrefix=pmc_fm")
+    assert row["pdf_sha256"] == hashlib.sha256(pdf).hexdigest()
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", row["retrieved_at"])
+    assert [len(ds[s]) for s in ds] == [1]  # the only row
+    assert json.loads((out / "report.json").read_text())["licenses"] == {"cc-by": 1}
+    card = (out / "README.md").read_text(encoding="utf-8")
+    front = yaml.safe_load(card.split("\n---\n", 1)[0].removeprefix("---\n"))
+    # the one licence is not a Hub id: `other`, named after it
+    assert (front["license"], front["license_name"]) == ("other", "cc-by")
 
 
 def test_ncbi_peak_hours() -> None:

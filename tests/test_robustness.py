@@ -127,15 +127,17 @@ def test_a_run_folder_of_an_earlier_version_is_resumed(built_sample, tmp_path):
 
 @pytest.fixture(scope="module")
 def odd_ids(tmp_path_factory) -> Path:
-    """The sample's French HAL paper under ids a file name must not be built from."""
+    """Two of the sample's French papers under ids a file name must not be built from
+    (two papers: one paper under two ids would be kept once)."""
     tmp = tmp_path_factory.mktemp("ids")
-    line = next(json.loads(x) for x in SAMPLE.read_text().splitlines()
-                if json.loads(x)["id"] == "fr_hal_cover_glaciers")
-    line["file"] = str(SAMPLE.parent / line["file"])
+    lines = {x["id"]: x for x in map(json.loads, SAMPLE.read_text().splitlines())}
     manifest = tmp / "m.jsonl"
     with open(manifest, "w", encoding="utf-8") as fh:
-        for doc_id in ("/abs/id", "x" * 5000):
-            fh.write(json.dumps({**line, "id": doc_id}) + "\n")
+        for doc_id, paper in (("/abs/id", "fr_hal_cover_glaciers"),
+                              ("x" * 5000, "fr_twocol_acoustique")):
+            line = {**lines[paper], "id": doc_id}
+            line["file"] = str(SAMPLE.parent / line["file"])
+            fh.write(json.dumps(line) + "\n")
     out = tmp / "ds"
     assert build_local(manifest, out).returncode == 0
     return out
@@ -276,6 +278,50 @@ def test_a_reader_keeps_its_shards_while_a_build_replaces_data(built_sample, tmp
     worker.join(timeout=600)
     assert done.is_set()
     assert list(opened.rows("train", ("article_id",))) == want
+
+
+# --- 5. bad records ------------------------------------------------------------------------------
+
+@pytest.mark.stress
+def test_a_manifest_of_a_million_bad_lines_costs_neither_memory_nor_report_size(tmp_path):
+    """1,000,000 lines that name no document (not JSON, a repeated id) took the driver to
+    657 MB and wrote a 200 MB report.json: they are counted by class with five examples;
+    a bad line that names its document is still that document's outcome."""
+    lines = {x["id"]: x for x in map(json.loads, SAMPLE.read_text().splitlines())}
+    good = {**lines["en_onecol_timing_note"]}
+    good["file"] = str(SAMPLE.parent / good["file"])
+    manifest = tmp_path / "m.jsonl"
+    with open(manifest, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(good) + "\n" + json.dumps(good) + "\n")  # the id again
+        fh.write(json.dumps({**good, "id": "named", "language": "xx"}) + "\n")
+        fh.write("x\n" * 999_997)
+    out = tmp_path / "out"
+    code = ("import resource, subprocess, sys; "
+            "p = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
+            "sys.stderr.write(p.stderr); "
+            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024, p.returncode)")
+    cmd = [sys.executable, "-m", "loralay_build.cli", "build", "--source", "local",
+           "--manifest", str(manifest), "--out", str(out)]
+    run = subprocess.run([sys.executable, "-c", code, *cmd], cwd=REPO, capture_output=True,
+                         text=True, timeout=900, check=True)
+    peak_mb, rc = map(int, run.stdout.split())
+    assert rc == 0 and peak_mb < 600, (run.stdout, run.stderr[-2000:])
+    report = json.loads((out / "report.json").read_text())
+    bad = report["bad_records"]
+    assert bad["counts"] == {"bad_metadata": 999_997, "duplicate": 1}
+    assert bad["examples"] == {
+        "bad_metadata": [f"{manifest}:{n}: not valid JSON (Expecting value: line 1 column 1 "
+                         "(char 0))" for n in range(4, 9)],
+        "duplicate": [f"{manifest}:2: id 'en_onecol_timing_note' is already on line 1"]}
+    assert {i: (o["status"], o.get("class")) for i, o in report["documents"].items()} == {
+        "named": ("dropped", "bad_metadata"), "en_onecol_timing_note": ("kept", None)}
+    assert report["verdict"].endswith("; 999,998 bad input records")
+    assert (out / "report.json").stat().st_size < 50_000
+    warnings = [x for x in run.stderr.splitlines() if " WARNING " in x]
+    assert len(warnings) == 8, warnings  # 5 + 1 examples, the named line, the total
+    assert warnings[-1].endswith("999,998 bad input records in all (bad_metadata 999,997, "
+                                 "duplicate 1); the report shows the first 5 of each class")
+    assert "## Bad records (999,998)" in (out / "report.md").read_text()
 
 
 # --- 6. full and read-only disks -------------------------------------------------------------

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from loralay_build.settings import load_settings
 from loralay_build.sources import FetchContext, HarvestStopped, get_fetcher, record_fetch_item
@@ -23,7 +24,6 @@ from .conftest import shared_path
 from .fakeserver import Reply
 
 PID = "S0034-89102010000400007"
-FILTERED = {"too_many_pages", "summary_too_short"}
 
 
 def _record() -> dict:
@@ -251,9 +251,17 @@ def test_limit_stops_cleanly_and_next_run_continues(tmp_path, fake_server):
 @pytest.mark.e2e
 @pytest.mark.parametrize(("source", "prefix"), [("scielo-pt", "pt_scielo_"), ("scielo-es", "es_")])
 def test_cli_build_end_to_end(tmp_path, fake_server, shared_corpus, source, prefix):
-    """`loralay build --source scielo-pt|scielo-es` on real PDFs and their true abstracts."""
+    """`loralay build --source scielo-pt|scielo-es` on real PDFs and their true abstracts.
+
+    Licences: S0 keeps the recording's own `license` (`by-nc`). S1 and S2 differ, in the
+    shapes ArticleMeta gives (docs/licenses.md): S1's `license` is `by/4.0`; S2 has no
+    `license`, and its article carries the `v540` licence text the recording has on its
+    issue (copied to the article), whose Creative Commons link is then its licence."""
+    import hashlib
+    import re
     import subprocess
     import sys
+    from collections import Counter
 
     import pyarrow.parquet as pq
 
@@ -266,26 +274,57 @@ def test_cli_build_end_to_end(tmp_path, fake_server, shared_corpus, source, pref
         rec["article"]["v83"] = [{"l": k, "a": v} for k, v in paper["abstracts"].items()]
         recs[f"S{i}"] = rec
         fake_server.add(f"/pdf/{paper['id']}.pdf", Reply(200, _pdf(paper["id"])))
+    assert recs["S0"]["license"] == "by-nc"  # as recorded
+    recs["S1"]["license"] = "by/4.0"  # SYNTHETIC, see above
+    del recs["S2"]["license"]  # SYNTHETIC, see above
+    recs["S2"]["article"]["v540"] = copy.deepcopy(base["issue"]["issue"]["v540"])
+    by_nc_3 = "http://creativecommons.org/licenses/by-nc/3.0/"  # the link in that v540 text
+    assert all(f'href="{by_nc_3}"' in t["t"] for t in recs["S2"]["article"]["v540"])
+    expected = {  # (license, license_url, license_text) of each record
+        "scl-S0": ("cc-by-nc", None, None),
+        "scl-S1": ("cc-by-4.0", None, None),
+        "scl-S2": ("cc-by-nc-3.0", by_nc_3, None),
+    }
+    sha = {f"scl-S{i}": hashlib.sha256(_pdf(p["id"])).hexdigest() for i, p in enumerate(papers)}
     _serve(fake_server, recs, page_size=1000)
     conf = tmp_path / "local.yaml"
+    # no percentile filters (p95 pages, p1 summary length): of only three papers they would
+    # drop two, and every record's licence is to be seen in the dataset
     conf.write_text(f"articlemeta_url: {fake_server.url('/api/v1/')}\ncollections: [scl]\n"
-                    "download_delay_s: 0\ncontact: loralay-tests@example.org\n")
+                    "download_delay_s: 0\ncontact: loralay-tests@example.org\n"
+                    "max_pages_percentile: null\nmin_summary_percentile: null\n")
     out = tmp_path / "out"
     proc = subprocess.run([sys.executable, "-m", "loralay_build.cli", "build", "--source",
                            source, "--out", str(out), "--config", str(conf)],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert len(list((out / "pdfs").glob("*.pdf"))) == len(papers) == 3
-    docs = json.loads((out / "report.json").read_text())["documents"]
+    report = json.loads((out / "report.json").read_text())
+    docs = report["documents"]
     assert sorted(docs) == [f"scl-S{i}" for i in range(3)]
     kept = sorted(i for i, o in docs.items() if o["status"] == "kept")
-    # every paper got through extraction and abstract removal; of only three, the run's own
-    # percentile filters (p95 pages, low-percentile summary length) drop the extremes
-    assert kept and all(o["status"] == "kept" or o["class"] in FILTERED
-                        for o in docs.values())
+    # every paper got through extraction and abstract removal
+    assert kept == [f"scl-S{i}" for i in range(3)], docs
     rows = [r for f in sorted(out.glob("data/*.parquet")) for r in pq.read_table(f).to_pylist()]
     assert sorted(r["article_id"] for r in rows) == kept
     assert {(r["language"], r["source"]) for r in rows} == {(lang, source)}
+    api = fake_server.url("/api/v1/")
+    for r in rows:
+        doc_id = r["article_id"]
+        assert (r["license"], r["license_url"], r["license_text"]) == expected[doc_id], doc_id
+        assert r["record_url"] == (f"{api}article/?code={doc_id[4:]}&collection=scl"
+                                   "&format=json&body=false")
+        assert r["pdf_sha256"] == sha[doc_id], doc_id
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", r["retrieved_at"])
+    # three licences: counted in the report; on the card `other` and a table row each
+    assert report["licenses"] == dict(Counter(r["license"] for r in rows)) \
+        == {"cc-by-4.0": 1, "cc-by-nc": 1, "cc-by-nc-3.0": 1}
+    card = (out / "README.md").read_text(encoding="utf-8")
+    front = yaml.safe_load(card.split("\n---\n", 1)[0].removeprefix("---\n"))
+    assert front["license"] == "other" and "license_name" not in front
+    licensing = card.split("## Licensing", 1)[1]
+    table = re.findall(r"^\| `([^`]+)` \| (\d+) \| .+ \| yes \|$", licensing, re.M)
+    assert {lid: int(n) for lid, n in table} == report["licenses"]
 
 
 @pytest.mark.e2e

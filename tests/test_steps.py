@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from loralay_build.corpus.duplicates import DocPrint, doc_print
 from loralay_build.failures import FailureClass
 from loralay_build.records import Candidate
 from loralay_build.run import steps
@@ -31,11 +32,24 @@ def job(**settings: object) -> DocumentJob:
 
 
 def test_the_steps_in_order_and_render_only_with_images():
-    assert STEP_NAMES == ("extract", "group", "strip", "language", "render", "leakage")
+    assert STEP_NAMES == ("extract", "group", "strip", "language", "render", "leakage",
+                          "print")
     _, plain = run_steps(sample_candidate(), job())
     assert [s for s, _, _ in plain.stages] == ["extract", "group", "strip", "language",
-                                              "leakage"]
+                                              "leakage", "print"]
     assert all(fail is None and seconds >= 0 for _, fail, seconds in plain.stages)
+
+
+def test_the_print_is_made_from_the_bodys_keys_as_from_its_words():
+    """The print step reuses the strip step's word keys (half the print's cost); they
+    must be the keys of the body as written, in its order (the words are regrouped)."""
+    work, _ = run_steps(sample_candidate(), job())
+    assert work.stripped is not None and work.text_print is not None
+    body = work.stripped.body.words
+    assert work.text_print == doc_print(body)
+    assert work.text_print.words == 545  # above MIN_WORDS: the signature is made
+    stored = process_candidate(sample_candidate(), job()).stored
+    assert stored is not None and DocPrint.from_str(stored[0]["print"]) == work.text_print
 
 
 @pytest.mark.parametrize("step,target", [("extract", "extract_document"),

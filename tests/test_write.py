@@ -40,6 +40,7 @@ EXPECTED_COLUMNS = [
     "article_id", "article_words", "article_bboxes", "article_norm_bboxes", "article_pages",
     "article_line_ids", "article_block_ids", "page_sizes", "abstract", "other_abstracts",
     "article_pdf_url", "language", "publication_date", "source",
+    "license", "license_url", "license_text", "record_url", "pdf_sha256", "retrieved_at",
 ]
 FACTS = CardFacts(name="hal-fr-test", source="HAL", language="fr",
                   split_rule="chronological 80/10/10 by publication date",
@@ -70,6 +71,10 @@ def make_doc(i: int, n_words: int = 300, n_pages: int = 3, seed: int = 0) -> Pro
                    "de": f"Zusammenfassung {i}."},
         pdf_url=None if i % 4 == 3 else f"https://hal.science/hal-{i:05d}/document",
         publication_date=None if i % 5 == 4 else f"20{10 + i % 10:02d}-01-0{1 + i % 9}",
+        license=("https://creativecommons.org/licenses/by/4.0/", None,
+                 "CC BY-NC 4.0 (as stated on the cover page)")[i % 3],
+        record_url=f"https://api.archives-ouvertes.fr/search/?q=halId_s:hal-{i:05d}",
+        retrieved_at="2026-11-24T09:30:00Z", pdf_sha256=f"{i:064x}",
     )
     doc = Document(id=cand.id, pages=pages, words=words, boxes=boxes, word_pages=word_pages,
                    line_ids=lines, block_ids=blocks)
@@ -117,6 +122,11 @@ def assert_row_matches(row: dict, p: ProcessedDoc) -> None:
     assert row["language"] == "fr"
     assert row["publication_date"] == c.publication_date
     assert row["source"] == "hal"
+    assert (row["license"], row["license_url"], row["license_text"]) == (
+        ("cc-by-4.0", c.license, None), ("unknown", None, None),
+        ("cc-by-nc-4.0", None, c.license))[int(c.id[4:]) % 3]
+    assert (row["record_url"], row["pdf_sha256"], row["retrieved_at"]) == (
+        c.record_url, c.pdf_sha256, "2026-11-24T09:30:00Z")
 
 
 def test_load_dataset_round_trip_with_run_clutter(tmp_path):

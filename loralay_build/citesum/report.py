@@ -13,6 +13,7 @@ from typing import Any
 from ..atomic import write_text_atomic
 from ..failures import BadRecords
 from ..state import RunState
+from ..write.report import bad_records_lines
 from .stages import failed_shards
 
 # (step, what it counts, the paper's count: Mao et al. 2022, §3 and the summary)
@@ -116,13 +117,9 @@ def _markdown(rows: list[dict[str, Any]], report: dict[str, Any]) -> str:
         lines += ["", "A rerun retries an `internal_error` shard, and a `timeout` or `memory` "
                   "one when `shard_timeout_s` / `worker_memory_mb` was raised or with "
                   "`--retry timeout` / `--retry memory`."]
-    bad = report["bad_records"]
-    lines += ["", f"## Bad records ({sum(bad['counts'].values()):,})", ""]
-    lines += ["Lines of the shards that are not records (counted by class, the first few "
-              "shown): the rest of each shard went on.", ""] if bad["counts"] else []
-    for cls, n in bad["counts"].items():
-        lines.append(f"- **{cls}** ({n:,}):")
-        lines += [f"  - {e}" for e in bad["examples"][cls]]
+    lines += [""] + bad_records_lines(report["bad_records"], "Lines of the shards that are not "
+                                      "records (counted by class, the first few shown): "
+                                      "the rest of each shard went on.")
     return "\n".join(lines) + "\n"
 
 

@@ -117,7 +117,8 @@ def write_card(out: Path, settings: Any, counts: Mapping[str, int],
     lines += ["", "## Settings", "", "Every setting of the build (`loralay settings --source "
               "citesum` lists their meaning):", "", "```json",
               json.dumps(settings.user_view(), indent=1, sort_keys=True), "```", ""]
-    text = f"---\n{_front(name, settings.config_name, settings.license, files)}\n---\n\n"
+    text = (f"---\n{_front(name, settings.config_name, settings.license or 'other', files)}"
+            "\n---\n\n")
     path = out / CARD_NAME
     write_text_atomic(path, str(DatasetCard(text + "\n".join(lines))))
     return path

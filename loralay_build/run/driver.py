@@ -22,13 +22,19 @@ from pathlib import Path
 from tqdm.contrib.logging import logging_redirect_tqdm
 
 from .. import registry
-from ..failures import Failure, RetryRule
+from ..failures import BadRecords, Failure, RetryRule
 from ..images.render import renderer_version
 from ..images.store import ImageStore, images_db, staging_dir
 from ..layout import RunLayout
 from ..records import Candidate, Rejection
 from ..settings import CommonSettings, DocumentSettings
-from ..sources import FetchContext, get_fetcher, record_fetch_item
+from ..sources import (
+    BAD_RECORDS,
+    FetchContext,
+    get_fetcher,
+    read_bad_records,
+    record_fetch_item,
+)
 from ..state import OK, RunState
 from .fingerprint import PdfChecksums, document_fingerprint, settings_print
 from .ledger import DOCUMENT, Entry, Fingerprint, Ledger, changed_keys, stale_reason
@@ -60,21 +66,46 @@ def fetch_phase(settings: CommonSettings, layout: RunLayout, limit: int | None,
     fetch = get_fetcher(source)
     counts = {"ok": 0, "failed": 0}
     seen: set[str] = set()
+    relists = registry.source(source).relists
     with RunState(layout.fetch_db) as state:
+        # a source that lists everything again counts its bad records again
+        bad = BadRecords() if relists else read_bad_records(state)
         ctx = FetchContext(source, settings, state, layout.out, limit, retry=retry)
         progress = Progress(f"fetch {source}", None, settings.log_every_s)
         with logging_redirect_tqdm():
             for item in fetch(ctx):
+                if isinstance(item, Rejection) and item.bad_record:
+                    _count_bad_record(item, bad, counts, progress)
+                    continue
                 record_fetch_item(state, item)
                 seen.add(item.id)
                 _count_fetched(item, counts, progress)
         progress.close()
-        if registry.source(source).relists:
+        with state.transaction():
+            state.set_checkpoint(BAD_RECORDS, bad.to_json())
+        if bad.total > sum(len(v) for v in bad.examples.values()):
+            log.warning("%s bad input records in all (%s); the report shows the first %d "
+                        "of each class", f"{bad.total:,}", _classes(bad), bad.keep)
+        if relists:
             with state.transaction():
                 dropped = state.forget_candidates_except(seen)
             if dropped:
                 log.info("%d documents no longer in the manifest are left out", dropped)
     return counts
+
+
+def _classes(bad: BadRecords) -> str:
+    return ", ".join(f"{c} {n:,}" for c, n in sorted(bad.counts.items()))
+
+
+def _count_bad_record(item: Rejection, bad: BadRecords, counts: dict[str, int],
+                      progress: Progress) -> None:
+    """Counted by class; said on stderr as long as it is one of the report's examples."""
+    bad.add(item.cls, item.message)
+    counts["failed"] += 1
+    if bad.counts[item.cls] <= bad.keep:
+        log.warning("%s: %s: %s", item.id, item.cls, item.message)
+    progress.update(item.cls)
 
 
 def _count_fetched(item: Candidate | Rejection, counts: dict[str, int], progress: Progress
@@ -193,7 +224,11 @@ def record_outcome(state: RunState, ledger: Ledger, outcome: StepResults,
     with state.transaction():
         state.forget(outcome.doc_id)
         if outcome.stored is not None and failed is None:
-            state.put_document(outcome.doc_id, *outcome.stored)
+            summary, payload = outcome.stored
+            # the PDF's sha256 (hashed here once, cached by path, size and mtime): two ids
+            # of one PDF are the same paper (corpus/duplicates.py), and a column says it
+            summary["pdf_sha256"] = fingerprint.part("pdf")
+            state.put_document(outcome.doc_id, summary, payload)
             ledger.put(Entry(outcome.doc_id, fingerprint, limits=limits, durations=durations))
             return "ok"
         stage, fail = failed or ("store", None)

@@ -20,9 +20,11 @@ from ..settings import DocumentSettings
 from ..state import connect_shared
 from .ledger import Fingerprint, digest
 
-# the candidate fields that reach a stage or a column; pdf_path is where, not what
+# the candidate fields that reach a stage or a column; pdf_path is where, not what;
+# retrieved_at is when: a record fetched again unchanged keeps the document (and the time
+# its record was first read); pdf_sha256 is the `pdf` part already
 CANDIDATE_FIELDS = ("id", "source", "language", "abstracts", "pdf_url", "publication_date",
-                    "split", "title")
+                    "split", "title", "license", "record_url")
 
 
 def candidate_print(c: Candidate) -> str:

@@ -18,9 +18,11 @@ import numpy as np
 import orjson
 import pyarrow as pa
 
+from ..licenses import normalise_license
 from ..records import Candidate, Document, ProcessedDoc
 
 if TYPE_CHECKING:  # the write side imports `datasets` (~0.7 s): workers only encode
+    from ..corpus.duplicates import DocPrint
     from ..write.features import ColumnDoc
 
 MAGIC = b"LZA1"
@@ -108,8 +110,9 @@ def read_columns(payload: bytes) -> ColumnDoc:
     return ColumnDoc(Candidate.from_json(meta["candidate"]), sizes.reshape(-1, 2), cols)
 
 
-def summarize(p: ProcessedDoc) -> dict[str, Any]:
-    """What percentiles, splits and the report need, without the words."""
+def summarize(p: ProcessedDoc, text_print: DocPrint) -> dict[str, Any]:
+    """What the finish decides on (licences, duplicates, percentiles, splits, the report),
+    without the words; the driver adds the PDF's sha256."""
     c = p.candidate
     return {
         "id": c.id,
@@ -128,4 +131,6 @@ def summarize(p: ProcessedDoc) -> dict[str, Any]:
         # a list: an abstract printed twice is matched (and removed) twice
         "matches": [{"language": m.language, "distance": m.distance, "method": m.method,
                      "pages": list(m.pages)} for m in p.matches],
+        "license": normalise_license(c.license).id,
+        "print": text_print.to_str(),
     }

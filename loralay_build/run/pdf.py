@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import logging
 from functools import cached_property
+from pathlib import Path
 
 from .. import registry
+from ..corpus.duplicates import dataset_files
 from ..errors import BuildStopped, ConfigError
 from ..extract import parse
 from ..layout import RunLayout, claim_shards, recorded_shards
@@ -38,6 +40,7 @@ class PdfPipeline:
             raise ConfigError(f"{req.out}: nothing fetched yet; run `loralay fetch --source "
                               f"{req.settings.source} --out {req.out}` before the shards")
         self.versions  # noqa: B018 - Poppler is checked before any work
+        check_excluded(req)
         _note_slow_reader()
 
     def wipe(self, layout: RunLayout) -> None:
@@ -88,10 +91,22 @@ class PdfPipeline:
                 result.kept.values()) else "no dataset yet"
             raise BuildStopped(f"{stopped}; {held}")
         if not any(result.kept.values()):
-            raise BuildStopped(f"{req.out}: no document kept of {result.documents}; "
+            bad = decisions.bad_records.total
+            also = f" and {bad:,} bad input records" if bad else ""
+            raise BuildStopped(f"{req.out}: no document kept of {result.documents}{also}; "
                                f"{req.out / 'report.md'} says why each was dropped")
         log.info("done: %s", result.line())
         return result
+
+
+def check_excluded(req: BuildRequest) -> None:
+    """The `exclude_datasets` folders are built datasets, and none is this run's own
+    (excluding itself would drop every document)."""
+    for folder in req.settings.exclude_datasets:
+        if Path(folder).resolve() == req.out.resolve():
+            raise ConfigError(f"exclude_datasets: {folder}: this run's own --out; a run "
+                              "cannot leave out its own documents")
+        dataset_files(folder)
 
 
 def _note_slow_reader() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..corpus.duplicates import PRINT_VERSION
 from ..errors import ConfigError
 from ..extract.glyphs import GLYPH_RULE
 from ..extract.poppler import poppler_version
@@ -35,9 +36,10 @@ class ToolVersions:
 
 def tool_versions() -> ToolVersions:
     # the glyph-repair, rotation and grouping rules change the words, boxes and groups
-    # results hold: a run made before any of them changed is redone
-    return ToolVersions(f"{__version__}+{GLYPH_RULE}+{ROTATION_RULE}+{GROUP_RULE}",
-                        poppler_version())
+    # results hold, the print rule the duplicates found: a run made before any of them
+    # changed is redone
+    return ToolVersions(f"{__version__}+{GLYPH_RULE}+{ROTATION_RULE}+{GROUP_RULE}"
+                        f"+{PRINT_VERSION}", poppler_version())
 
 
 def check_inputs(settings: CommonSettings) -> None:

@@ -2,11 +2,11 @@
 what `loralay show` re-runs to picture one.
 
 extract (with glyph repair) -> group (lines and blocks) -> strip abstracts -> language ->
-render (`images: true`) -> leakage. Each step reads the `DocWork` the steps before it
-filled and adds its part, or returns a `Failure`; the first failure ends the document. An
-exception is a bug: it is caught here and classed `internal_error` under the name of the
-step that raised it, so one bad document never takes a run down and the report points at
-the right step.
+render (`images: true`) -> leakage -> print (for finding duplicates). Each step reads the
+`DocWork` the steps before it filled and adds its part, or returns a `Failure`; the first
+failure ends the document. An exception is a bug: it is caught here and classed
+`internal_error` under the name of the step that raised it, so one bad document never
+takes a run down and the report points at the right step.
 Steps know nothing of executors or state (`driver.py` records what they return).
 """
 
@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..corpus.duplicates import DocPrint, doc_print
 from ..extract import ExtractLimits, extract_document
 from ..extract.glyphs import repair_glyphs
 from ..failures import Failure, FailureClass
@@ -50,6 +51,7 @@ class DocWork:
     language: tuple[float | None, str | None] | None = None  # main-language share, top
     rendered: RenderedPages | None = None
     leaks: dict[str, float] | None = None
+    text_print: DocPrint | None = None  # the body's print, for finding duplicates
 
     def processed(self) -> ProcessedDoc:
         assert self.stripped is not None and self.language is not None
@@ -179,6 +181,14 @@ def audit_leakage(w: DocWork) -> Failure | None:
     return None
 
 
+def print_text(w: DocWork) -> Failure | None:
+    """The body's print (an exact key and a MinHash signature of its word shingles), which
+    the finish compares across the run to find the same paper under two ids."""
+    assert w.stripped is not None  # its body's word keys are the print's words
+    w.text_print = doc_print(w.stripped.body.words, w.stripped.body_keys)
+    return None
+
+
 STEPS: tuple[Step, ...] = (
     Step("extract", extract),
     Step("group", group),
@@ -186,6 +196,7 @@ STEPS: tuple[Step, ...] = (
     Step("language", check_language),
     Step("render", render, applies=lambda s: s.images),
     Step("leakage", audit_leakage),
+    Step("print", print_text),
 )
 STEP_NAMES = tuple(s.name for s in STEPS)
 
@@ -223,7 +234,8 @@ def process_candidate(c: Candidate, job: DocumentJob) -> StepResults:
     if out.failure is None:
         try:
             processed = work.processed()
-            out.stored = summarize(processed), encode(processed)
+            assert work.text_print is not None
+            out.stored = summarize(processed, work.text_print), encode(processed)
             out.rendered = work.rendered
         except Exception as e:  # noqa: BLE001 - an encoding bug is this document's
             last = traceback.format_exception_only(type(e), e)[-1].strip()

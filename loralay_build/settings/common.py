@@ -100,8 +100,22 @@ class CorpusSettings(_Model):
                                      description="the card's name (null: loralay-<source>)")
     config_name: str = Field("default", pattern=r"^[A-Za-z0-9][\w.-]*$",
                              description="the config name `load_dataset(DIR, NAME)` takes")
-    license: str = Field("other", pattern=r"^[A-Za-z0-9][\w.+-]*$",
-                         description="the card's license tag (Hub identifiers, e.g. cc-by-4.0)")
+    license: str | None = Field(
+        None, pattern=r"^[A-Za-z0-9][\w.+-]*$",
+        description="the card's license tag (null: from the documents' own licences)")
+    licenses: list[str] | None = Field(
+        None, description="keep only documents under these licence ids (cc-by-4.0, cc0-1.0, "
+        "unknown, ...) or shorthands (open, open-commercial, open-adaptable); null: all")
+    exclude_datasets: list[str] = Field(
+        [], description="built datasets (folders) whose papers this run leaves out: "
+        "near-duplicates of any of their documents are dropped")
+
+    @field_validator("licenses")
+    @classmethod
+    def _known_licenses(cls, values: list[str] | None) -> list[str] | None:
+        from ..licenses import check_allow_list
+
+        return None if values is None else check_allow_list(values)
 
 
 class HttpFields(_Model):

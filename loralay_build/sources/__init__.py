@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .. import registry
-from ..failures import RetryRule, StageError
+from ..failures import BadRecords, RetryRule, StageError
 from ..http import HostDown, HostForbidden, PoliteClient
 from ..layout import RunLayout
 from ..paths import pdf_path_for
@@ -121,6 +121,15 @@ def get_fetcher(source: str) -> FetchFn:
         raise SourceNotBuilt(f"source {source!r} has no fetcher: it reads files on disk")
     fetch: FetchFn = importlib.import_module(name).fetch
     return fetch
+
+
+BAD_RECORDS = "fetch:bad_records"  # the fetch state's checkpoint of its bad input records
+
+
+def read_bad_records(state: RunState) -> BadRecords:
+    """The fetch's tally of bad input records (`Rejection.bad_record`), by class with the
+    first few examples; empty in a state written before it was kept."""
+    return BadRecords.from_json(state.get_checkpoint(BAD_RECORDS, None))
 
 
 def record_fetch_item(state: RunState, item: Candidate | Rejection) -> None:

@@ -214,7 +214,7 @@ def read_manifest(path: Path) -> Iterator[Line]:
                 if item.id in first_line:
                     item = Rejection(f"{path.name}:{n}", "local", FailureClass.DUPLICATE.value,
                                      f"{path}:{n}: id {item.id!r} is already on line "
-                                     f"{first_line[item.id]}")
+                                     f"{first_line[item.id]}", bad_record=True)
                 else:
                     first_line[item.id] = n
             yield Line(n, item)
@@ -234,6 +234,7 @@ def parse_line(raw: bytes, n: int, path: Path, base: Path) -> Candidate | Reject
     except (ValueError, ManifestError, RecursionError) as e:
         reason = str(e) if isinstance(e, ManifestError) else f"not valid JSON ({e})"
     doc_id = obj.get("id") if isinstance(obj, dict) else None
-    name = doc_id if isinstance(doc_id, str) and doc_id.strip() and \
-        not _BAD_ID_CHARS.search(doc_id) else f"{path.name}:{n}"
-    return Rejection(name, "local", cls.value, f"{path}:{n}: {reason}")
+    if isinstance(doc_id, str) and doc_id.strip() and not _BAD_ID_CHARS.search(doc_id):
+        return Rejection(doc_id, "local", cls.value, f"{path}:{n}: {reason}")
+    return Rejection(f"{path.name}:{n}", "local", cls.value, f"{path}:{n}: {reason}",
+                     bad_record=True)

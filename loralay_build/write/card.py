@@ -15,6 +15,7 @@ filled by the same public helpers `push_to_hub` uses (`MetadataConfigs` and
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,7 +52,8 @@ class CardFacts:
     language: str | None = None
     config_name: str = "default"
     pretty_name: str | None = None
-    license: str = "other"
+    license: str | None = None  # the card's tag as the user set it; None: from the rows
+    license_counts: Mapping[str, int] = field(default_factory=dict)  # licence id -> rows
     languages: Sequence[str] = ()
     split_rule: str = ""
     filters: Sequence[str] = ()
@@ -87,7 +89,7 @@ def card_data(facts: CardFacts, counts: Mapping[str, int],
         pretty_name=facts.pretty_name or facts.name,
         language=facts.language_tags() or None,
         multilinguality=[multi] if multi else None,
-        license=facts.license,
+        license=card_license(facts)[0],
         task_categories=["summarization"],
         tags=["layout", "pdf", "scientific-papers", "long-document", "loralay"],
     )
@@ -102,6 +104,9 @@ def card_data(facts: CardFacts, counts: Mapping[str, int],
         configs[IMAGES_CONFIG] = {"data_files": _data_files(present, facts.image_files,
                                                              IMAGES_DIR)}
         infos[IMAGES_CONFIG] = DatasetInfo(features=IMAGE_FEATURES)
+    license_name = card_license(facts)[1]
+    if license_name:  # the Hub's field for an `other` licence with a name
+        data["license_name"] = license_name
     MetadataConfigs(configs).to_dataset_card_data(data)
     DatasetInfosDict(infos).to_dataset_card_data(data)
     return data
@@ -121,9 +126,10 @@ _MEANING = {
     "article_norm_bboxes": "The same boxes scaled to 0-1000 per page axis (LayoutLM "
                            "convention, truncated; not aspect-preserving).",
     "article_pages": "1-based physical page of each word (never renumbered).",
-    "article_line_ids": "Poppler line of each word; ids increase in reading order "
-                        "(VILA-style layout groups).",
-    "article_block_ids": "Poppler block (paragraph-like group) of each word, same convention.",
+    "article_line_ids": "Visual line of each word (VILA-style layout group); ids "
+                        "increase in reading order.",
+    "article_block_ids": "Block of each word: one paragraph, heading, caption, table, list "
+                         "or page header/footer (VILA-style layout group), same convention.",
     "page_sizes": "(width, height) of every page in PDF points.",
     "abstract": "The summary: the abstract in the paper's main language.",
     "other_abstracts": "Abstracts in other languages (also removed from the body).",
@@ -131,6 +137,14 @@ _MEANING = {
     "language": "ISO 639-1 code of the summary.",
     "publication_date": "ISO 8601 date as given by the source (may be null).",
     "source": "The source the paper came from.",
+    "license": "The paper's licence as its source states it, normalised (an SPDX-like id "
+               "such as `cc-by-4.0`, or `unknown`).",
+    "license_url": "The licence URL the source gave (may be null).",
+    "license_text": "The source's own words when it stated the licence as text, not as a "
+                    "bare id or URL (may be null).",
+    "record_url": "The source's metadata record of the paper (may be null).",
+    "pdf_sha256": "sha256 of the PDF the words were read from.",
+    "retrieved_at": "When the metadata record was fetched (UTC, ISO 8601; may be null).",
 }
 _PUBLISHED_MEANING = {
     "article_bboxes": "Word boxes (x0, y0, x1, y1) in PDF points, origin top-left of the "
@@ -215,14 +229,51 @@ def _usage_section(facts: CardFacts) -> list[str]:
     ]
 
 
+# a licence id the Hub knows as a `license:` tag (Creative Commons without a port, CC0)
+_HUB_LICENSE = re.compile(r"^(?:cc-by(?:-nc)?(?:-nd|-sa)?-[1-4]\.[05]|cc0-1\.0)$")
+
+
+def card_license(facts: CardFacts) -> tuple[str, str | None]:
+    """The front matter's licence: the user's tag if set; else the one licence every row
+    shares (a Hub id, or `other` named after it); else `other` (the prose has the table)."""
+    if facts.license:
+        return facts.license, None
+    ids = [i for i, n in facts.license_counts.items() if n]
+    if len(ids) == 1 and _HUB_LICENSE.match(ids[0]):
+        return ids[0], None
+    if len(ids) == 1:
+        return "other", ids[0]
+    return "other", None
+
+
 def _license_section(facts: CardFacts) -> list[str]:
-    terms = f" ({facts.source_terms_url})" if facts.source_terms_url else ""
-    return [
+    from ..licenses import ARXIV_DEFAULT, license_terms
+
+    terms = (f"the terms of {facts.source} ({facts.source_terms_url}) and "
+             if facts.source_terms_url else "")
+    lines = [
         "## Licensing", "",
         "This dataset distributes words, their boxes and a link to each PDF, not the PDFs. "
-        f"The papers remain under their own licences: check the terms of {facts.source}"
-        f"{terms} and of each paper before redistributing or training on it.", "",
-    ]
+        "Each row carries its paper's licence as its source states it (`license`, "
+        "normalised; `license_url` and `license_text` as given) and where it came from "
+        f"(`record_url`, `pdf_sha256`, `retrieved_at`). Check {terms}each paper's licence "
+        "before redistributing or training on it.", ""]
+    counts = {i: n for i, n in facts.license_counts.items() if n}
+    if counts:
+        lines += ["| licence | rows | what it is | anyone may redistribute |",
+                  "|---|---:|---|---|"]
+        for lid, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+            t = license_terms(lid)
+            share = "yes" if t.redistribution else "no"
+            lines.append(f"| `{lid}` | {n:,} | {t.description} | {share} |")
+        lines.append("")
+    if ARXIV_DEFAULT in counts:
+        lines += ["`arxiv-nonexclusive-distrib-1.0` is arXiv's default licence: it grants "
+                  "arXiv, not you, the right to distribute the paper.", ""]
+    if "unknown" in counts:
+        lines += ["`unknown`: the source's metadata states no licence this tool can name; "
+                  "treat such papers as all rights reserved.", ""]
+    return lines
 
 
 def dataset_card(facts: CardFacts, counts: Mapping[str, int],

@@ -33,6 +33,7 @@ class DocTable:
         self.dates: list[str | None] = []  # dropped by `forget_dates` once splits are decided
         self.given: list[str | None] = []  # the split a source published it in
         self.splits: list[str | None] = []  # the split it was written in (None: not kept)
+        self.licenses: list[str] = []  # its normalised licence id (licenses.py)
         # abstract-language leak shares, sorted by language, of row j at
         # leak_start[j]:leak_start[j + 1]
         self.leak_start = array("q", [0])
@@ -43,7 +44,7 @@ class DocTable:
             language_share: float | None, leak: Iterable[tuple[str, float]],
             words_repaired: int = 0, words_unrepaired: int = 0, shard: int = 0,
             date: str | None = None, given: str | None = None,
-            split: str | None = None) -> None:
+            split: str | None = None, license: str = "unknown") -> None:
         """`leak`: (language, share) pairs in any order (kept sorted by language)."""
         self.ids.append(doc_id)
         self.shard.append(shard)
@@ -56,6 +57,7 @@ class DocTable:
         self.dates.append(date)
         self.given.append(given)
         self.splits.append(sys.intern(split) if split else None)
+        self.licenses.append(sys.intern(license))
         for lang, share in sorted(leak):
             self.leak_lang.append(sys.intern(lang))
             self.leak_share.append(float(share))
@@ -67,7 +69,8 @@ class DocTable:
                  article_words=s["article_words"], language_share=s["language_share"],
                  leak=s["leakage"].items(), words_repaired=s.get("words_repaired", 0),
                  words_unrepaired=s.get("words_unrepaired", 0), shard=shard,
-                 date=s.get("publication_date"), given=s.get("given_split"))
+                 date=s.get("publication_date"), given=s.get("given_split"),
+                 license=s.get("license", "unknown"))
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -96,7 +99,7 @@ class DocTable:
                     article_words=self.article_words[j], language_share=self.share(j),
                     leak=self.leak(j), words_repaired=self.words_repaired[j],
                     words_unrepaired=self.words_unrepaired[j], shard=self.shard[j],
-                    split=split)
+                    split=split, license=self.licenses[j])
         return out
 
     def column(self, attr: str, split: str) -> np.ndarray:

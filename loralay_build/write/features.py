@@ -32,6 +32,7 @@ import numpy as np
 import pyarrow as pa
 from datasets import Features, List, Value
 
+from ..licenses import normalise_license
 from ..records import Candidate, ProcessedDoc
 
 COMPACT, PUBLISHED = "compact", "published"
@@ -51,6 +52,12 @@ FEATURES = Features({
     "language": Value("string"),
     "publication_date": Value("string"),
     "source": Value("string"),
+    "license": Value("string"),
+    "license_url": Value("string"),
+    "license_text": Value("string"),
+    "record_url": Value("string"),
+    "pdf_sha256": Value("string"),
+    "retrieved_at": Value("string"),
 })
 PUBLISHED_FEATURES = Features({
     "article_id": Value("string"),
@@ -199,7 +206,18 @@ def _compact_columns(p: ColumnDoc, lay: Layout) -> dict[str, pa.Array]:
         "language": pa.array([c.language], pa.string()),
         "publication_date": pa.array([c.publication_date], pa.string()),
         "source": pa.array([c.source], pa.string()),
+        **_provenance(c),
     }
+
+
+def _provenance(c: Candidate) -> dict[str, pa.Array]:
+    """The document's licence (normalised id; the URL and the words its source gave) and
+    where it came from (licenses.py, the sources' metadata)."""
+    lic = normalise_license(c.license)
+    return {name: pa.array([value], pa.string()) for name, value in (
+        ("license", lic.id), ("license_url", lic.url), ("license_text", lic.text),
+        ("record_url", c.record_url), ("pdf_sha256", c.pdf_sha256),
+        ("retrieved_at", c.retrieved_at))}
 
 
 def _published_columns(lay: Layout) -> dict[str, pa.Array]:

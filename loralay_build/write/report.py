@@ -18,7 +18,7 @@ import numpy as np
 
 from ..atomic import atomic_text, write_text_atomic
 from ..corpus.split import SPLITS
-from ..failures import FailureClass
+from ..failures import BadRecords, FailureClass
 from .doctable import DocTable
 
 REPORT_DIR = "report"
@@ -65,6 +65,8 @@ class RunFacts:
     leak_ngram: int
     language: str | None = None
     split_rule: str = ""
+    duplicates: Sequence[Mapping[str, Any]] = ()  # corpus/duplicates.py `Duplicate.to_json`
+    bad_records: BadRecords = field(default_factory=BadRecords)  # inputs that name no document
     extra: Mapping[str, Any] = field(default_factory=dict)  # version, git sha, elapsed ...
 
 
@@ -165,6 +167,53 @@ def glyph_repairs(docs: DocTable) -> dict[str, Any]:
             "documents": per_doc}
 
 
+def licenses_of(docs: DocTable) -> dict[str, int]:
+    """Kept documents per licence id, most first (ties by id)."""
+    counts: dict[str, int] = {}
+    for lid in docs.licenses:
+        counts[lid] = counts.get(lid, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def duplicates_of(pairs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Every duplicate dropped, with the document kept in its place, counted by kind."""
+    by_kind: dict[str, int] = {}
+    for p in pairs:
+        by_kind[str(p["kind"])] = by_kind.get(str(p["kind"]), 0) + 1
+    return {"count": len(pairs), "by_kind": dict(sorted(by_kind.items())),
+            "pairs": [dict(p) for p in pairs]}
+
+
+def _md_licenses_duplicates(data: Mapping[str, Any]) -> list[str]:
+    lines = ["## Licences", ""]
+    if data["licenses"]:
+        lines += _table(("licence", "kept documents"), data["licenses"].items())
+    else:
+        lines += ["No document kept.", ""]
+    dup = data["duplicates"]
+    lines += ["## Duplicates", "",
+              f"{dup['count']:,} documents dropped as the same paper as another "
+              + (f"({', '.join(f'{k} {n:,}' for k, n in dup['by_kind'].items())})."
+                 if dup["by_kind"] else "(none)."), ""]
+    if dup["pairs"]:
+        lines += _table(("dropped", "kept", "kind", "similarity"),
+                        [(p["id"], p["kept"] or p.get("dataset") or "–", p["kind"],
+                          round(p["similarity"], 3)) for p in dup["pairs"][:30]])
+    return lines
+
+
+def bad_records_lines(bad: Mapping[str, Any], what: str) -> list[str]:
+    """The report's section of bad input records (`BadRecords.to_json`), for every build."""
+    counts = bad["counts"]
+    lines = [f"## Bad records ({sum(counts.values()):,})", ""]
+    if counts:
+        lines += [what, ""]
+    for cls, n in counts.items():
+        lines.append(f"- **{cls}** ({n:,}):")
+        lines += [f"  - {e}" for e in bad["examples"][cls]]
+    return lines
+
+
 def _md_glyphs(data: Mapping[str, Any]) -> list[str]:
     g = data.get("glyphs")
     if not g or not g["documents"]:
@@ -178,13 +227,15 @@ def _md_glyphs(data: Mapping[str, Any]) -> list[str]:
                           [(i, v["repaired"], v["unrepaired"]) for i, v in worst])
 
 
-def verdict(kept: int, total: int, leaks: int, drops: Sequence[Mapping[str, Any]]) -> str:
+def verdict(kept: int, total: int, leaks: int, drops: Sequence[Mapping[str, Any]],
+            bad_records: int = 0) -> str:
     """One line that tells at a glance whether the run went well."""
     dropped = sum(int(r["count"]) for r in drops)
     classes = ", ".join(f"{r['class']} {r['count']}" for r in drops)
     flag = "OK" if kept > 0 and leaks == 0 else "CHECK"
     line = f"{flag}: {kept:,} kept of {total:,}; {leaks:,} leaks; {dropped:,} dropped"
-    return f"{line} ({classes})" if classes else line
+    line = f"{line} ({classes})" if classes else line
+    return f"{line}; {bad_records:,} bad input records" if bad_records else line
 
 
 def run_warnings(run: RunFacts, docs: DocTable, drops: Sequence[Mapping[str, Any]],
@@ -225,7 +276,8 @@ def _report_body(run: RunFacts, docs: DocTable) -> dict[str, Any]:
     warnings = run_warnings(run, docs, drops, hosts)
     stats = split_stats(docs, order)
     return {
-        "verdict": verdict(len(docs), total, leak["above_threshold"], drops),
+        "verdict": verdict(len(docs), total, leak["above_threshold"], drops,
+                           run.bad_records.total),
         "warnings": warnings,
         "dataset": run.name, "source": run.source, "language": run.language,
         "split_rule": run.split_rule,
@@ -236,6 +288,9 @@ def _report_body(run: RunFacts, docs: DocTable) -> dict[str, Any]:
         "splits": {s: v for s, v in stats.items() if v["count"] or s in SPLITS},
         "leakage": leak,
         "glyphs": glyph_repairs(docs),
+        "licenses": licenses_of(docs),
+        "duplicates": duplicates_of(run.duplicates),
+        "bad_records": run.bad_records.to_json(),
         "run": dict(run.extra),
     }
 
@@ -319,12 +374,17 @@ def render_markdown(data: Mapping[str, Any]) -> str:
     lines += [f"Source: {data['source']}" + (f"; language `{data['language']}`"
                                              if data["language"] else ""), ""]
     lines += _md_funnel_drops(data)
+    lines += bad_records_lines(data["bad_records"], "Input records that name no document "
+                               "(manifest lines that are not JSON, have no usable id or "
+                               "repeat one), counted by class, the first few shown; the "
+                               "other lines went on.") + [""]
     lines += ["## Thresholds", ""]
     lines += _table(("threshold", "value"), data["thresholds"].items()) \
         if data["thresholds"] else ["None applied.", ""]
     if data.get("split_rule"):
         lines += [f"Split rule: {data['split_rule']}", ""]
-    lines += _md_splits(data) + _md_leakage(data) + _md_glyphs(data)
+    lines += _md_splits(data) + _md_leakage(data) + _md_licenses_duplicates(data) \
+        + _md_glyphs(data)
     if data["run"]:
         lines += ["## Run", "", *_table(("key", "value"), data["run"].items())]
     err = data.get("plots", {}).get("error")

@@ -1,0 +1,767 @@
+"""No paper twice: duplicate documents found by PDF hash, by text, and by MinHash/LSH.
+
+The same paper reaches a run under several ids (SciELO lists one article in two
+collections, HAL holds a preprint and its published version, arXiv-Lay, PubMed-Lay and
+HAL overlap); one copy in train and one in test is test data in training. So every
+document gets a *print* of its body words (after abstract removal) in the per-document
+worker, and the corpus-wide finish groups the prints before the filters and splits:
+
+- `same_pdf`: equal PDF sha256;
+- `same_text`: equal exact key (BLAKE2b of the normalised word sequence);
+- `near`: a MinHash/LSH candidate whose estimated Jaccard similarity of word 5-shingle
+  sets is at least `THRESHOLD` (0.5; docs/duplicates.md has the measurements).
+
+Groups are transitive (a ~ b ~ c is one group). In each group one document is kept: the
+earliest dated (a date of lower precision sorts as the start of its period, as for the
+chronological split), undated ones last, then the smallest id; every other member is a
+`duplicate` of the kept id with the kind and similarity of its link to it. The decisions
+depend only on the set of rows, never on their order, PYTHONHASHSEED or worker count.
+
+Bodies of fewer than `MIN_WORDS` normalised words are matched by PDF hash only: two
+empty or near-empty bodies say nothing about being the same paper.
+
+`exclude_datasets` streams the prints of other built datasets (this tool's `data/*.parquet`
+or the published LoRaLay Parquet, column `article_words`); a run document that is a
+same-text or near duplicate of one of them is dropped, with that dataset and id.
+
+The normalisation, per word: NFKC, case and accents folded (`strip.normalise.fold`, the
+abstract matcher's folding), only letters and digits kept, pure punctuation dropped, and a
+word printed with a line-end hyphen joined to the next one ("exam-" "ple" and "example"
+agree, so a re-typeset copy with other line breaks, ligatures or a new cover page still
+matches).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import struct
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..errors import ConfigError
+from ..failures import Failure, FailureClass
+from ..strip.normalise import word_keys
+from .split import date_key
+
+if TYPE_CHECKING:
+    from datasketch import MinHash
+
+# -- parameters (docs/duplicates.md: why these values) -----------------------------------
+SHINGLE = 5  # words per shingle
+NUM_PERM = 128  # MinHash permutations: 512 bytes a document, std. error 0.044 at J = 0.5
+SEED = 1  # datasketch's permutation seed: part of the print's format
+THRESHOLD = 0.5  # estimated Jaccard of shingle sets at or above which two bodies are one paper
+# LSH: 42 bands of 3 values (126 of the 128); a pair is a candidate when one band is equal,
+# P = 1 - (1 - J^3)^42: 0.996 at J = 0.5, 0.94 at 0.4, 0.041 at 0.1, 0.005 at 0.05
+BANDS, ROWS = 42, 3
+MIN_WORDS = 50  # bodies with fewer normalised words are matched by PDF hash only
+PRINT_VERSION = "dp1"  # bumped whenever the normalisation or a parameter above changes
+
+SAME_PDF, SAME_TEXT, NEAR = "same_pdf", "same_text", "near"
+KINDS = (SAME_PDF, SAME_TEXT, NEAR)  # strongest evidence first
+_RANK = {k: i for i, k in enumerate(KINDS)}
+
+_U64 = np.uint64
+# odd 64-bit multipliers (splitmix/xxhash/murmur constants): one per shingle position
+_MULT = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9,
+                  0x27D4EB2F165667C5, 0x85EBCA77C2B2AE63, 0xFF51AFD7ED558CCD,
+                  0xC4CEB9FE1A85EC53, 0x94D049BB133111EB, 0xBF58476D1CE4E5B9,
+                  0x2545F4914F6CDD1D], dtype=_U64)
+_CHAR_BASE = _U64(0x100000001B3)  # FNV's 64-bit prime: the byte polynomial's base
+_LEN_MULT = _U64(0x9E3779B97F4A7C15)
+_SEP = "\x01"  # never in a word key (keys hold only letters and digits)
+# a word ending with one of these runs on into the next (`exam-` `ple`: `example`)
+_HYPHENS = np.array([ord(c) for c in "-\u2010\u2011\u00ad"], dtype=np.uint32)
+_CHUNK = 2048  # shingles per MinHash update: a (2048, 128) uint32 scratch of 1 MB
+_BLOCK = 4096  # the detector's signatures grow by blocks of 2 MB
+_PAIRS = 4096  # candidate pairs compared at a time: two (4096, 128) gathers of 2 MB
+
+
+def _fmix64(h: np.ndarray) -> np.ndarray:
+    """MurmurHash3's 64-bit finaliser, elementwise (wrapping uint64 arithmetic)."""
+    h = h ^ (h >> _U64(33))
+    h = h * _U64(0xFF51AFD7ED558CCD)
+    h = h ^ (h >> _U64(33))
+    h = h * _U64(0xC4CEB9FE1A85EC53)
+    return h ^ (h >> _U64(33))
+
+
+@lru_cache(maxsize=8)
+def _powers(n: int) -> np.ndarray:
+    """_CHAR_BASE ** j mod 2^64 for j < n (n a power of two, so few sizes are cached)."""
+    with np.errstate(over="ignore"):
+        return np.cumprod(np.concatenate(([_U64(1)], np.full(n - 1, _CHAR_BASE, _U64))),
+                          dtype=_U64)
+
+
+@lru_cache(maxsize=1)
+def _permutations() -> np.ndarray:
+    """datasketch's permutation parameters for (NUM_PERM, SEED), made once per process."""
+    return _minhash_class()(num_perm=NUM_PERM, seed=SEED).permutations
+
+
+def _minhash_class() -> type[MinHash]:
+    """datasketch's MinHash, imported when a print is made: its package imports SciPy
+    (~40 MB of RSS, 0.3 s), which a finish without `exclude_datasets` never needs."""
+    from datasketch import MinHash
+
+    return MinHash
+
+
+def _normalised(words: Sequence[str], keys: Sequence[str] | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """The normalised body as (UTF-8 bytes of its words back to back, word lengths).
+
+    A word is its key (`strip.normalise.word_keys`: NFKC, case and accents folded, only
+    letters and digits: the abstract matcher's rule, so one rule says when two words are
+    the same), a word printed with a line-end hyphen runs on into the next one, and words
+    left empty (pure punctuation) are not words. `keys`: the words' keys when the caller
+    has them (the strip step hands on the body's), else they are made here."""
+    if keys is None:
+        keys = word_keys(list(words))
+    if len(keys) != len(words):
+        raise ValueError(f"{len(keys)} keys for {len(words)} words")
+    raw = np.frombuffer(_SEP.join(keys).encode("utf-8"), dtype=np.uint8)
+    seps = np.flatnonzero(raw == 1)  # keys hold only letters and digits: one per boundary
+    data = np.delete(raw, seps)
+    boundaries = seps - np.arange(len(seps))  # where word i + 1 starts in `data`
+    starts = np.concatenate(([0], boundaries[~_ends_with_hyphen(words)]))
+    lengths = np.diff(np.concatenate((starts, [len(data)])))
+    return data, lengths[lengths > 0]
+
+
+def _ends_with_hyphen(words: Sequence[str]) -> np.ndarray:
+    """For each word but the last, whether it ends with a hyphen (one vectorised pass over
+    the text's code points instead of a Python call per word)."""
+    if len(words) < 2:
+        return np.zeros(0, bool)
+    joined = _SEP.join(words)
+    if joined.count(_SEP) != len(words) - 1:  # a word holding the separator itself
+        joined = _SEP.join(w.replace(_SEP, "") for w in words)
+    points = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
+    seps = np.flatnonzero(points == 1)
+    before = points[np.maximum(seps - 1, 0)]
+    return (seps > 0) & np.isin(before, _HYPHENS)
+
+
+def _word_hashes(data: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each word: the polynomial of its bytes, length-mixed, finalised."""
+    if not len(lengths):
+        return np.zeros(0, _U64)
+    starts = np.concatenate(([0], np.cumsum(lengths[:-1])))
+    pos = np.arange(len(data), dtype=np.int64) - np.repeat(starts, lengths)
+    size = 1 << max(0, int(lengths.max()) - 1).bit_length()
+    with np.errstate(over="ignore"):
+        poly = np.add.reduceat(data.astype(_U64) * _powers(size)[pos], starts, dtype=_U64)
+        return _fmix64(poly + lengths.astype(_U64) * _LEN_MULT)
+
+
+def shingle_hashes(words: Sequence[str], size: int = SHINGLE) -> np.ndarray:
+    """The sorted set of 32-bit hashes of the body's word `size`-shingles (a body of
+    fewer words is one shingle of all of them; an empty body has none)."""
+    return _shingles(*_normalised(words), size)
+
+
+def _shingles(data: np.ndarray, lengths: np.ndarray, size: int = SHINGLE) -> np.ndarray:
+    w = _word_hashes(data, lengths)
+    n = len(w)
+    if n == 0:
+        return np.zeros(0, np.uint32)
+    k = min(size, n)
+    m = n - k + 1
+    with np.errstate(over="ignore"):
+        h = w[:m] * _MULT[0]
+        for j in range(1, k):
+            h = h + w[j:j + m] * _MULT[j % len(_MULT)]
+        h = _fmix64(h)
+    # the set: sort and drop repeats (np.unique's hash path was 20x slower here)
+    out = np.sort((h >> _U64(32)).astype(np.uint32))
+    return out[np.concatenate(([True], out[1:] != out[:-1]))]
+
+
+def _identity(x: int) -> int:
+    return x
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class DocPrint:
+    """What the worker keeps of a body for duplicate detection (~530 bytes).
+
+    `key`: BLAKE2b-128 of the normalised word sequence; `signature`: the MinHash of its
+    word shingles (NUM_PERM uint32); `words`: how many normalised words it has.
+    `to_str`/`from_str` give the form the run state's JSON summary stores (716
+    characters: `dp1.` and the base64 of `to_bytes`)."""
+
+    key: bytes
+    signature: np.ndarray
+    words: int
+
+    def __post_init__(self) -> None:
+        sig = np.array(self.signature, copy=True)  # read-only below: never the caller's
+        if len(self.key) != 16 or sig.shape != (NUM_PERM,) or sig.dtype != np.uint32:
+            raise ValueError(f"a DocPrint needs a 16-byte key and {NUM_PERM} uint32 "
+                             f"values, not {len(self.key)} bytes and {sig.dtype}{sig.shape}")
+        sig.setflags(write=False)
+        object.__setattr__(self, "signature", sig)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, DocPrint):
+            return NotImplemented
+        return (self.key == other.key and self.words == other.words
+                and np.array_equal(self.signature, other.signature))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def similarity(self, other: DocPrint) -> float:
+        """Estimated Jaccard similarity of the two shingle sets (share of equal values)."""
+        return int(np.count_nonzero(self.signature == other.signature)) / NUM_PERM
+
+    def to_bytes(self) -> bytes:
+        return (struct.pack("<I", self.words) + self.key
+                + self.signature.astype("<u4", copy=False).tobytes())
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> DocPrint:
+        if len(data) != 4 + 16 + 4 * NUM_PERM:
+            raise ValueError(f"a DocPrint is {4 + 16 + 4 * NUM_PERM} bytes, not {len(data)}")
+        (words,) = struct.unpack_from("<I", data)
+        sig = np.frombuffer(data, dtype="<u4", offset=20).astype(np.uint32)
+        return cls(bytes(data[4:20]), sig, words)
+
+    def to_str(self) -> str:
+        return PRINT_VERSION + "." + base64.urlsafe_b64encode(self.to_bytes()).decode("ascii")
+
+    @classmethod
+    def from_str(cls, text: str) -> DocPrint:
+        version, _, body = text.partition(".")
+        if version != PRINT_VERSION:
+            raise ValueError(f"a DocPrint of format {version!r}, this build reads "
+                             f"{PRINT_VERSION!r}: the document must be printed again")
+        try:
+            data = base64.urlsafe_b64decode(body.encode("ascii"))
+        except (ValueError, UnicodeEncodeError) as e:
+            raise ValueError(f"a DocPrint's text is not base64: {e}") from None
+        return cls.from_bytes(data)
+
+
+def doc_print(words: Sequence[str], keys: Sequence[str] | None = None) -> DocPrint:
+    """The print of a body (`Document.words` after abstract removal); `keys`: the words'
+    keys (`word_keys`), when the caller has them."""
+    data, lengths = _normalised(words, keys)
+    key = hashlib.blake2b(data.tobytes() + lengths.astype("<u4").tobytes(),
+                          digest_size=16).digest()
+    m = _minhash_class()(num_perm=NUM_PERM, seed=SEED, hashfunc=_identity,
+                permutations=_permutations(), scheme="affine32")
+    if len(lengths) >= MIN_WORDS:
+        shingles = _shingles(data, lengths)
+        for i in range(0, len(shingles), _CHUNK):
+            m.update_batch(shingles[i:i + _CHUNK].tolist())
+    return DocPrint(key, m.hashvalues.astype(np.uint32, copy=True), int(len(lengths)))
+
+
+# -- the detector ---------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class ExternalPrint:
+    """A document of another built dataset (`exclude_datasets`)."""
+
+    dataset: str  # the folder, as the user named it
+    doc_id: str
+    fingerprint: DocPrint
+
+
+@dataclass(frozen=True, slots=True)
+class Duplicate:
+    """Why a document is dropped: it duplicates `kept` (a document of this run, or of the
+    excluded dataset `dataset`), by `kind` with `similarity` (1.0 for same_pdf and
+    same_text). `via`: the member of its group it is linked to, when that is not `kept`."""
+
+    doc_id: str
+    kept: str
+    kind: str
+    similarity: float
+    via: str | None = None
+    dataset: str | None = None
+
+    def message(self) -> str:
+        def what(kind: str, other: str) -> str:
+            if kind == NEAR:
+                return f"near-duplicate (estimated Jaccard {self.similarity:.2f}) of {other}"
+            return f"{'same PDF' if kind == SAME_PDF else 'same text'} as {other}"
+
+        kept = f"{self.kept} of the excluded dataset {self.dataset}" if self.dataset \
+            else f"{self.kept}, which is kept"
+        if self.via is None:
+            return what(self.kind, kept)
+        return f"{what(self.kind, self.via)}, in one group with {kept}"
+
+    def failure(self) -> Failure:
+        return Failure(FailureClass.DUPLICATE, self.message())
+
+    def to_json(self) -> dict[str, object]:
+        return {"id": self.doc_id, "kept": self.kept, "kind": self.kind,
+                "similarity": self.similarity, "via": self.via, "dataset": self.dataset}
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """Documents of this run that are one paper: `kept` stays (None when the paper is in
+    an excluded dataset, so none stays), the others are duplicates."""
+
+    kept: str | None
+    members: tuple[str, ...]  # sorted, `kept` included
+
+
+@dataclass(frozen=True, slots=True)
+class Decisions:
+    duplicates: dict[str, Duplicate]  # dropped id -> why, in id order
+    groups: tuple[Group, ...]  # in order of their smallest member
+
+    def to_json(self) -> list[dict[str, object]]:
+        return [d.to_json() for d in self.duplicates.values()]
+
+
+def keep_key(doc_id: str, publication_date: str | None) -> tuple[bool, str, str]:
+    """The keep rule as a sort key, smallest kept: dated before undated, then the
+    earliest (`split.date_key`: "2014" before "2014-03"), then the smallest id."""
+    return (publication_date is None, date_key(publication_date) if publication_date
+            else "", doc_id)
+
+
+class _Parents:
+    """Union-find over document indices (path halving; the smaller index is the root)."""
+
+    def __init__(self) -> None:
+        self.parent: dict[int, int] = {}  # every index ever joined, roots included
+
+    def find(self, i: int) -> int:
+        parent = self.parent
+        parent.setdefault(i, i)
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    def union(self, i: int, j: int) -> None:
+        a, b = self.find(i), self.find(j)
+        if a != b:
+            self.parent[max(a, b)] = min(a, b)
+
+
+def _band_hash(sigs: np.ndarray, rows: np.ndarray | slice, band: int) -> np.ndarray:
+    """One uint64 hash per row of `sigs[rows]` of band `band`'s ROWS values."""
+    with np.errstate(over="ignore"):
+        vals = sigs[rows, band * ROWS:(band + 1) * ROWS].astype(_U64)
+        h = vals[:, 0] * _MULT[0]
+        for r in range(1, ROWS):
+            h = h + vals[:, r] * _MULT[r]
+        return _fmix64(h)
+
+
+class _EqualRows:
+    """The rows holding each value of a fixed-width byte column (rows without one left
+    out), from one sort: a few arrays, no Python object per row."""
+
+    def __init__(self, data: bytearray, width: int, present: bytearray) -> None:
+        rows = np.flatnonzero(np.frombuffer(bytes(present), dtype=np.uint8))
+        table = np.frombuffer(bytes(data), dtype=np.uint8).reshape(-1, width)
+        values = np.ascontiguousarray(table[rows]).view(f"V{width}").ravel()
+        order = np.argsort(values, kind="stable")  # equal values keep their row order
+        self.rows = rows[order]  # grouped by value, each group by row
+        self.values = values[order]
+        new = np.concatenate(([True], self.values[1:] != self.values[:-1])) \
+            if len(rows) else np.zeros(0, bool)
+        self.starts = np.flatnonzero(new)
+        self.width = width
+
+    def firsts(self) -> np.ndarray:
+        """The first row of each value, ascending."""
+        return np.sort(self.rows[self.starts])
+
+    def links(self) -> Iterator[tuple[int, int]]:
+        """(first row of its value, row) for every other row."""
+        marks = np.zeros(len(self.rows), dtype=np.int64)
+        marks[self.starts] = 1
+        first = self.rows[self.starts][np.cumsum(marks) - 1]
+        later = first != self.rows
+        yield from zip(first[later].tolist(), self.rows[later].tolist(), strict=True)
+
+    def rows_of(self, value: bytes) -> list[int]:
+        """The rows holding `value`, ascending."""
+        if len(value) != self.width or not len(self.rows):
+            return []
+        q = np.frombuffer(value, dtype=np.uint8).view(f"V{self.width}")
+        lo, hi = np.searchsorted(self.values, q, "left")[0], \
+            np.searchsorted(self.values, q, "right")[0]
+        return self.rows[lo:hi].tolist()
+
+
+class DuplicateDetector:
+    """Streams the run's rows in (`add`), then optionally other datasets' prints
+    (`exclude`), and decides once (`decide`). Holds per document its id and date (the
+    caller's own string objects), and in flat buffers its PDF hash, text key and the
+    512-byte signature: ~0.6 KB and no Python object of its own per document, so that
+    the memory goes back whole when the detector is dropped (the finish writes the
+    dataset after it), never the words."""
+
+    def __init__(self, threshold: float = THRESHOLD) -> None:
+        if not 0.0 < threshold <= 1.0:
+            raise ValueError(f"threshold must be in (0, 1], not {threshold}")
+        self.threshold = threshold
+        # equal values a pair needs: the estimate compared as an exact fraction
+        self._need = int(np.ceil(threshold * NUM_PERM - 1e-9))
+        self._ids: list[str] = []
+        self._dates: list[str | None] = []
+        self._sha = bytearray()  # 32 bytes a document (zeros: no hash) ...
+        self._has_sha = bytearray()  # ... and whether it has one
+        self._keys = bytearray()  # 16 bytes a document ...
+        self._has_key = bytearray()  # ... and whether it has one (0: too short to match)
+        self._blocks: list[np.ndarray] = []  # signatures, _BLOCK rows at a time
+        self._fill = 0  # rows used in the last block
+        self._seen: set[str] = set()
+        self._texts: _EqualRows | None = None  # the rows of each text key, once made
+        self._external: dict[int, tuple[tuple[int, float, str, str], Duplicate]] = {}
+        self._index: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def add(self, doc_id: str, publication_date: str | None, pdf_sha256: str | None,
+            fingerprint: DocPrint) -> None:
+        """One row of the run: its id, date (`YYYY[-MM[-DD]]` or None), the PDF's sha256
+        (or None) and the print the worker made."""
+        if self._index is not None:
+            raise RuntimeError("add() after exclude() or decide(): they read the finished run")
+        if doc_id in self._seen:
+            raise ValueError(f"{doc_id}: added twice (ids are unique in a run)")
+        if not isinstance(fingerprint, DocPrint):
+            raise TypeError(f"{doc_id}: a DocPrint is needed, not {type(fingerprint).__name__}")
+        try:
+            sha = bytes.fromhex(pdf_sha256) if pdf_sha256 else bytes(32)
+        except ValueError:
+            sha = b""
+        if len(sha) != 32:
+            raise ValueError(f"{doc_id}: pdf_sha256 {pdf_sha256!r} is not a sha256 in hex")
+        key = fingerprint.key if fingerprint.words >= MIN_WORDS else bytes(16)
+        self._seen.add(doc_id)
+        self._ids.append(doc_id)
+        self._dates.append(publication_date or None)
+        self._sha += sha
+        self._has_sha.append(1 if pdf_sha256 else 0)
+        self._keys += key
+        self._has_key.append(1 if fingerprint.words >= MIN_WORDS else 0)
+        if not self._blocks or self._fill == len(self._blocks[-1]):
+            self._blocks.append(np.empty((_BLOCK, NUM_PERM), dtype=np.uint32))
+            self._fill = 0
+        self._blocks[-1][self._fill] = fingerprint.signature
+        self._fill += 1
+
+    def _text_rows(self) -> _EqualRows:
+        """The documents of each text key (bodies long enough to match by text)."""
+        if self._texts is None:
+            self._texts = _EqualRows(self._keys, 16, self._has_key)
+        return self._texts
+
+    def _exact_links(self) -> Iterator[tuple[int, int]]:
+        """Same PDF or same text: each document linked to the first with its value."""
+        yield from _EqualRows(self._sha, 32, self._has_sha).links()
+        yield from self._text_rows().links()
+
+    def _lsh_rows(self) -> np.ndarray:
+        """The documents the LSH sees: long enough to match by text, and one per text
+        (the other copies of a text are linked by its key already, and a thousand copies
+        of one text would make one bucket of half a million pairs)."""
+        return self._text_rows().firsts()
+
+    def _lsh_index(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The LSH index of the run, made once after the last `add`: (rows, each band's
+        hashes sorted (BANDS, n) uint64, the order that sorts them (BANDS, n) int32);
+        ~12 bytes a band a document, 10 MB at 20k. Built band by band."""
+        if self._index is None:
+            rows = self._lsh_rows()
+            sigs = self._signatures()
+            sorted_bands = np.empty((BANDS, len(rows)), dtype=_U64)
+            order = np.empty((BANDS, len(rows)), dtype=np.int32)
+            for b in range(BANDS):
+                h = _band_hash(sigs, rows, b)
+                o = np.argsort(h, kind="stable")
+                order[b], sorted_bands[b] = o, h[o]
+            self._index = (rows, sorted_bands, order)
+        return self._index
+
+    def _signatures(self) -> np.ndarray:
+        """Every signature as one (n, NUM_PERM) array, merged from the blocks once (each
+        block is freed as soon as it is copied)."""
+        n = len(self._ids)
+        if len(self._blocks) == 1 and len(self._blocks[0]) == n:
+            return self._blocks[0]
+        out = np.empty((n, NUM_PERM), dtype=np.uint32)
+        at = 0
+        while self._blocks:
+            block = self._blocks.pop(0)
+            rows = min(len(block), n - at)
+            out[at:at + rows] = block[:rows]
+            at += rows
+        self._blocks, self._fill = [out], n
+        return out
+
+    # -- exclusion ----------------------------------------------------------------------
+
+    def exclude(self, prints: Iterable[ExternalPrint], batch: int = 1024) -> int:
+        """Marks every document of the run that duplicates one of `prints` (same text or
+        near; other datasets have no PDF hash), streaming: the prints are read in batches
+        and never kept. Call after the last `add`. Returns how many prints were read."""
+        self._lsh_index()
+        seen = 0
+        chunk: list[ExternalPrint] = []
+        for ext in prints:
+            chunk.append(ext)
+            if len(chunk) == batch:
+                self._exclude_batch(chunk)
+                seen += len(chunk)
+                chunk = []
+        if chunk:
+            self._exclude_batch(chunk)
+            seen += len(chunk)
+        return seen
+
+    def _exclude_batch(self, chunk: list[ExternalPrint]) -> None:
+        rows, sorted_bands, order = self._lsh_index()
+        usable = [e for e in chunk if e.fingerprint.words >= MIN_WORDS]
+        for ext in usable:
+            for i in self._text_rows().rows_of(ext.fingerprint.key):
+                self._note_external(i, ext, SAME_TEXT, 1.0)
+        if not usable or not len(rows):
+            return
+        sigs = np.stack([e.fingerprint.signature for e in usable])
+        pairs: list[np.ndarray] = []
+        for b in range(BANDS):
+            query = _band_hash(sigs, slice(None), b)
+            lo = np.searchsorted(sorted_bands[b], query, side="left")
+            hi = np.searchsorted(sorted_bands[b], query, side="right")
+            for q in np.flatnonzero(hi > lo):
+                found = rows[order[b, lo[q]:hi[q]]]
+                pairs.append(np.stack([np.full(len(found), q), found], axis=1))
+        if not pairs:
+            return
+        cand = np.unique(np.concatenate(pairs), axis=0)
+        run_sigs = self._signatures()
+        for c in range(0, len(cand), _PAIRS):
+            part = cand[c:c + _PAIRS]
+            equal = np.count_nonzero(sigs[part[:, 0]] == run_sigs[part[:, 1]], axis=1)
+            ok = equal >= self._need
+            for (q, i), e in zip(part[ok].tolist(), equal[ok].tolist()):
+                self._note_external(i, usable[q], NEAR, e / NUM_PERM)
+
+    def _note_external(self, i: int, ext: ExternalPrint, kind: str, sim: float) -> None:
+        """Keeps, per run document, its strongest external match (order-independent)."""
+        rank = (_RANK[kind], -sim, ext.dataset, ext.doc_id)
+        old = self._external.get(i)
+        if old is None or rank < old[0]:
+            self._external[i] = (rank, Duplicate(self._ids[i], ext.doc_id, kind, sim,
+                                                 dataset=ext.dataset))
+
+    # -- decisions ----------------------------------------------------------------------
+
+    def _near_pairs(self) -> np.ndarray:
+        """LSH candidate pairs (i < j) confirmed by the estimated Jaccard, as (m, 2).
+        Band by band: a band's candidates are confirmed before the next band is read, so
+        memory holds one band's buckets, not every band's."""
+        n = len(self._ids)
+        rows, sorted_bands, orders = self._lsh_index()
+        if len(rows) < 2:
+            return np.zeros((0, 2), np.int64)
+        sigs = self._signatures()
+        found: list[np.ndarray] = []
+        for b in range(BANDS):
+            order, col = orders[b], sorted_bands[b]
+            starts = np.flatnonzero(np.concatenate(([True], col[1:] != col[:-1])))
+            sizes = np.diff(np.concatenate((starts, [len(col)])))
+            codes: list[np.ndarray] = []
+            two = starts[sizes == 2]
+            if len(two):
+                a, c = rows[order[two]], rows[order[two + 1]]
+                codes.append(np.minimum(a, c) * n + np.maximum(a, c))
+            for start, size in zip(starts[sizes > 2].tolist(), sizes[sizes > 2].tolist()):
+                members = np.sort(rows[order[start:start + size]])
+                i, j = np.triu_indices(size, k=1)
+                codes.append(members[i] * n + members[j])
+            for part in codes:
+                for c in range(0, len(part), _PAIRS):
+                    chunk = part[c:c + _PAIRS]
+                    i, j = chunk // n, chunk % n
+                    equal = np.count_nonzero(sigs[i] == sigs[j], axis=1)
+                    found.append(chunk[equal >= self._need])
+        if not found:
+            return np.zeros((0, 2), np.int64)
+        confirmed = np.unique(np.concatenate(found))
+        return np.stack([confirmed // n, confirmed % n], axis=1)
+
+    def _link(self, i: int, j: int) -> tuple[int, float] | None:
+        """The strongest direct evidence that documents i and j are one paper:
+        (kind rank, similarity), or None."""
+        if self._has_sha[i] and self._has_sha[j] and \
+                self._sha[32 * i:32 * i + 32] == self._sha[32 * j:32 * j + 32]:
+            return _RANK[SAME_PDF], 1.0
+        if not (self._has_key[i] and self._has_key[j]):
+            return None
+        if self._keys[16 * i:16 * i + 16] == self._keys[16 * j:16 * j + 16]:
+            return _RANK[SAME_TEXT], 1.0
+        sigs = self._signatures()
+        equal = int(np.count_nonzero(sigs[i] == sigs[j]))
+        return (_RANK[NEAR], equal / NUM_PERM) if equal >= self._need else None
+
+    def _best_link(self, m: int, others: list[int]) -> tuple[int, float, int]:
+        """m's strongest link into `others`: (kind rank, similarity, index); ties go to
+        the smaller id."""
+        best: tuple[int, float, str, int] | None = None
+        for x in others:
+            link = self._link(m, x)
+            if link is not None:
+                cand = (link[0], -link[1], self._ids[x], x)
+                if best is None or cand < best:
+                    best = cand
+        assert best is not None, "a group member without a link (a bug)"
+        return best[0], -best[1], best[3]
+
+    def decide(self) -> Decisions:
+        """Groups, the kept document of each, and every other member's `Duplicate`."""
+        parents = _Parents()
+        for i, j in self._exact_links():
+            parents.union(i, j)
+        for i, j in self._near_pairs().tolist():
+            parents.union(i, j)
+        members: dict[int, list[int]] = {}
+        for i in set(parents.parent) | set(self._external):
+            members.setdefault(parents.find(i), []).append(i)
+        duplicates: dict[str, Duplicate] = {}
+        groups: list[Group] = []
+        for group in members.values():
+            group.sort(key=lambda i: self._ids[i])
+            outside = [self._external[i] for i in group if i in self._external]
+            if outside:  # the paper is in an excluded dataset: no member stays
+                anchor = min(outside, key=lambda o: o[0])[1]
+                for m in group:
+                    if m in self._external:
+                        duplicates[self._ids[m]] = self._external[m][1]
+                        continue
+                    rank, sim, x = self._best_link(m, [x for x in group if x != m])
+                    duplicates[self._ids[m]] = Duplicate(
+                        self._ids[m], anchor.kept, KINDS[rank], sim, via=self._ids[x],
+                        dataset=anchor.dataset)
+                groups.append(Group(None, tuple(self._ids[i] for i in group)))
+                continue
+            kept = min(group, key=lambda i: keep_key(self._ids[i], self._dates[i]))
+            for m in group:
+                if m == kept:
+                    continue
+                direct = self._link(m, kept)
+                if direct is not None:
+                    duplicates[self._ids[m]] = Duplicate(
+                        self._ids[m], self._ids[kept], KINDS[direct[0]], direct[1])
+                    continue
+                rank, sim, x = self._best_link(m, [x for x in group if x not in (m, kept)])
+                duplicates[self._ids[m]] = Duplicate(
+                    self._ids[m], self._ids[kept], KINDS[rank], sim, via=self._ids[x])
+            groups.append(Group(self._ids[kept], tuple(self._ids[i] for i in group)))
+        groups.sort(key=lambda g: g.members[0])
+        return Decisions(dict(sorted(duplicates.items())), tuple(groups))
+
+
+def detect(rows: Iterable[tuple[str, str | None, str | None, DocPrint]],
+           exclude: Iterable[ExternalPrint] = (), threshold: float = THRESHOLD
+           ) -> Decisions:
+    """The whole detection in one call: `rows` streamed into a `DuplicateDetector`, then
+    `exclude` (e.g. `exclude_datasets(folders)`), then the decisions."""
+    detector = DuplicateDetector(threshold)
+    for row in rows:
+        detector.add(*row)
+    detector.exclude(exclude)
+    return detector.decide()
+
+
+# -- other datasets -------------------------------------------------------------------------
+
+WORDS_COLUMN, ID_COLUMN = "article_words", "article_id"
+
+
+def _bad(folder: Path | str, reason: str) -> ConfigError:
+    return ConfigError(f"exclude_datasets: {folder}: {reason}")
+
+
+def dataset_files(folder: str | Path) -> list[Path]:
+    """The Parquet files of a built dataset, checked: `data/*.parquet` (this tool's
+    layout) or else every `*.parquet` below the folder (the Hub's parquet export), each
+    with an `article_words` list of strings and an `article_id` string column. A missing
+    folder or file, an unreadable file or a missing column is one `ConfigError` naming
+    the folder and the reason."""
+    root = Path(folder)
+    if not root.exists():
+        raise _bad(folder, "no such folder")
+    if not root.is_dir():
+        raise _bad(folder, "is not a folder (a built dataset's folder, holding data/*.parquet)")
+    data = root / "data"
+    files = sorted(data.glob("*.parquet")) if data.is_dir() else sorted(root.rglob("*.parquet"))
+    if not files:
+        raise _bad(folder, "holds no Parquet files (a built dataset has data/*.parquet)")
+    for f in files:
+        try:
+            schema = pq.read_schema(f)
+        except (OSError, pa.ArrowException) as e:
+            raise _bad(folder, f"{f.relative_to(root)} is not a readable Parquet file: "
+                               f"{str(e).splitlines()[0] if str(e) else type(e).__name__}"
+                       ) from None
+        for name, ok in ((WORDS_COLUMN, _is_word_list), (ID_COLUMN, _is_text)):
+            if name not in schema.names:
+                raise _bad(folder, f"{f.relative_to(root)} has no {name} column "
+                                   f"(columns: {', '.join(schema.names[:8])})")
+            if not ok(schema.field(name).type):
+                raise _bad(folder, f"{f.relative_to(root)}: {name} is "
+                                   f"{schema.field(name).type}, not "
+                                   f"{'a list of strings' if name == WORDS_COLUMN else 'a string'}")
+    return files
+
+
+def _is_text(t: pa.DataType) -> bool:
+    return bool(pa.types.is_string(t) or pa.types.is_large_string(t))
+
+
+def _is_word_list(t: pa.DataType) -> bool:
+    return bool((pa.types.is_list(t) or pa.types.is_large_list(t)) and _is_text(t.value_type))
+
+
+def exclude_datasets(folders: Sequence[str | Path], batch_rows: int = 64
+                     ) -> Iterator[ExternalPrint]:
+    """The prints of every document of the built datasets in `folders`, streamed row
+    group by row group (`batch_rows` documents decoded at a time; one document's words
+    as Python strings at a time). Every folder is checked before anything is read
+    (`dataset_files`), so a bad one fails the run before any work."""
+    checked = [(str(folder), dataset_files(folder)) for folder in folders]
+    return _dataset_prints(checked, batch_rows)
+
+
+def _dataset_prints(checked: list[tuple[str, list[Path]]], batch_rows: int
+                    ) -> Iterator[ExternalPrint]:
+    for folder, files in checked:
+        for f in files:
+            try:
+                parquet = pq.ParquetFile(f)
+                for batch in parquet.iter_batches(batch_size=batch_rows,
+                                                  columns=[ID_COLUMN, WORDS_COLUMN]):
+                    ids, words = batch.column(0), batch.column(1)
+                    for i in range(batch.num_rows):
+                        doc_id = ids[i].as_py()
+                        body = words[i].values  # None for a null row
+                        text = [w for w in body.to_pylist() if w] if body is not None else []
+                        yield ExternalPrint(folder, "" if doc_id is None else doc_id,
+                                            doc_print(text))
+            except (OSError, pa.ArrowException) as e:
+                raise _bad(folder, f"{f.name} cannot be read: {e}") from None
