@@ -286,7 +286,8 @@ def test_a_reader_keeps_its_shards_while_a_build_replaces_data(built_sample, tmp
 def test_a_manifest_of_a_million_bad_lines_costs_neither_memory_nor_report_size(tmp_path):
     """1,000,000 lines that name no document (not JSON, a repeated id) took the driver to
     657 MB and wrote a 200 MB report.json: they are counted by class with five examples;
-    a bad line that names its document is still that document's outcome."""
+    a bad line that names its document is still that document's outcome; `--dry-run`
+    printed every one of them."""
     lines = {x["id"]: x for x in map(json.loads, SAMPLE.read_text().splitlines())}
     good = {**lines["en_onecol_timing_note"]}
     good["file"] = str(SAMPLE.parent / good["file"])
@@ -322,6 +323,19 @@ def test_a_manifest_of_a_million_bad_lines_costs_neither_memory_nor_report_size(
     assert warnings[-1].endswith("999,998 bad input records in all (bad_metadata 999,997, "
                                  "duplicate 1); the report shows the first 5 of each class")
     assert "## Bad records (999,998)" in (out / "report.md").read_text()
+    # --dry-run shows them as the report does: five of each class, then how many more
+    dry = subprocess.run([*cmd, "--dry-run"], cwd=REPO, capture_output=True, text=True,
+                         timeout=900)
+    assert dry.returncode == 1
+    assert dry.stdout.splitlines()[2:-1] == [
+        f"{manifest}:2: id 'en_onecol_timing_note' is already on line 1 [duplicate]",
+        f"{manifest}:3: 'language' \"xx\" is not an ISO 639-1 code (two letters, e.g. 'en') "
+        "[bad_metadata]",
+        *(f"{manifest}:{n}: not valid JSON (Expecting value: line 1 column 1 (char 0)) "
+          "[bad_metadata]" for n in range(4, 9)),
+        f"{manifest}: 999,992 more lines naming no document not shown (the first 5 of each "
+        "class are)",
+        f"{manifest}: 1,000,000 lines, 1 ready to build; bad_metadata 999,998, duplicate 1"]
 
 
 # --- 6. full and read-only disks -------------------------------------------------------------

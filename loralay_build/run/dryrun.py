@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..extract.poppler import check_pdf_file
+from ..failures import BadRecords
 from ..layout import RunLayout
 from ..owned import BUILD, check_folder
 from ..records import Candidate
@@ -55,6 +56,7 @@ def dry_run(req: BuildRequest, echo: Echo) -> bool:
 
 def check_manifest(path: Path, limit: int | None, echo: Echo) -> bool:
     counts: Counter[str] = Counter()
+    bad = BadRecords()
     for line in read_manifest(path):
         if limit is not None and counts["lines"] >= limit:
             break
@@ -69,9 +71,17 @@ def check_manifest(path: Path, limit: int | None, echo: Echo) -> bool:
                  f"({item.pdf_path})")
             counts[fault.cls.value] += 1
         else:
-            echo(f"{item.message} [{item.cls}]")
             counts[item.cls] += 1
+            if item.bad_record:  # names no document: shown as a build's report shows it
+                bad.add(item.cls, item.message)
+                if bad.counts[item.cls] > bad.keep:
+                    continue
+            echo(f"{item.message} [{item.cls}]")
     faults = {k: v for k, v in counts.items() if k not in ("lines", "ready")}
-    summary = ", ".join(f"{k} {v}" for k, v in sorted(faults.items())) or "no faults"
-    echo(f"{path}: {counts['lines']} lines, {counts['ready']} ready to build; {summary}")
+    summary = ", ".join(f"{k} {v:,}" for k, v in sorted(faults.items())) or "no faults"
+    hidden = bad.total - sum(len(v) for v in bad.examples.values())
+    if hidden:
+        echo(f"{path}: {hidden:,} more lines naming no document not shown (the first "
+             f"{bad.keep} of each class are)")
+    echo(f"{path}: {counts['lines']:,} lines, {counts['ready']:,} ready to build; {summary}")
     return not faults
