@@ -7,6 +7,7 @@ left half-written under its final name (a rerun would take it for done), and `mk
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import io
 import os
@@ -72,6 +73,22 @@ class AtomicFile:
         else:
             self.fh.close()
             self.tmp.unlink(missing_ok=True)
+
+
+def utc_now_iso() -> str:
+    """Now in UTC, ISO 8601 to the second (`2024-05-01T12:00:00Z`): the one timestamp
+    format of records (`retrieved_at`) and reports (`built_at`)."""
+    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def file_digest(path: str | Path, algo: str = "sha256") -> str:
+    """The hex digest of a file's bytes, read in 1 MiB chunks (`algo` as `hashlib.new`
+    names it; the digest identifies content, it secures nothing)."""
+    h = hashlib.new(algo, usedforsecurity=False)
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
 
 
 def write_atomic(dest: Path, body: bytes) -> Download:

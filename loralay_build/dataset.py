@@ -22,9 +22,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .errors import ConfigError
-from .write.shards import SHARD_NAME
+from .paths import DATA_DIR, SHARD_NAME
 
-DATA_DIR = "data"
 # columns an export or a picture cannot do without; `--features published` lacks them
 LAYOUT_COLUMNS = ("article_id", "article_words", "article_bboxes", "article_norm_bboxes",
                   "article_pages", "article_line_ids", "article_block_ids", "page_sizes")

@@ -12,6 +12,7 @@ a limit (`timeout`, `memory`) once that limit has been raised (`RetryRule`).
 from __future__ import annotations
 
 import enum
+import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -56,6 +57,13 @@ class Failure:
 
     def line(self, subject: str) -> str:
         return f"{subject}: {self.cls.value}: {self.message}"
+
+
+def internal_error(e: BaseException) -> Failure:
+    """An exception met where bugs become a class: `internal_error`, with the last line of
+    its traceback (cut to 300 characters) as the message."""
+    last = traceback.format_exception_only(type(e), e)[-1].strip()
+    return Failure(FailureClass.INTERNAL_ERROR, last[:300])
 
 
 # failures that say nothing about the document or shard: every rerun tries them again
@@ -132,6 +140,16 @@ class BadRecords:
     @property
     def total(self) -> int:
         return sum(self.counts.values())
+
+    def shown(self, cls: str) -> bool:
+        """Whether the latest record of `cls` added is one of the examples kept (so said
+        where it is met); the rest are only counted."""
+        return self.counts[cls] <= self.keep
+
+    @property
+    def hidden(self) -> int:
+        """The records counted but not among the examples kept."""
+        return self.total - sum(len(v) for v in self.examples.values())
 
     def to_json(self) -> dict[str, Any]:
         return {"counts": dict(sorted(self.counts.items())),

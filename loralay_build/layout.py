@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import RunMismatch
+from .owned import LOCK_NAME
 from .state import RunState
 
 SHARDS_KEY = "run.num_shards"
@@ -54,7 +55,7 @@ class RunLayout:
 
     @property
     def lock_file(self) -> Path:
-        return self.out / ".lock"
+        return self.out / LOCK_NAME
 
     @property
     def pdf_dir(self) -> Path:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 UNKNOWN = "unknown"
@@ -298,6 +299,13 @@ def normalise_license(value: str | None) -> License:
         return License(UNKNOWN)
     if not isinstance(value, str):
         value = str(value)
+    return _normalise(value)
+
+
+@lru_cache(maxsize=8192)
+def _normalise(value: str) -> License:
+    """`normalise_license` of a string, cached: sources repeat the same few values across
+    documents, and a `License` is immutable (a frozen dataclass of strings)."""
     text = " ".join(value.split())
     if not text:
         return License(UNKNOWN)
@@ -336,16 +344,37 @@ _FIXED: dict[str, LicenseTerms] = {
 _CC_ID = re.compile(r"^cc-(by(?:-nc)?(?:-nd|-sa)?)(?:-(\d\.\d))?(?:-(igo|[a-z]{2}))?$")
 
 
+def cc_parts(license_id: str) -> tuple[str, str | None, str | None] | None:
+    """A Creative Commons id's (family, version, port), as `cc_id` joins them
+    (`cc-by-nc-3.0-br` → (`by-nc`, `3.0`, `br`)); None for any other id. The version is
+    any `d.d` (whether CC published it is the caller's question)."""
+    m = _CC_ID.match(license_id)
+    if m is None or m.group(1) not in CC_FAMILIES:
+        return None
+    family, version, port = m.groups()
+    return family, version, port
+
+
+def is_hub_license(license_id: str) -> bool:
+    """Whether the Hub knows the id as a `license:` tag: a versioned Creative Commons
+    licence without a port, or CC0."""
+    if license_id == "cc0-1.0":
+        return True
+    parts = cc_parts(license_id)
+    return parts is not None and parts[1] in CC_VERSIONS and parts[2] is None
+
+
+@lru_cache(maxsize=1024)
 def license_terms(license_id: str) -> LicenseTerms:
     """The card's one-line description of an id and what it lets anyone do; an id this
     module does not make is described as not recognised and allows nothing."""
     fixed = _FIXED.get(license_id)
     if fixed is not None:
         return fixed
-    m = _CC_ID.match(license_id)
-    if m is None or m.group(1) not in CC_FAMILIES:
+    cc = cc_parts(license_id)
+    if cc is None:
         return _FIXED[UNKNOWN]
-    family, version, port = m.groups()
+    family, version, port = cc
     parts = family.split("-")
     name = "-".join(_ELEMENT_NAMES[p] for p in parts)
     code = "CC " + "-".join(p.upper() for p in parts)
@@ -397,9 +426,8 @@ def check_allow_list(values: Sequence[str]) -> list[str]:
     for value in values:
         if value in SHORTHANDS or value in _FIXED or value == UNKNOWN:
             continue
-        m = _CC_ID.match(value)
-        if m is None or m.group(1) not in CC_FAMILIES or (
-                m.group(2) is not None and m.group(2) not in CC_VERSIONS):
+        cc = cc_parts(value)
+        if cc is None or (cc[1] is not None and cc[1] not in CC_VERSIONS):
             raise ValueError(f"{value!r} is not a licence id (e.g. cc-by-4.0, cc0-1.0, "
                              f"unknown) nor one of {', '.join(SHORTHANDS)}")
     return list(values)

@@ -17,8 +17,7 @@ from typing import IO
 
 from .errors import RunLocked
 from .layout import RunLayout
-
-LOCK_NAME = ".lock"
+from .owned import LOCK_NAME
 
 
 class RunLock:

@@ -28,15 +28,16 @@ from .errors import ConfigError
 from .version import __version__
 
 MARKER = ".loralay"
+LOCK_NAME = ".lock"  # the lock of a folder the tool writes (locks.RunLock)
 BUILD, EXPORT = "build", "export"
 # every name the tool writes at the top of a run folder, and its temporary names
 RUN_ENTRIES = ("README.md", "data", "images", "report", "report.md", "report.json", "state",
-               "pdfs", "slurm", "work", ".lock", MARKER)
+               "pdfs", "slurm", "work", LOCK_NAME, MARKER)
 RUN_PATTERNS = (".data-tmp-*", ".data-old-*", ".images-tmp-*", ".images-old-*", ".part-*",
                 "eval-*.json")
 # what `--fresh` keeps: downloads are expensive; the lock and the marker are the folder's
-KEPT_BY_FRESH = ("pdfs", ".lock", MARKER)
-EXPORT_ENTRIES = ("labels.json", "summary.json", ".lock", MARKER)
+KEPT_BY_FRESH = ("pdfs", LOCK_NAME, MARKER)
+EXPORT_ENTRIES = ("labels.json", "summary.json", LOCK_NAME, MARKER)
 EXPORT_PATTERNS = ("*-token.json", "*-groups.jsonl", "*-docs.jsonl", ".part-*")
 _OLD_STATES = ("state/fetch.sqlite", "state/citesum.sqlite")
 

@@ -14,6 +14,12 @@ from pathlib import Path
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
+# a dataset's folders and file names, here (stdlib only) so that reading a dataset does not
+# import the writers: the Parquet folder, and a shard's name (the content part is absent
+# from datasets written before it)
+DATA_DIR = "data"
+SHARD_NAME = re.compile(r"^(\w+?)-(\d{5})-of-(\d{5})(?:-[0-9a-f]{12})?\.parquet$")
+
 
 def safe_name(doc_id: str, suffix: str = "") -> str:
     slug = _UNSAFE.sub("_", doc_id).strip("._-")[:80] or "doc"

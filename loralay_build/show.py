@@ -91,12 +91,10 @@ def run_settings(dataset_dir: Path, source: str) -> Any:
 def recut(pdf: Path, cand: Candidate, settings: Any, row_words: list[str]) -> Cuts:
     """The build's own steps re-run on the PDF (all but rendering images); where each
     removed word was."""
-    from dataclasses import replace
-
     from .run.steps import DocumentJob, run_steps
 
     job = DocumentJob(settings.document(), settings.limits())
-    work, results = run_steps(replace(cand, pdf_path=str(pdf)), job, until="leakage",
+    work, results = run_steps(cand.with_pdf(str(pdf)), job, until="leakage",
                               skip=frozenset({"render"}))
     failed = results.failure
     if failed is not None:

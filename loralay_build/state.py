@@ -167,9 +167,11 @@ class RunState:
             self.db.execute("DELETE FROM results WHERE doc_id=?", (doc_id,))
         return len(gone)
 
-    def candidates(self) -> Iterator[Candidate]:
-        for (body,) in self.db.execute("SELECT body FROM candidates ORDER BY seq"):
-            yield Candidate.from_json(json.loads(body))
+    def candidates(self, keep: Callable[[str], bool] | None = None) -> Iterator[Candidate]:
+        """In fetch order; `keep`, if given, picks by id before a row's body is decoded."""
+        for doc_id, body in self.db.execute("SELECT id, body FROM candidates ORDER BY seq"):
+            if keep is None or keep(doc_id):
+                yield Candidate.from_json(json.loads(body))
 
     def count_candidates(self) -> int:
         return int(self.db.execute("SELECT COUNT(*) FROM candidates").fetchone()[0])

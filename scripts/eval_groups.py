@@ -42,6 +42,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 from loralay_build.extract import ExtractLimits, extract_document  # noqa: E402
 from loralay_build.group import group_layout, poppler_groups  # noqa: E402
+from loralay_build.group.geometry import run_starts, window_pairs  # noqa: E402
 from loralay_build.records import Document  # noqa: E402
 
 TAGGED = ("es_scielo_malaga", "ko_hufs_tsp", "pt_scielo_tinf_brasil_china")
@@ -114,13 +115,8 @@ def _chars_in_words(boxes: np.ndarray, cx: np.ndarray, cy: np.ndarray, slack: fl
                     ) -> tuple[np.ndarray, np.ndarray]:
     """(word, char) pairs with the char's centre inside the word's box grown by slack."""
     order = np.argsort(cx, kind="stable")
-    sx = cx[order]
-    lo = np.searchsorted(sx, boxes[:, 0] - slack, side="left")
-    hi = np.searchsorted(sx, boxes[:, 2] + slack, side="right")
-    size = np.maximum(hi - lo, 0)
-    word = np.repeat(np.arange(len(boxes)), size)
-    char = order[np.repeat(lo, size) + np.arange(int(size.sum()))
-                 - np.repeat(np.cumsum(size) - size, size)]
+    word, pos = window_pairs(cx[order], boxes[:, 0] - slack, boxes[:, 2] + slack)
+    char = order[pos]
     inside = (cy[char] >= boxes[word, 1] - slack) & (cy[char] <= boxes[word, 3] + slack)
     return word[inside], char[inside]
 
@@ -322,7 +318,7 @@ def line_spread(grouped: Document) -> tuple[int, int]:
     lines = np.asarray(grouped.line_ids)
     if not len(lines):
         return 0, 0
-    starts = np.flatnonzero(np.concatenate(([True], lines[1:] != lines[:-1])))
+    starts = run_starts(lines)
     mid = (b[:, 1] + b[:, 3]) / 2
     h = b[:, 3] - b[:, 1]
     spread = np.maximum.reduceat(mid, starts) - np.minimum.reduceat(mid, starts)

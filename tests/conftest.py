@@ -11,6 +11,7 @@ the CLI in a subprocess; `stress` kills, fuzzes or scales; `perf` measures a rat
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import os
@@ -19,6 +20,7 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
@@ -52,14 +54,17 @@ def _reads_shared(item: pytest.Item) -> bool:
     info = getattr(item, "_fixtureinfo", None)
     if info is not None:
         funcs += [d.func for defs in info.name2fixturedefs.values() for d in defs]
-    for func in funcs:
-        try:
-            source = inspect.getsource(func)  # type: ignore[arg-type]
-        except (OSError, TypeError):
-            continue
-        if any(word in source for word in _SHARED_WORDS):
-            return True
-    return False
+    return any(_names_shared(func) for func in funcs)
+
+
+@functools.cache
+def _names_shared(func: Any) -> bool:
+    """Once per function: a fixture is in the closure of many tests."""
+    try:
+        source = inspect.getsource(func)
+    except (OSError, TypeError):
+        return False
+    return any(word in source for word in _SHARED_WORDS)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

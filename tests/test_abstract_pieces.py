@@ -14,10 +14,7 @@ after the other column were dropped as irretrievable.
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import shutil
-import sys
 from collections import Counter
 
 import numpy as np
@@ -25,22 +22,16 @@ import pytest
 
 from loralay_build.extract import extract_document
 from loralay_build.failures import Failure, FailureClass
-from loralay_build.records import Candidate, Document, Page
-from loralay_build.settings import DocumentSettings, load_settings
+from loralay_build.records import Candidate, Document
+from loralay_build.settings import load_settings
 from loralay_build.strip import leakage, strip_abstracts, strip_document
 from loralay_build.strip.locate import GAP, JUNK, MAX_PIECES, MIN_PIECE, Budget, pieces
 from loralay_build.strip.normalise import text_key
 
-from .conftest import REPO, shared_path
+from .conftest import shared_path
+from .test_locate import ABSTRACT, AFTER, CFG, _doc
+from .test_locate import BEFORE as AUTHORS
 
-CFG = DocumentSettings(max_edit_ratio=0.15, max_edits=60, min_abstract_chars=40,
-                       drop_cover_page=True)
-ABSTRACT = ("We introduce S2ORC, a large corpus of 81.1M English-language academic papers "
-            "spanning many academic disciplines. The corpus consists of rich metadata, paper "
-            "abstracts, resolved bibliographic references, as well as structured full text for "
-            "8.1M open access papers. Full text is annotated with automatically-detected inline "
-            "mentions of citations, figures, and tables, each linked to their corresponding "
-            "paper objects.")
 SHORT = ("We introduce S2ORC, a large corpus of 81.1M English-language academic papers "
          "spanning many academic disciplines.")  # 95 key characters
 # A longer real abstract: DocBank's arXiv 1702.07095, as printed (its first half).
@@ -58,10 +49,7 @@ LONG = ("Simulating complex processes in fractured media requires some type of m
         "represent the interaction between the continuum and its surrounding (matrix). For "
         "problems with simplified fracture networks, we propose a simplified basis "
         "construction with the GMsFEM.")
-BEFORE = ["Kyle", "Lo", "Lucy", "Lu", "Wang", "Allen", "Institute", "for", "Artificial",
-          "Intelligence", "Abstract"]
-AFTER = ["1", "Introduction", "Academic", "papers", "are", "an", "increasingly", "important",
-         "textual", "domain"]
+BEFORE = [*AUTHORS, "Abstract"]
 # the real page break of the S2ORC paper: its first page's footer, the second page's number
 FOOTER = ["Proceedings", "of", "the", "58th", "Annual", "Meeting", "of", "the", "Association",
           "for", "Computational", "Linguistics,", "pages", "4969–4983", "July", "5", "-", "10,",
@@ -70,12 +58,6 @@ PARAGRAPH = 30 * [  # ~180 key characters a sentence
     "Most", "text-mining", "research", "relies", "on", "corpora", "whose", "documents",
     "were", "chosen", "for", "their", "licences", "rather", "than", "their", "content,",
     "and", "whose", "size", "is", "set", "by", "what", "one", "group", "could", "annotate."]
-
-
-def _doc(words: list[str]) -> Document:
-    n = len(words)
-    return Document("t", [Page(1, 600, 800)], list(words), [(0.0, 0.0, 1.0, 1.0)] * n,
-                    [1] * n, [i // 8 for i in range(n)], [0] * n)
 
 
 def _strip(words: list[str], abstract: str = ABSTRACT):
@@ -219,18 +201,11 @@ DERIVED = ("ko_hufs_tsp", "cataracts", "en_acl_s2orc", "es_scielo_malaga", "elsa
 WRONG_CUT = 40
 
 
-def _eval():
-    spec = importlib.util.spec_from_file_location("eval_abstracts",
-                                                  REPO / "scripts" / "eval_abstracts.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # dataclasses look their module up there
-    spec.loader.exec_module(mod)
-    return mod
-
-
 @pytest.fixture(scope="module")
 def ev():
-    return _eval()
+    import eval_abstracts  # scripts/, on the path from conftest
+
+    return eval_abstracts
 
 
 @pytest.fixture(scope="module")
@@ -392,23 +367,17 @@ def test_a_real_abstract_ending_on_the_next_page_after_the_footnotes(ev):
     assert leakage(r.body, case.abstracts, DOC.leak_ngram, r.body_keys)["en"] < 0.05
 
 
-def _cpu() -> float:
-    """CPU seconds of this process and its waited-for children (Poppler)."""
-    t = os.times()
-    return t.user + t.system + t.children_user + t.children_system
-
-
 @pytest.mark.perf
-def test_stripping_in_pieces_stays_cheap(derived):
+def test_stripping_in_pieces_stays_cheap(ev, derived):
     """The second pass (the unbounded alignment in a window, parts looked for on their
     own) runs on every derived page break: all of them together cost a small part of
     extracting the same PDFs (test_strip.py's bound, 0.35)."""
     extract = strip = 0.0
     for _, (case, _, _) in derived.items():
-        t = _cpu()
+        t = ev._cpu()
         doc = extract_document(case.pdf, case.id)
-        extract += _cpu() - t
-        t = _cpu()
+        extract += ev._cpu() - t
+        t = ev._cpu()
         strip_document(doc, _candidate(case), DOC)
-        strip += _cpu() - t
+        strip += ev._cpu() - t
     assert strip < 0.35 * extract, (strip, extract)

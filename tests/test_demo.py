@@ -15,9 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import REPO
+from .conftest import SAMPLE
 
-SAMPLE = REPO / "data" / "sample" / "manifest.jsonl"
 BROKEN = {"en_corrupted_sensors": "corrupted", "es_encrypted_tutor": "encrypted",
           "pt_scanned_aves": "scanned"}
 

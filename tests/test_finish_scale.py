@@ -29,9 +29,8 @@ from loralay_build.run.preflight import tool_versions
 from loralay_build.settings import load_settings
 from loralay_build.write import RunFacts, write_report
 
-from .conftest import REPO
+from .conftest import REPO, SAMPLE
 
-SAMPLE = REPO / "data" / "sample" / "manifest.jsonl"
 REPLICAS = 273  # x 11 candidates = 3,003 documents
 OVERRIDES = {"manifest": str(SAMPLE), "max_pages_percentile": 80,
              "undated": "drop"}

@@ -42,9 +42,8 @@ from loralay_build.images.store import StaleImages
 from loralay_build.write.features import FEATURES
 from loralay_build.write.images import IMAGE_FEATURES
 
-from .conftest import REPO, shared_path
+from .conftest import REPO, SAMPLE, shared_path
 
-SAMPLE = REPO / "data/sample/manifest.jsonl"
 INK, FLOOR, WHITE, WHITE_SHARE = 128, 200, 250, 0.995
 pytestmark = pytest.mark.e2e
 

@@ -22,9 +22,8 @@ import pytest
 from loralay_build.run.jobscript import Job, SlurmDir, array_spec, script
 from loralay_build.settings import ConfigError, load_settings
 
-from .conftest import REPO, shared_path
+from .conftest import REPO, SAMPLE, shared_path
 
-SAMPLE = REPO / "data" / "sample" / "manifest.jsonl"
 pytestmark = pytest.mark.e2e
 
 

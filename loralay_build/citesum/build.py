@@ -57,7 +57,15 @@ class Work:
         return {f"citing/{p.name}": (str(p), str(self.root / "pass1" / f"{shard_key(p)}.jsonl"))
                 for p in citing}
 
-    def scored(self, key: str, pass1_file: Path) -> Path:
+    def pass2_tasks(self, cited: dict[str, list[Path]]
+                    ) -> list[tuple[str, tuple[str, str, str]]]:
+        """(key, (kind, shard, output)) per cited shard, in the globs' order; a list, not a
+        dict: two shards of one kind with the same name (a recursive glob) share a key."""
+        return [(f"{kind}/{p.name}",
+                 (kind, str(p), str(self.root / "pass2" / f"{kind}-{shard_key(p)}.jsonl")))
+                for kind, paths in cited.items() for p in paths]
+
+    def scored(self, pass1_file: Path) -> Path:
         return self.root / "scored" / pass1_file.name
 
 
@@ -82,9 +90,7 @@ def run_pass2(work: Work, state: RunState, cited: dict[str, list[Path]], p1: lis
     ids_db = work.root / "cited-ids.sqlite"
     settings = digest([index.write_wanted(p1, ids_db),
                        {k: [str(p) for p in v] for k, v in cited.items()}])
-    tasks = {f"{kind}/{p.name}": (kind, str(p), str(work.root / "pass2" /
-                                                    f"{kind}-{shard_key(p)}.jsonl"))
-             for kind, paths in cited.items() for p in paths}
+    tasks = dict(work.pass2_tasks(cited))
     run_stage(state, PASS2, tasks, passes.pass2, str(ids_db), run, settings)
     files = [Path(tasks[k][2]) for k in ok_keys(state, PASS2, sorted(tasks))]
     return files, digest([settings, [(str(p), stamp(p)) for p in files]])
@@ -102,7 +108,7 @@ def run_score(s: Any, work: Work, state: RunState, p1: dict[str, Path], p2: list
                             tuple(s.split_proportions), s.drop_examples)
     settings = digest([fp2, cfg.floors, cfg.min_chars, cfg.proportions, cfg.examples])
     (work.root / "scored").mkdir(exist_ok=True)
-    tasks = {k: (str(p), str(work.scored(k, p))) for k, p in p1.items()}
+    tasks = {k: (str(p), str(work.scored(p))) for k, p in p1.items()}
     run_stage(state, SCORE, tasks, score.score, cfg, run, settings)
     return {k: Path(tasks[k][1]) for k in ok_keys(state, SCORE, sorted(tasks))}
 
@@ -123,9 +129,8 @@ def write_outputs(s: Any, out: Path, work: Work, state: RunState) -> dict[str, A
     citing, cited = inputs(s)
     tasks = work.pass1_tasks(citing)
     p1 = ok_keys(state, PASS1, sorted(tasks))
-    p2 = ok_keys(state, PASS2, sorted(f"{kind}/{p.name}" for kind, paths in cited.items()
-                                      for p in paths))
-    scored = {k: work.scored(k, Path(tasks[k][1])) for k in ok_keys(state, SCORE, p1)}
+    p2 = ok_keys(state, PASS2, sorted(k for k, _ in work.pass2_tasks(cited)))
+    scored = {k: work.scored(Path(tasks[k][1])) for k in ok_keys(state, SCORE, p1)}
     files = list(scored.values())
     counts, data_files = write_rows(out, {sp: score.rows_of(files, sp) for sp in SPLITS},
                                     s.rows_per_shard)

@@ -25,7 +25,7 @@ from ..atomic import atomic_text, write_text_atomic
 from ..dataset import LAYOUT_COLUMNS, Dataset
 from ..errors import ConfigError
 from ..locks import RunLock
-from ..owned import EXPORT, MARKER, claim_folder, owned_entries, remove
+from ..owned import EXPORT, LOCK_NAME, MARKER, claim_folder, owned_entries, remove
 from .vila import VilaOptions, document_text, page_records
 
 LABELS = {"0": "none"}  # our words carry no token category
@@ -141,7 +141,7 @@ def export_vila(dataset_dir: str | Path, out_dir: str | Path,
             written |= set(files)
         write_text_atomic(out / "labels.json", _dumps(LABELS) + "\n")
         write_text_atomic(out / "summary.json", json.dumps(summary, indent=2) + "\n")
-        for stale in owned_entries(out, EXPORT, keep=(".lock", MARKER)):
+        for stale in owned_entries(out, EXPORT, keep=(LOCK_NAME, MARKER)):
             if stale not in written:  # a split an earlier export had and this one has not
                 remove(stale)
     return summary

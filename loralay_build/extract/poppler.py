@@ -65,15 +65,22 @@ def poppler_version() -> str:
     if exe is None:
         raise ToolMissing(f"pdftotext not found on PATH: {INSTALL_HINT}")
     try:
-        proc = subprocess.run([exe, "-h"], capture_output=True, text=True, timeout=30,
-                              check=False)
+        text = _help_text(exe)
     except (OSError, subprocess.TimeoutExpired) as e:
         raise ToolMissing(f"pdftotext ({exe}) does not run ({e}): {INSTALL_HINT}") from e
-    text = proc.stderr + proc.stdout
     if "-bbox-layout" not in text:
         raise ToolMissing(f"pdftotext ({exe}) is too old (no -bbox-layout): {INSTALL_HINT}")
     match = re.search(r"version (\S+)", text)
     return match.group(1) if match else "unknown"
+
+
+@functools.cache
+def _help_text(exe: str) -> str:
+    """What `exe -h` prints (stderr, then stdout), run once per process and binary (an
+    exception is raised again on every call: functools.cache keeps only results)."""
+    proc = subprocess.run([exe, "-h"], capture_output=True, text=True, timeout=30,
+                          check=False)
+    return proc.stderr + proc.stdout
 
 
 def pdftotext_binary() -> str:
@@ -90,11 +97,10 @@ def _crop_box() -> tuple[str, ...]:
     which pdfium renders), words outside it left out; the same output as without it when
     the CropBox is the MediaBox (docs/rotation.md). Older Poppler: the MediaBox's frame."""
     try:
-        proc = subprocess.run([pdftotext_binary(), "-h"], capture_output=True, timeout=30,
-                              check=False)
+        text = _help_text(pdftotext_binary())
     except (OSError, subprocess.TimeoutExpired):
         return ()
-    return ("-cropbox",) if b"-cropbox" in proc.stderr + proc.stdout else ()
+    return ("-cropbox",) if "-cropbox" in text else ()
 
 
 @functools.cache

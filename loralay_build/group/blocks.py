@@ -27,10 +27,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from .geometry import Groups, components, page_key, window_pairs
+from .geometry import (
+    SIZE_RATIO,
+    Groups,
+    components,
+    ids_from_starts,
+    overlapping,
+    page_key,
+    run_starts,
+    window_pairs,
+)
 
-# font sizes (box heights) further apart than this ratio are different blocks
-SIZE_RATIO = 1.3
 # an indent deeper than this share of the line height is an indent
 INDENT = 0.6
 # white left at a line's end beyond the next word's width, in heights, that ends a paragraph
@@ -117,7 +124,7 @@ def indent_breaks(lines: Groups, segment_start: np.ndarray) -> np.ndarray:
     n = len(lines)
     starts = np.flatnonzero(segment_start)
     sizes = np.diff(np.append(starts, n))
-    segment = np.repeat(np.arange(len(starts)), sizes)
+    segment = ids_from_starts(starts, n)
     left = np.minimum.reduceat(lines.x0, starts)[segment]
     indented = lines.x0 - left > INDENT * lines.height
     n_ind = np.add.reduceat(indented.astype(np.int64), starts)
@@ -168,13 +175,12 @@ def table_regions(lines: Groups, widest_space: np.ndarray) -> np.ndarray:
     keep = (j > i)
     i, j = i[keep], j[keep]
     a, b = rows[i], rows[j]
-    linked = ((lines.page[a] == lines.page[b])
-              & (lines.y0[b] - lines.y1[a] <= ROW_GAP * np.maximum(h[i], h[j]))
-              & (np.minimum(lines.x1[a], lines.x1[b]) > np.maximum(lines.x0[a], lines.x0[b])))
+    linked = (overlapping(lines, a, b)
+              & (lines.y0[b] - lines.y1[a] <= ROW_GAP * np.maximum(h[i], h[j])))
     label = components(len(rows), i[linked], j[linked])
     order = np.argsort(label, kind="stable")
     lab = label[order]
-    starts = np.flatnonzero(np.concatenate(([True], lab[1:] != lab[:-1])))
+    starts = run_starts(lab)
     members = rows[order]
     keep_set = np.diff(np.append(starts, len(lab))) >= 2
     if not keep_set.any():

@@ -11,6 +11,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+# font sizes (box heights) further apart than this ratio are different sizes: fragments of
+# two sizes join across no more than lines.FAR heights, and lines of two sizes never stack
+# into one block (blocks.py)
+SIZE_RATIO = 1.3
+
 
 def run_starts(*keys: np.ndarray) -> np.ndarray:
     """Indices where a run of equal key tuples starts (the first element always does)."""
@@ -129,6 +134,12 @@ def components(n: int, p: np.ndarray, q: np.ndarray) -> np.ndarray:
         if np.array_equal(new, label):
             return label
         label = new
+
+
+def overlapping(g: Groups, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Whether groups a and b (index arrays) lie on one page and overlap horizontally."""
+    return ((np.minimum(g.x1[a], g.x1[b]) > np.maximum(g.x0[a], g.x0[b]))
+            & (g.page[a] == g.page[b]))
 
 
 def page_key(page: np.ndarray, y: np.ndarray, span: float) -> np.ndarray:

@@ -67,11 +67,13 @@ def group_layout(doc: Document) -> Document:
                                len(lead))
     widest = _widest_space(frags, order, line_starts, widest_inside)[rank]
     counts = lines.count[rank]
-    numbered = _one_word_matches(EQUATION_NUMBER, doc.words, lead, counts)
-    numeric = _one_word_matches(NUMBER, doc.words, lead, counts)
+    single = np.flatnonzero(counts == 1)  # the one-word lines and their words
+    lone = [doc.words[i] for i in lead[single].tolist()]
+    numbered = _one_word_matches(EQUATION_NUMBER, lone, single, len(lead))
+    numeric = _one_word_matches(NUMBER, lone, single, len(lead))
     block = _blocks(_take(lines, rank), chain_start, boxes[lead, 2] - boxes[lead, 0],
                     widest, line_vertical[rank], source_block, counts, numbered, numeric)
-    return _assemble(doc, frags, order, line_starts, rank, block)
+    return _assemble(doc, frags, order, line_starts, lines.count, rank, block)
 
 
 def _fragments(doc: Document) -> tuple[np.ndarray, np.ndarray]:
@@ -104,12 +106,13 @@ def _widest_space(frags: Groups, order: np.ndarray, line_starts: np.ndarray,
 
 
 def _assemble(doc: Document, frags: Groups, order: np.ndarray, line_starts: np.ndarray,
-              rank: np.ndarray, block: np.ndarray) -> Document:
+              line_count: np.ndarray, rank: np.ndarray, block: np.ndarray) -> Document:
     """The words block by block (blocks in the order of their first line), line by line,
     each line's fragments left to right, each fragment's words in Poppler's order.
-    `block` labels the lines in reading order (`rank`)."""
+    `line_count` is each line's number of words (join_fragments' numbering); `block`
+    labels the lines in reading order (`rank`)."""
     n_lines = len(rank)
-    out = np.lexsort((np.arange(n_lines), _first_rank(block)))  # reading positions
+    out = np.argsort(_first_rank(block), kind="stable")  # reading positions
     line_order = rank[out]  # the lines (join_fragments' numbering) in output order
     final = np.empty(n_lines, dtype=np.int64)
     final[line_order] = np.arange(n_lines)
@@ -118,19 +121,19 @@ def _assemble(doc: Document, frags: Groups, order: np.ndarray, line_starts: np.n
     perm = expand(frags.first[seq], counts)
     block_out = block[out]
     new_block = np.cumsum(np.concatenate(([0], block_out[1:] != block_out[:-1])))
-    per_line = np.add.reduceat(frags.count[order], line_starts)[line_order]
+    per_line = line_count[line_order]
     return _document_like(doc, _reordered(doc.words, perm), doc.boxes[perm],
                           np.repeat(frags.page[seq], counts).tolist(),
                           np.repeat(np.arange(n_lines), per_line).tolist(),
                           np.repeat(new_block, per_line).tolist())
 
 
-def _one_word_matches(pattern: re.Pattern[str], words: list[str], lead: np.ndarray,
-                      counts: np.ndarray) -> np.ndarray:
-    """Which lines are one word matching `pattern` (an equation's number, a number)."""
-    out = np.zeros(len(lead), dtype=bool)
-    single = np.flatnonzero(counts == 1)
-    out[single] = [bool(pattern.match(words[i])) for i in lead[single].tolist()]
+def _one_word_matches(pattern: re.Pattern[str], lone: list[str], single: np.ndarray,
+                      n: int) -> np.ndarray:
+    """Which of `n` lines are one word matching `pattern` (an equation's number, a number):
+    `single` are the one-word lines, `lone` their words."""
+    out = np.zeros(n, dtype=bool)
+    out[single] = [bool(pattern.match(w)) for w in lone]
     return out
 
 

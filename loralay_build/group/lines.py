@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .geometry import Groups, merge_groups, page_key, run_starts, window_pairs
+from .geometry import SIZE_RATIO, Groups, merge_groups, page_key, run_starts, window_pairs
 
 # a fragment space this many times the line's word space (or wider than WIDE_SPACE of the
 # height when that is unknown) is tested for a gutter; narrower ones are word spaces
@@ -30,8 +30,8 @@ SAME_LINE = 0.5
 STRIP_REACH = 4.0
 # how far above and below (in heights) a column's wide lines are looked for
 WIDTH_REACH = 15.0
-# two font sizes further apart than this ratio never join across more than FAR heights
-SIZE_RATIO = 1.3
+# two font sizes further apart than SIZE_RATIO (geometry.py) never join across more than
+# FAR heights
 FAR = 1.5
 # a row's spaces tell its word spacing when it holds at least this many
 ROW_SPACES = 4

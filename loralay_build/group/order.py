@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .geometry import Groups, page_key, window_pairs
+from .geometry import Groups, overlapping, page_key, window_pairs
 
 # the farthest baseline step (in heights) looked at for the next line of a column
 MAX_STEP = 3.5
@@ -36,11 +36,6 @@ def _first_per_query(query: np.ndarray, other: np.ndarray, ok: np.ndarray, n: in
     return out
 
 
-def _overlapping(lines: Groups, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return ((np.minimum(lines.x1[a], lines.x1[b]) > np.maximum(lines.x0[a], lines.x0[b]))
-            & (lines.page[a] == lines.page[b]))
-
-
 def column_links(lines: Groups, fixed: np.ndarray) -> np.ndarray:
     """For each line, the next line down its column (-1: none); `fixed` lines (rotated
     text) take no part."""
@@ -53,10 +48,10 @@ def column_links(lines: Groups, fixed: np.ndarray) -> np.ndarray:
     h = lines.height[by_y]
     k, pos = window_pairs(sorted_key, sorted_key + 0.5 * h, sorted_key + MAX_STEP * h)
     upper, lower = by_y[k], by_y[pos]
-    below = _first_per_query(upper, lower, _overlapping(lines, upper, lower), n, last=False)
+    below = _first_per_query(upper, lower, overlapping(lines, upper, lower), n, last=False)
     k, pos = window_pairs(sorted_key, sorted_key - MAX_STEP * h, sorted_key - 0.5 * h)
     lower, upper = by_y[k], by_y[pos]
-    above = _first_per_query(lower, upper, _overlapping(lines, upper, lower), n, last=True)
+    above = _first_per_query(lower, upper, overlapping(lines, upper, lower), n, last=True)
     mutual = (below >= 0) & (above[np.maximum(below, 0)] == np.arange(n))
     return np.where(mutual, below, -1)
 

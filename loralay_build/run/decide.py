@@ -20,7 +20,7 @@ from ..corpus.filters import Thresholds, check_document, compute_thresholds
 from ..corpus.split import SPLITS, chronological_fates, date_key, given_name
 from ..failures import BadRecords, FailureClass
 from ..layout import RunLayout
-from ..licenses import allowed
+from ..licenses import UNKNOWN, allowed
 from ..settings import CorpusSettings
 from ..sources import read_bad_records
 from ..state import OK, RunState
@@ -140,7 +140,7 @@ def _survivors(states: list[RunState], current: set[str], failed: set[str],
         for s in st.document_summaries():
             if s["id"] not in current or s["id"] in failed:
                 continue
-            license_id = s.get("license", "unknown")
+            license_id = s.get("license", UNKNOWN)
             if cs.licenses is not None and not allowed(license_id, cs.licenses):
                 drops.append((s["id"], Outcome.dropped(
                     FailureClass.LICENSE_EXCLUDED.value, "licenses",

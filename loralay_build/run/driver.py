@@ -83,7 +83,7 @@ def fetch_phase(settings: CommonSettings, layout: RunLayout, limit: int | None,
         progress.close()
         with state.transaction():
             state.set_checkpoint(BAD_RECORDS, bad.to_json())
-        if bad.total > sum(len(v) for v in bad.examples.values()):
+        if bad.hidden > 0:
             log.warning("%s bad input records in all (%s); the report shows the first %d "
                         "of each class", f"{bad.total:,}", _classes(bad), bad.keep)
         if relists:
@@ -103,7 +103,7 @@ def _count_bad_record(item: Rejection, bad: BadRecords, counts: dict[str, int],
     """Counted by class; said on stderr as long as it is one of the report's examples."""
     bad.add(item.cls, item.message)
     counts["failed"] += 1
-    if bad.counts[item.cls] <= bad.keep:
+    if bad.shown(item.cls):
         log.warning("%s: %s: %s", item.id, item.cls, item.message)
     progress.update(item.cls)
 
@@ -162,10 +162,17 @@ def plan_shard(fstate: RunState, ledger: Ledger, shard: int, num_shards: int,
     rule = RetryRule(retry, job.limits.model_dump())
     plan = Plan(*settings_print(job.settings), tools_of(versions, job.settings), rule)
 
+    # every document sharing an old settings digest names the same keys: asked once each
+    named: dict[tuple[str | None, bool], list[str]] = {}
+
     def name_changes(part: str, old: str | None, new: str | None) -> list[str]:
         if part != "settings":
             return []
-        return changed_keys(ledger.part_body(old), plan.settings_json if new else None)
+        key = (old, not new)  # `new` only matters as present or not
+        if key not in named:
+            named[key] = changed_keys(ledger.part_body(old),
+                                      plan.settings_json if new else None)
+        return named[key]
 
     for c in fetch_state_candidates(fstate, shard, num_shards):
         plan.total += 1
@@ -192,9 +199,8 @@ def plan_shard_of(req: BuildRequest, layout: RunLayout, versions: ToolVersions, 
 def fetch_state_candidates(fstate: RunState, shard: int, num_shards: int
                            ) -> Iterator[Candidate]:
     fetched = fstate.ids_with("fetch", OK)
-    for c in fstate.candidates():
-        if c.id in fetched and in_shard(c.id, shard, num_shards):
-            yield c
+    yield from fstate.candidates(
+        keep=lambda doc_id: doc_id in fetched and in_shard(doc_id, shard, num_shards))
 
 
 def planned_work(fstate: RunState, plan: Plan, shard: int, num_shards: int,

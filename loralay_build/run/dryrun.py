@@ -74,12 +74,12 @@ def check_manifest(path: Path, limit: int | None, echo: Echo) -> bool:
             counts[item.cls] += 1
             if item.bad_record:  # names no document: shown as a build's report shows it
                 bad.add(item.cls, item.message)
-                if bad.counts[item.cls] > bad.keep:
+                if not bad.shown(item.cls):
                     continue
             echo(f"{item.message} [{item.cls}]")
     faults = {k: v for k, v in counts.items() if k not in ("lines", "ready")}
     summary = ", ".join(f"{k} {v:,}" for k, v in sorted(faults.items())) or "no faults"
-    hidden = bad.total - sum(len(v) for v in bad.examples.values())
+    hidden = bad.hidden
     if hidden:
         echo(f"{path}: {hidden:,} more lines naming no document not shown (the first "
              f"{bad.keep} of each class are)")

@@ -9,12 +9,12 @@ rule that compares them is `ledger.py`'s, the one every result of the project fo
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
 from pathlib import Path
 
+from ..atomic import file_digest
 from ..records import Candidate
 from ..settings import DocumentSettings
 from ..state import connect_shared
@@ -77,11 +77,7 @@ class PdfChecksums:
 
 
 def _hash_file(path: str) -> str:
-    h = hashlib.sha256()
     try:
-        with open(path, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
+        return file_digest(path)
     except OSError:
         return "unreadable"
-    return h.hexdigest()

@@ -11,11 +11,9 @@ decisions; the dataset folder is replaced only when the new one is complete.
 from __future__ import annotations
 
 import ctypes
-import datetime as dt
 import logging
 import os
 import platform
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -23,7 +21,7 @@ from pathlib import Path
 import pyarrow as pa
 import yaml
 
-from ..atomic import write_text_atomic
+from ..atomic import utc_now_iso, write_text_atomic
 from ..corpus.duplicates import exclude_datasets
 from ..corpus.split import SPLITS
 from ..layout import RunLayout
@@ -60,12 +58,6 @@ def open_shard_states(layout: RunLayout, num_shards: int) -> list[RunState]:
     if not paths:
         raise IncompleteRun(f"{layout.state_dir}: no processed shards to finish")
     return [RunState(p, any_thread=True) for p in paths]  # read ahead while writing
-
-
-def license_counts(d: Decisions) -> dict[str, int]:
-    """Kept documents per licence id, most first (ties by id)."""
-    counts = Counter(d.rows.licenses[j] for s in SPLITS for j in d.kept_rows(s))
-    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def _doc_table(d: Decisions) -> DocTable:
@@ -122,6 +114,7 @@ def finish_run(settings: CommonSettings, layout: RunLayout, num_shards: int,
     """Decide every document's fate from the current results, write the dataset and report.
     `workers` > 1: a second core makes each next row group while one is written."""
     from ..write import CardFacts, RunFacts, write_dataset, write_report
+    from ..write.report import licenses_of
 
     lean_memory_pool()
     cs = settings.corpus()
@@ -136,7 +129,8 @@ def finish_run(settings: CommonSettings, layout: RunLayout, num_shards: int,
         costs, image_files = write_images_config(layout.out, settings.images, d, states)
         facts = CardFacts(name=name, source=settings.source, language=language,
                           config_name=cs.config_name, license=cs.license,
-                          license_counts=license_counts(d),
+                          license_counts=licenses_of(d.rows.licenses[j] for s in SPLITS
+                                                     for j in d.kept_rows(s)),
                           split_rule=split_rule(cs), thresholds=thresholds,
                           images=settings.images, image_files=image_files)
         splits = {s: kept_documents(d, states, s) for s in SPLITS}
@@ -172,7 +166,7 @@ def provenance(config_file: Path, layout: RunLayout, versions: ToolVersions
     """What a reader needs to trust or redo the build: tool versions, when, and with what."""
     return {"loralay_build": versions.loralay_build, "poppler": versions.poppler,
             "python": platform.python_version(),
-            "built_at": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "built_at": utc_now_iso(),
             "config": str(config_file.relative_to(layout.out))}
 
 

@@ -64,9 +64,17 @@ def write_images_config(out: Path, enabled: bool, d: KeptRows, states: Sequence[
     return page_costs(d, states, counts), files
 
 
-def _seconds(states: Sequence[RunState], stage: str, ids: set[str]) -> float:
-    return sum(e.durations.get(stage, 0.0) for st in states
-               for e in Ledger(st, DOCUMENT).entries() if e.key in ids)
+def _seconds(states: Sequence[RunState], stages: Sequence[str], ids: set[str]
+             ) -> dict[str, float]:
+    """Seconds recorded per stage for `ids`, in one pass over the ledgers; each stage's
+    sum adds the same terms in the same order as a pass of its own."""
+    terms: dict[str, list[float]] = {stage: [] for stage in stages}
+    for st in states:
+        for key, durations in Ledger(st, DOCUMENT).durations():
+            if key in ids:
+                for stage in stages:
+                    terms[stage].append(durations.get(stage, 0.0))
+    return {stage: sum(terms[stage]) for stage in stages}
 
 
 def page_costs(d: KeptRows, states: Sequence[RunState], rendered: Mapping[str, int]
@@ -77,10 +85,12 @@ def page_costs(d: KeptRows, states: Sequence[RunState], rendered: Mapping[str, i
     ids = {d.rows.ids[j] for j in kept}
     pages = sum(d.rows.pages[j] for j in kept)
     out: dict[str, Any] = {}
-    if pages:
-        out["extract_ms_per_page"] = round(1000 * _seconds(states, "extract", ids) / pages, 2)
     images = sum(rendered.values())
+    stages = [stage for stage, n in (("extract", pages), ("render", images)) if n]
+    seconds = _seconds(states, stages, ids) if stages else {}
+    if pages:
+        out["extract_ms_per_page"] = round(1000 * seconds["extract"] / pages, 2)
     if images:
-        out["render_ms_per_page"] = round(1000 * _seconds(states, "render", ids) / images, 2)
+        out["render_ms_per_page"] = round(1000 * seconds["render"] / images, 2)
         out["pages_rendered"] = images
     return out

@@ -154,6 +154,14 @@ class Ledger:
         for row in rows:
             yield _entry(row)
 
+    def durations(self) -> Iterator[tuple[str, dict[str, float]]]:
+        """(key, seconds per stage) of every entry, in `entries()`'s order; nothing else
+        is decoded."""
+        rows = self.db.execute(
+            "SELECT key, durations FROM ledger WHERE kind=? ORDER BY key", (self.kind,))
+        for key, durations in rows:
+            yield key, json.loads(durations)
+
     def forget(self, key: str) -> None:
         self.db.execute("DELETE FROM ledger WHERE kind=? AND key=?", (self.kind, key))
 

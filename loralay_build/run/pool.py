@@ -31,7 +31,7 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..failures import Failure, FailureClass
+from ..failures import Failure, FailureClass, internal_error
 from ..gcpolicy import settle_heap
 
 T = TypeVar("T")
@@ -271,10 +271,7 @@ def _run_one(fn: Callable, item: Any, arg: Any, memory_mb: int) -> tuple[Any, bo
     except MemoryError:
         return Failure(FailureClass.MEMORY, f"document stage ran over {memory_mb} MB"), True
     except Exception as e:  # noqa: BLE001 - a bug in fn is this item's failure only
-        import traceback
-
-        last = traceback.format_exception_only(type(e), e)[-1].strip()
-        return Failure(FailureClass.INTERNAL_ERROR, last[:300]), False
+        return internal_error(e), False
 
 
 def serve(argv: list[str]) -> None:

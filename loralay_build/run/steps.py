@@ -13,7 +13,6 @@ Steps know nothing of executors or state (`driver.py` records what they return).
 from __future__ import annotations
 
 import time
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,7 +20,7 @@ from typing import Any
 from ..corpus.duplicates import DocPrint, doc_print
 from ..extract import ExtractLimits, extract_document
 from ..extract.glyphs import repair_glyphs
-from ..failures import Failure, FailureClass
+from ..failures import Failure, FailureClass, internal_error
 from ..group import regroup
 from ..images.render import RenderedPages
 from ..language import detect
@@ -218,8 +217,7 @@ def run_steps(c: Candidate, job: DocumentJob, until: str | None = None,
                            f"{job.limits.worker_memory_mb} MB)")
             out.worker_spent = True
         except Exception as e:  # noqa: BLE001 - the edge where bugs become a class
-            last = traceback.format_exception_only(type(e), e)[-1].strip()
-            fail = Failure(FailureClass.INTERNAL_ERROR, last[:300])
+            fail = internal_error(e)
         out.stages.append((step.name, fail, time.perf_counter() - t))
         if fail is not None or step.name == until:
             break
@@ -238,6 +236,5 @@ def process_candidate(c: Candidate, job: DocumentJob) -> StepResults:
             out.stored = summarize(processed, work.text_print), encode(processed)
             out.rendered = work.rendered
         except Exception as e:  # noqa: BLE001 - an encoding bug is this document's
-            last = traceback.format_exception_only(type(e), e)[-1].strip()
-            out.stages.append(("store", Failure(FailureClass.INTERNAL_ERROR, last[:300]), 0.0))
+            out.stages.append(("store", internal_error(e), 0.0))
     return out

@@ -22,8 +22,6 @@ breaks another.
 
 from __future__ import annotations
 
-import datetime as dt
-import hashlib
 import importlib
 import logging
 from collections.abc import Callable, Iterator
@@ -31,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .. import registry
+from ..atomic import file_digest, utc_now_iso
 from ..failures import BadRecords, RetryRule, StageError
 from ..http import HostDown, HostForbidden, PoliteClient
 from ..layout import RunLayout
@@ -100,15 +99,11 @@ FetchFn = Callable[[FetchContext], Iterator[Candidate | Rejection]]
 
 def retrieved_now() -> str:
     """`Candidate.retrieved_at` of a record fetched now: UTC, ISO 8601, to the second."""
-    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return utc_now_iso()
 
 
 def file_sha256(path: str | Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+    return file_digest(path)
 
 
 def get_fetcher(source: str) -> FetchFn:

@@ -21,7 +21,6 @@ Licence (`choose_license`): the JATS `<license>` of the OAI record (its `ali:lic
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -35,6 +34,7 @@ from lxml import etree
 from sickle import Sickle, oaiexceptions
 from sickle.response import OAIResponse
 
+from ..atomic import file_digest
 from ..failures import FailureClass, StageError
 from ..http import HostBlocked, HostForbidden, PoliteClient
 from ..licenses import UNKNOWN, normalise_license
@@ -140,11 +140,7 @@ def s3_to_https(url: str, template: str) -> tuple[str, str | None]:
 
 
 def _md5(path: Path) -> str:
-    h = hashlib.md5(usedforsecurity=False)
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+    return file_digest(path, "md5")
 
 
 def choose_license(statements: list[tuple[str, str]], cloud_code: str | None = None,
@@ -206,8 +202,10 @@ def record_to_candidate(article_id: str, split: str, root: etree._Element,
 def with_cloud_license(item: Candidate, root: etree._Element, code: str | None
                        ) -> Candidate:
     """The candidate's licence chosen again with the cloud metadata's `license_code`."""
+    if not code:
+        return item
     meta = jats.article_meta(root)
-    if meta is None or not code:
+    if meta is None:
         return item
     licence, where = choose_license(jats.license_statements(meta), code,
                                     jats.custom_meta(meta).get("pmc-license-ref"))

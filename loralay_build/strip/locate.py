@@ -256,20 +256,25 @@ def find(hay: Haystack, key: str, lo: int, hi: int, budget: Budget, depth: int
     k = budget.edits(len(key))
     if len(key) < budget.min_chars or k <= 0:
         return None
-    found = _aligned(hay, key, lo, hi, budget, depth, k, "fuzzy")
-    if found is not None or depth >= MAX_DEPTH:
-        return found
-    wlo, whi = _window(hay, key, lo, hi)
-    return _aligned(hay, key, wlo, whi, budget, depth, None, "split")
-
-
-def _aligned(hay: Haystack, key: str, lo: int, hi: int, budget: Budget, depth: int,
-             k: int | None, method: str) -> Found | None:
-    """One alignment of `key` in [lo, hi) (within k edits, or unbounded), read as pieces,
-    its unplaced parts looked for on their own; None when over the budget."""
     enc = hay.encode(key, lo, hi)
     if enc is None:
         return None
+    found = _aligned(hay, key, lo, enc, budget, depth, k, "fuzzy")
+    if found is not None or depth >= MAX_DEPTH:
+        return found
+    # a failed alignment leaves the mask as it found it, so `enc` still holds: the window
+    # is a slice of it (what `hay.encode(key, wlo, whi)` would give)
+    wlo, whi = _window(key, lo, hi, enc)
+    if (wlo, whi) != (lo, hi):
+        enc = enc[0], enc[1][wlo - lo:whi - lo]
+    return _aligned(hay, key, wlo, enc, budget, depth, None, "split")
+
+
+def _aligned(hay: Haystack, key: str, lo: int, enc: tuple[bytes, bytes], budget: Budget,
+             depth: int, k: int | None, method: str) -> Found | None:
+    """One alignment of `key` (encoded by `hay.encode` over a window starting at `lo`)
+    within k edits, or unbounded, read as pieces, its unplaced parts looked for on their
+    own; None when over the budget."""
     r = edlib.align(enc[0], enc[1], mode="HW", task="path", k=-1 if k is None else k)
     if r["editDistance"] < 0 or not r["cigar"]:
         return None
@@ -376,13 +381,10 @@ def _beside(hay: Haystack, part: str, parts: list[Piece], i: int) -> Found | Non
     return Found(spans, 0, 0 if touching else 1)  # next to a piece, it only lengthens it
 
 
-def _window(hay: Haystack, key: str, lo: int, hi: int) -> tuple[int, int]:
-    """Where the needle aligns best in [lo, hi) at any cost, widened by its length and
-    NEAR: the pieces are looked for there, so that a sentence the authors repeat
-    elsewhere cannot draw a piece away."""
-    enc = hay.encode(key, lo, hi)
-    if enc is None:
-        return lo, hi
+def _window(key: str, lo: int, hi: int, enc: tuple[bytes, bytes]) -> tuple[int, int]:
+    """Where the needle aligns best in [lo, hi) (encoded as `enc`) at any cost, widened by
+    its length and NEAR: the pieces are looked for there, so that a sentence the authors
+    repeat elsewhere cannot draw a piece away."""
     r = edlib.align(enc[0], enc[1], mode="HW", task="locations")
     if not r["locations"]:
         return lo, hi

@@ -15,7 +15,6 @@ filled by the same public helpers `push_to_hub` uses (`MetadataConfigs` and
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +26,7 @@ from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard, DatasetCardData
 
 from ..atomic import write_text_atomic
+from ..licenses import UNKNOWN, is_hub_license
 from .features import COMPACT, PUBLISHED, features_for
 from .parquet import DATA_DIR
 
@@ -229,17 +229,13 @@ def _usage_section(facts: CardFacts) -> list[str]:
     ]
 
 
-# a licence id the Hub knows as a `license:` tag (Creative Commons without a port, CC0)
-_HUB_LICENSE = re.compile(r"^(?:cc-by(?:-nc)?(?:-nd|-sa)?-[1-4]\.[05]|cc0-1\.0)$")
-
-
 def card_license(facts: CardFacts) -> tuple[str, str | None]:
     """The front matter's licence: the user's tag if set; else the one licence every row
     shares (a Hub id, or `other` named after it); else `other` (the prose has the table)."""
     if facts.license:
         return facts.license, None
     ids = [i for i, n in facts.license_counts.items() if n]
-    if len(ids) == 1 and _HUB_LICENSE.match(ids[0]):
+    if len(ids) == 1 and is_hub_license(ids[0]):
         return ids[0], None
     if len(ids) == 1:
         return "other", ids[0]
@@ -270,7 +266,7 @@ def _license_section(facts: CardFacts) -> list[str]:
     if ARXIV_DEFAULT in counts:
         lines += ["`arxiv-nonexclusive-distrib-1.0` is arXiv's default licence: it grants "
                   "arXiv, not you, the right to distribute the paper.", ""]
-    if "unknown" in counts:
+    if UNKNOWN in counts:
         lines += ["`unknown`: the source's metadata states no licence this tool can name; "
                   "treat such papers as all rights reserved.", ""]
     return lines

@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from ..licenses import UNKNOWN
+
 
 class DocTable:
     """One row per document, in the order rows were added."""
@@ -44,7 +46,7 @@ class DocTable:
             language_share: float | None, leak: Iterable[tuple[str, float]],
             words_repaired: int = 0, words_unrepaired: int = 0, shard: int = 0,
             date: str | None = None, given: str | None = None,
-            split: str | None = None, license: str = "unknown") -> None:
+            split: str | None = None, license: str = UNKNOWN) -> None:
         """`leak`: (language, share) pairs in any order (kept sorted by language)."""
         self.ids.append(doc_id)
         self.shard.append(shard)
@@ -70,7 +72,7 @@ class DocTable:
                  leak=s["leakage"].items(), words_repaired=s.get("words_repaired", 0),
                  words_unrepaired=s.get("words_unrepaired", 0), shard=shard,
                  date=s.get("publication_date"), given=s.get("given_split"),
-                 license=s.get("license", "unknown"))
+                 license=s.get("license", UNKNOWN))
 
     def __len__(self) -> int:
         return len(self.ids)

@@ -54,7 +54,6 @@ class _SplitPages:
 
     def __init__(self, folder: ShardFolder, split: str) -> None:
         self.folder, self.split = folder, split
-        self.paths: list[Path] = []
         self.count = 0
         self._writer: pq.ParquetWriter | None = None
         self._rows: list[dict[str, object]] = []
@@ -63,7 +62,6 @@ class _SplitPages:
     def add(self, row: PageRow) -> None:
         if self._writer is None:
             path = self.folder.part(self.split)
-            self.paths.append(path)
             self._writer = pq.ParquetWriter(path, IMAGE_SCHEMA, compression="zstd")
         self._rows.append(row.to_dict())
         self._bytes += len(row.page.jpeg)

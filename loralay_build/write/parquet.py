@@ -25,6 +25,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..paths import DATA_DIR as DATA_DIR  # the dataset's Parquet folder
 from ..records import ProcessedDoc
 from .features import COMPACT, SCHEMAS, ColumnDoc, doc_to_batch, features_for
 from .readahead import ReadAhead
@@ -32,7 +33,6 @@ from .shards import ShardFolder
 
 Doc = ProcessedDoc | ColumnDoc  # a JSON-decoded document, or the finish's columns
 
-DATA_DIR = "data"
 DEFAULT_ROWS_PER_SHARD = 2000  # ~500 MB in Arrow at ~209 KB/doc (ecosystem.md B.1)
 DEFAULT_ROW_GROUP_BYTES = 100 * 1024 * 1024  # datasets' MAX_ROW_GROUP_SIZE
 
@@ -129,7 +129,6 @@ class _SplitWriter:
         self.folder, self.split = folder, split
         self.rows_per_shard, self.row_group_bytes = opts.rows_per_shard, opts.row_group_bytes
         self.schema = SCHEMAS[opts.features]
-        self.paths: list[Path] = []
         self.count = 0
         self._writer: pq.ParquetWriter | None = None
         self._in_shard = 0
@@ -139,7 +138,6 @@ class _SplitWriter:
     def add(self, batch: pa.RecordBatch) -> None:
         if self._writer is None:
             path = self.folder.part(self.split)
-            self.paths.append(path)
             self._writer = pq.ParquetWriter(path, self.schema, compression="zstd",
                                             write_page_index=True, **column_options(self.schema))
         self._buffer.append(batch)

@@ -167,10 +167,10 @@ def glyph_repairs(docs: DocTable) -> dict[str, Any]:
             "documents": per_doc}
 
 
-def licenses_of(docs: DocTable) -> dict[str, int]:
-    """Kept documents per licence id, most first (ties by id)."""
+def licenses_of(license_ids: Iterable[str]) -> dict[str, int]:
+    """Kept documents per licence id (one id per kept document), most first (ties by id)."""
     counts: dict[str, int] = {}
-    for lid in docs.licenses:
+    for lid in license_ids:
         counts[lid] = counts.get(lid, 0) + 1
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
@@ -288,7 +288,7 @@ def _report_body(run: RunFacts, docs: DocTable) -> dict[str, Any]:
         "splits": {s: v for s, v in stats.items() if v["count"] or s in SPLITS},
         "leakage": leak,
         "glyphs": glyph_repairs(docs),
-        "licenses": licenses_of(docs),
+        "licenses": licenses_of(docs.licenses),
         "duplicates": duplicates_of(run.duplicates),
         "bad_records": run.bad_records.to_json(),
         "run": dict(run.extra),

@@ -14,7 +14,6 @@ content is a new key; the same content (a rerun equal to a fresh build) the same
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shutil
@@ -22,19 +21,14 @@ import uuid
 from pathlib import Path
 from types import TracebackType
 
-from ..atomic import clean_swaps, swap_folder
+from ..atomic import clean_swaps, file_digest, swap_folder
+from ..paths import SHARD_NAME as SHARD_NAME  # a shard's name, for existing importers
 
-# a shard's name; the content part is absent from datasets written before it
-SHARD_NAME = re.compile(r"^(\w+?)-(\d{5})-of-(\d{5})(?:-[0-9a-f]{12})?\.parquet$")
 _SPLIT_NAME = re.compile(r"^\w+$")
 
 
 def content_digest(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()[:12]
+    return file_digest(path)[:12]
 
 
 class ShardFolder:
