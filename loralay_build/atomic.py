@@ -48,6 +48,9 @@ def process_umask() -> int:
     return mask
 
 
+TEMP_PREFIX = ".part-"  # every half-written file of the tool: what a killed run leaves
+
+
 class AtomicFile:
     """Write to a temporary name beside `dest`, fsync, then rename; nothing half-written stays."""
 
@@ -56,7 +59,7 @@ class AtomicFile:
 
     def __enter__(self) -> tuple[Any, Any]:
         self.dest.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".part-", dir=self.dest.parent)
+        fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=self.dest.parent)
         self.tmp = Path(tmp)
         self.fh = os.fdopen(fd, "wb")
         return self.fh, hashlib.sha256()

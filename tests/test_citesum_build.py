@@ -144,3 +144,19 @@ def test_missing_inputs_are_one_line(tmp_path):
     proc = loralay("build", "--source", "citesum", "--config", str(cfg), "--out",
                    str(tmp_path / "o"), "--limit", "3")
     assert proc.returncode == 2 and "loralay:" in proc.stderr
+
+
+def test_a_killed_task_s_half_files_are_swept_by_the_next_run(tmp_path):
+    """A task writes through AtomicFile (`.part-*`); the sweep looked for the names the
+    passes used before (`.*.tmp-*`), so a killed task's half file stayed in work/ for good."""
+    out = tmp_path / "out"
+    build(cfg_2020(tmp_path), out)
+    before = rows(out)
+    half = [out / "work" / "pass1" / ".part-k1ll3d", out / "work" / "scored" / ".part-x",
+            out / "work" / ".part-cited.sqlite-4242"]
+    for path in half:
+        path.write_bytes(b'{"half": ')
+    build(cfg_2020(tmp_path), out)
+    assert [p.name for p in half if p.exists()] == []
+    assert rows(out) == before
+

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..atomic import TEMP_PREFIX
 from ..errors import ConfigError
 from ..run.ledger import digest
 from ..state import RunState
@@ -116,7 +117,8 @@ def run_score(s: Any, work: Work, state: RunState, p1: dict[str, Path], p2: list
 def run_passes(s: Any, work: Work, state: RunState, run: StageRun) -> None:
     citing, cited = inputs(s)
     work.root.mkdir(parents=True, exist_ok=True)
-    for leftover in work.root.glob("**/.*.tmp-*"):  # a killed task's half file (we hold the lock)
+    # a killed task's half file (its AtomicFile or index temporary; we hold the lock)
+    for leftover in work.root.glob(f"**/{TEMP_PREFIX}*"):
         leftover.unlink()
     p1 = run_pass1(s, work, state, citing, run)
     p2, fp2 = run_pass2(work, state, cited, list(p1.values()), run)
