@@ -160,3 +160,17 @@ def test_a_killed_task_s_half_files_are_swept_by_the_next_run(tmp_path):
     assert [p.name for p in half if p.exists()] == []
     assert rows(out) == before
 
+
+def test_rouge_s_imports_are_the_worker_s_not_the_shard_s(tmp_path):
+    """ROUGE's first use imports nltk (and SciPy, scikit-learn, pandas through it): ~450 MB
+    of address space counted against the first scoring task's cap, so at a few hundred MB
+    every scored shard failed as `memory` (and at 512 MB, now and then, under load)."""
+    fresh = tmp_path / "fresh"
+    build(cfg_2020(tmp_path), fresh)
+    root = FIX / "2020"
+    capped = config(tmp_path, s2orc_format="2020", pdf_parses=f"{root}/pdf_parses/*",
+                    metadata=f"{root}/metadata/*", worker_memory_mb=300)
+    out = tmp_path / "out"
+    build(capped, out)
+    assert json.loads((out / "report.json").read_text())["failed_shards"] == []
+    assert rows(out) == rows(fresh)

@@ -38,6 +38,24 @@ def _task(kind: str, arg: object):
     return os.getpid()
 
 
+_LOADED: list[bytearray] = []
+
+
+def _load(megabytes: int) -> None:
+    """A worker's one-time load (a model, a library's imports), held for its life."""
+    _LOADED.extend(bytearray(1 << 20) for _ in range(megabytes))
+
+
+def test_what_prepare_loads_is_the_worker_at_rest_not_a_task():
+    """300 MB loaded by `prepare` leave a 256 MB task cap whole; loaded by a task, they
+    are over it (ROUGE's imports in the CiteSum scoring, datasketch's in the print)."""
+    limits = TaskLimits(timeout_s=60, memory_mb=256)
+    got = dict(map_bounded(_task, ["hog:50", "pid"], 300, 1, limits, _load))
+    assert got["hog:50"] == 50 and isinstance(got["pid"], int)
+    got = dict(map_bounded(_task, ["hog:300"], None, 1, limits))
+    assert got["hog:300"] == Failure(FailureClass.MEMORY, "document stage ran over 256 MB")
+
+
 def test_extract_in_workers_equals_in_process():
     pdfs = sorted(shared_path("corpus", "pdf").glob("*.pdf"), key=lambda p: p.stat().st_size)
     pdfs = [str(p) for p in pdfs[:8]]  # broken ones included: their Failure must match too

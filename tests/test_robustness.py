@@ -23,7 +23,7 @@ import pytest
 from loralay_build.dataset import Dataset
 from loralay_build.errors import ConfigError
 
-from .conftest import REPO, SAMPLE, build_local, copy_run, loralay, rows_as_written
+from .conftest import REPO, SAMPLE, build_local, config, copy_run, loralay, rows_as_written
 
 pytestmark = pytest.mark.e2e
 
@@ -432,8 +432,6 @@ def test_eval_on_a_read_only_dataset_prints_the_scores_then_one_line(built_sampl
 def test_a_page_too_large_to_render_is_memory_not_internal_error(tmp_path):
     """`image_dpi: 600` on an A0 page ran out of memory and was recorded `internal_error`,
     so every rerun burnt the memory again; it is `memory`, retried once the limit is raised."""
-    from .conftest import config
-
     src = SAMPLE.parent / "pdf" / "en_onecol_timing_note.pdf"
     qdf = tmp_path / "q.pdf"
     subprocess.run(["qpdf", "--qdf", "--object-streams=disable", str(src), str(qdf)],
@@ -454,6 +452,21 @@ def test_a_page_too_large_to_render_is_memory_not_internal_error(tmp_path):
     assert (doc["class"], doc["stage"]) == ("memory", "render"), doc
     again = build_local(manifest, out, "--config", str(cfg))
     assert "resuming: all 1 documents done; nothing to redo" in again.stderr
+
+
+def test_the_smallest_memory_setting_builds_a_real_paper(tmp_path):
+    """At worker_memory_mb: 256 (the least the settings accept) this paper failed in one
+    build of two (`internal_error: store: ArrowMemoryError`): the duplicate print's first
+    use imported datasketch inside the capped task (~160 MB of address space). A worker
+    now loads it before its cap (tests/test_pool.py has the deterministic case)."""
+    line = next(json.loads(x) for x in SAMPLE.read_text().splitlines()
+                if "twocol_graphs" in x)
+    manifest = tmp_path / "m.jsonl"
+    manifest.write_text(json.dumps({**line, "file": str(SAMPLE.parent / line["file"])}) + "\n")
+    out = tmp_path / "ds"
+    build_local(manifest, out, "--config", str(config(tmp_path, worker_memory_mb=256)))
+    doc = json.loads((out / "report.json").read_text())["documents"][line["id"]]
+    assert doc["status"] == "kept", doc
 
 
 # --- 8. stale reads through `datasets` -----------------------------------------------------------

@@ -79,7 +79,7 @@ def run_pass1(s: Any, work: Work, state: RunState, citing: list[Path], run: Stag
     tasks = work.pass1_tasks(citing)
     cfg = passes.Pass1Config(s.s2orc_format, s.related_work_pattern, s.sentence_splitter,
                              s.drop_examples)
-    run_stage(state, PASS1, tasks, passes.pass1, cfg, run, settings)
+    run_stage(state, PASS1, tasks, passes.pass1, cfg, run, settings, passes.setup_pass1)
     return {k: Path(tasks[k][1]) for k in ok_keys(state, PASS1, sorted(tasks))}
 
 
@@ -110,7 +110,7 @@ def run_score(s: Any, work: Work, state: RunState, p1: dict[str, Path], p2: list
     settings = digest([fp2, cfg.floors, cfg.min_chars, cfg.proportions, cfg.examples])
     (work.root / "scored").mkdir(exist_ok=True)
     tasks = {k: (str(p), str(work.scored(p))) for k, p in p1.items()}
-    run_stage(state, SCORE, tasks, score.score, cfg, run, settings)
+    run_stage(state, SCORE, tasks, score.score, cfg, run, settings, score.setup_score)
     return {k: Path(tasks[k][1]) for k in ok_keys(state, SCORE, sorted(tasks))}
 
 

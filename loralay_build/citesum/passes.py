@@ -45,8 +45,9 @@ class Pass1Config:
     examples: int
 
 
-def _setup_pass1(cfg: Pass1Config) -> None:
-    """Compile and load once per worker (a scispaCy model takes seconds to load)."""
+def setup_pass1(cfg: Pass1Config) -> None:
+    """Compile and load once per worker (a scispaCy model takes seconds to load); the
+    pool runs it before its memory cap (what it loads is the worker at rest)."""
     if _WORKER.get("pass1") != cfg:
         _WORKER.update(pass1=cfg, read=CITING[cfg.fmt], pattern=re.compile(cfg.pattern),
                        split=make_splitter(cfg.splitter), examples=cfg.examples)
@@ -103,7 +104,7 @@ def _paper_candidates(paper: Any, funnel: Funnel) -> Any:
 
 def pass1(task: tuple[str, str], cfg: Pass1Config) -> dict[str, Any]:
     """One citing shard (path, out) -> its candidates file; returns its funnel."""
-    _setup_pass1(cfg)
+    setup_pass1(cfg)
     path, out = Path(task[0]), Path(task[1])
     funnel = Funnel(_WORKER["examples"])
 

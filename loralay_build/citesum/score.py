@@ -30,7 +30,10 @@ class ScoreConfig:
     examples: int
 
 
-def _gate(cfg: ScoreConfig) -> RougeGate:
+def setup_score(cfg: ScoreConfig) -> RougeGate:
+    """The ROUGE gate, made once per worker; the pool runs this before its memory cap:
+    ROUGE's imports (nltk, and through it SciPy, scikit-learn, pandas) map ~450 MB of
+    address space, which a task's cap must not pay."""
     if _WORKER.get("cfg") != cfg:
         _WORKER.update(cfg=cfg, gate=RougeGate(list(cfg.floors)))
     return _WORKER["gate"]
@@ -51,7 +54,7 @@ def row(c: dict[str, Any], cited: CitedPaper, recalls: tuple[float, ...]) -> dic
 def score(task: tuple[str, str], cfg: ScoreConfig) -> dict[str, Any]:
     """Candidates of one pass-1 file -> `{split, row}` lines in `task[1]`; the funnel."""
     funnel = Funnel(cfg.examples)
-    gate = _gate(cfg)
+    gate = setup_score(cfg)
     out = Path(task[1])
     con = index.open_ro(cfg.cited_db)
     try:

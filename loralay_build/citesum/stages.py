@@ -79,7 +79,8 @@ def record(state: RunState, ledger: Ledger, key: str, result: dict[str, Any] | F
 
 
 def run_stage(state: RunState, stage: str, tasks: dict[str, tuple], fn: Callable,
-              config: Any, run: StageRun, settings: str) -> None:
+              config: Any, run: StageRun, settings: str,
+              prepare: Callable[[Any], Any] | None = None) -> None:
     """`fn(task, config)` for every task whose ledger entry is not current; `tasks` maps
     shard key -> task, which ends with (input file, output file); `settings` is the digest
     of everything else the stage's result depends on."""
@@ -90,7 +91,7 @@ def run_stage(state: RunState, stage: str, tasks: dict[str, tuple], fn: Callable
             if stale_reason(ledger.get(k), prints[k], rule) is not None}
     log.info("%s: %d of %d shards done; %d to do", stage, len(tasks) - len(todo), len(tasks),
              len(todo))
-    for task, result in map_bounded(fn, list(todo), config, run.workers, run.limits):
+    for task, result in map_bounded(fn, list(todo), config, run.workers, run.limits, prepare):
         key = todo[task]
         record(state, ledger, key, result, run, prints[key])
 

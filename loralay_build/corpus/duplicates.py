@@ -102,6 +102,12 @@ def _powers(n: int) -> np.ndarray:
                           dtype=_U64)
 
 
+def prepare_prints() -> None:
+    """Make what every print needs once, ahead (a worker does so before its memory cap:
+    datasketch's import maps ~160 MB of address space, which no document should pay)."""
+    _permutations()
+
+
 @lru_cache(maxsize=1)
 def _permutations() -> np.ndarray:
     """datasketch's permutation parameters for (NUM_PERM, SEED), made once per process."""

@@ -43,7 +43,7 @@ from .pool import TaskLimits, map_bounded
 from .preflight import ToolVersions
 from .progress import Progress
 from .request import BuildRequest
-from .steps import DocumentJob, StepResults, process_candidate
+from .steps import DocumentJob, StepResults, prepare_worker, process_candidate
 
 log = logging.getLogger("loralay.run")
 
@@ -297,7 +297,8 @@ def process_all(items: Iterable[Candidate], job: DocumentJob, workers: int
     """Each document in a worker process bounded in time and memory (every step,
     parsing and matching included); an overrun is that document's failure only."""
     limits = TaskLimits(job.limits.document_timeout_s, job.limits.worker_memory_mb)
-    for c, result in map_bounded(process_candidate, items, job, workers, limits):
+    for c, result in map_bounded(process_candidate, items, job, workers, limits,
+                                 prepare_worker):
         if isinstance(result, Failure):
             result = StepResults(c.id, [("process", result, 0.0)])
         yield c, result

@@ -52,7 +52,8 @@ class TaskLimits:
 class _Worker:
     """One child process; `item` is the task it is running, None when idle."""
 
-    def __init__(self, fn: Callable, arg: Any, limits: TaskLimits) -> None:
+    def __init__(self, fn: Callable, arg: Any, limits: TaskLimits,
+                 prepare: Callable[[Any], Any] | None = None) -> None:
         task_r, task_w = os.pipe()
         res_r, res_w = os.pipe()
         env = dict(os.environ)
@@ -68,7 +69,7 @@ class _Worker:
         self.tasks = Connection(task_w, readable=False)
         self.results = Connection(res_r, writable=False)
         self.tasks.send(sys.path)
-        self.tasks.send((fn, arg))
+        self.tasks.send((fn, arg, prepare))
         self.item: Any = None
         self.busy = False
         self.deadline = 0.0
@@ -115,8 +116,9 @@ def _death_failure(rc: int, limits: TaskLimits) -> Failure:
 
 
 class _Pool:
-    def __init__(self, fn: Callable, arg: Any, workers: int, limits: TaskLimits) -> None:
-        self.fn, self.arg, self.limits = fn, arg, limits
+    def __init__(self, fn: Callable, arg: Any, workers: int, limits: TaskLimits,
+                 prepare: Callable[[Any], Any] | None = None) -> None:
+        self.fn, self.arg, self.limits, self.prepare = fn, arg, limits, prepare
         self.slots: list[_Worker | None] = [None] * max(1, workers)
 
     def running(self) -> int:
@@ -127,7 +129,7 @@ class _Pool:
         for i, w in enumerate(self.slots):
             while queue and (w is None or not w.busy):
                 if w is None:
-                    w = self.slots[i] = _Worker(self.fn, self.arg, self.limits)
+                    w = self.slots[i] = _Worker(self.fn, self.arg, self.limits, self.prepare)
                 if not w.start(queue[0], self.limits.timeout_s):
                     w.kill()
                     w = self.slots[i] = None
@@ -170,7 +172,8 @@ class _Pool:
 
 
 def map_bounded(fn: Callable[[T, Any], R], items: Iterable[T], arg: Any, workers: int,
-                limits: TaskLimits) -> Iterator[tuple[T, R | Failure]]:
+                limits: TaskLimits, prepare: Callable[[Any], Any] | None = None
+                ) -> Iterator[tuple[T, R | Failure]]:
     """`fn(item, arg)` for every item, each in a worker process, results as they complete.
 
     `fn` must be a module-level function (it is pickled by name), `arg` is sent once per
@@ -178,9 +181,10 @@ def map_bounded(fn: Callable[[T, Any], R], items: Iterable[T], arg: Any, workers
     memory stays flat however long the input. A task past `limits.timeout_s` yields
     Failure(TIMEOUT), past `limits.memory_mb` Failure(MEMORY), a worker that dies
     Failure(INTERNAL_ERROR); the other tasks go on. Closing the generator early kills
-    the workers.
+    the workers. `prepare(arg)`, also module-level, runs once per worker before the
+    memory cap: what it loads (a model, ROUGE's imports) is the worker at rest, not a task.
     """
-    pool = _Pool(fn, arg, workers, limits)
+    pool = _Pool(fn, arg, workers, limits, prepare)
     window = 2 * len(pool.slots)
     source = iter(items)
     queue: deque = deque()
@@ -275,12 +279,14 @@ def _run_one(fn: Callable, item: Any, arg: Any, memory_mb: int) -> tuple[Any, bo
 
 
 def serve(argv: list[str]) -> None:
-    """Worker main loop: sys.path, then (fn, arg) once, then items until EOF."""
+    """Worker main loop: sys.path, then (fn, arg, prepare) once, then items until EOF."""
     task_fd, result_fd, ppid, memory_mb = (int(a) for a in argv)
     _die_with_parent(ppid)
     tasks = Connection(task_fd, writable=False)
     results = Connection(result_fd, readable=False)
-    fn, arg = _first_message(tasks)
+    fn, arg, prepare = _first_message(tasks)
+    if prepare is not None:
+        _prepare(prepare, arg)
     settle_heap()  # fn's module is imported: what is alive now lives as long as the worker
     _cap_memory(memory_mb)
     while True:
@@ -297,7 +303,15 @@ def serve(argv: list[str]) -> None:
             return
 
 
-def _first_message(tasks: Connection) -> tuple[Callable, Any]:
+def _prepare(prepare: Callable[[Any], Any], arg: Any) -> None:
+    """A failure here is left to the first task, which meets it again as its own."""
+    try:
+        prepare(arg)
+    except Exception:  # noqa: BLE001, S110 - recorded by the task that meets it again
+        pass
+
+
+def _first_message(tasks: Connection) -> tuple[Callable, Any, Callable[[Any], Any] | None]:
     """The parent's sys.path comes alone first, so fn's module can be imported."""
     for path in tasks.recv():
         if path not in sys.path:

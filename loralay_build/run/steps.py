@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..corpus.duplicates import DocPrint, doc_print
+from ..corpus.duplicates import DocPrint, doc_print, prepare_prints
 from ..extract import ExtractLimits, extract_document
 from ..extract.glyphs import repair_glyphs
 from ..failures import Failure, FailureClass, internal_error
@@ -222,6 +222,11 @@ def run_steps(c: Candidate, job: DocumentJob, until: str | None = None,
         if fail is not None or step.name == until:
             break
     return work, out
+
+
+def prepare_worker(job: DocumentJob) -> None:
+    """What a worker loads once for every document, before the pool caps its memory."""
+    prepare_prints()
 
 
 def process_candidate(c: Candidate, job: DocumentJob) -> StepResults:
