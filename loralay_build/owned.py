@@ -40,6 +40,9 @@ KEPT_BY_FRESH = ("pdfs", LOCK_NAME, MARKER)
 EXPORT_ENTRIES = ("labels.json", "summary.json", LOCK_NAME, MARKER)
 EXPORT_PATTERNS = ("*-token.json", "*-groups.jsonl", "*-docs.jsonl", f"{TEMP_PREFIX}*")
 _OLD_STATES = ("state/fetch.sqlite", "state/citesum.sqlite")
+# what a claim in progress shows before its marker is in place (the marker's temporary,
+# the lock): another run of the tool, or a claim that was killed; never a user's folder
+_CLAIMING = (LOCK_NAME, f"{TEMP_PREFIX}*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +62,10 @@ def _names(kind: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
 def is_owned_name(name: str, kind: str) -> bool:
     entries, patterns = _names(kind)
     return name in entries or any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def _claiming(name: str) -> bool:
+    return any(fnmatch.fnmatchcase(name, p) for p in _CLAIMING)
 
 
 def _marker_kind(path: Path) -> str | None:
@@ -86,6 +93,8 @@ def check_folder(path: Path, kind: str, flag: str = "--out") -> Folder:
     if not names:
         return Folder(path, kind, "empty")
     marked = _marker_kind(path)
+    if marked is None and all(_claiming(n) for n in names):
+        return Folder(path, kind, "empty")
     if marked == kind:
         return Folder(path, kind, "ours")
     if marked is not None:

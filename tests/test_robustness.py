@@ -22,6 +22,7 @@ import pytest
 
 from loralay_build.dataset import Dataset
 from loralay_build.errors import ConfigError
+from loralay_build.owned import BUILD, check_folder
 
 from .conftest import REPO, SAMPLE, build_local, config, copy_run, loralay, rows_as_written
 
@@ -69,6 +70,18 @@ def test_a_folder_holding_someone_elses_files_is_refused(tmp_path):
     assert tree(out) == before
     dry = build_local(SAMPLE, out, "--dry-run")
     one_line_error(dry, "not a folder this tool made")
+
+
+def test_a_folder_another_build_is_claiming_is_not_someone_elses(tmp_path):
+    """Two shards started at once: one saw the folder the other had just made, holding only
+    its marker's temporary file, and stopped with "not a folder this tool made"."""
+    out = tmp_path / "ds"
+    out.mkdir()
+    (out / ".part-x3ra7c0q").write_text('{"tool": "loralay-build"')
+    assert check_folder(out, BUILD).status == "empty"
+    (out / "README.md").write_text("their card")
+    with pytest.raises(ConfigError, match="not a folder this tool made"):
+        check_folder(out, BUILD)
 
 
 def test_empty_out_dev_null_and_a_file_are_one_line(tmp_path):
