@@ -95,27 +95,25 @@ def paragraph(b: PageBuilder, x: float, y: float, lines: Sequence[str],
 FULL = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor"  # 370pt
 
 
-def groups_of(doc: Document) -> list[list[str]]:
-    """The blocks' texts in output order."""
+def _runs(words: list[str], ids: list[int]) -> list[list[str]]:
+    """The words of each run of equal ids, in order."""
     out: list[list[str]] = []
     last = None
-    for word, block in zip(doc.words, doc.block_ids):
-        if block != last:
+    for word, group in zip(words, ids):
+        if group != last:
             out.append([])
-            last = block
+            last = group
         out[-1].append(word)
     return out
 
 
+def groups_of(doc: Document) -> list[list[str]]:
+    """The blocks' texts in output order."""
+    return _runs(doc.words, doc.block_ids)
+
+
 def lines_of(doc: Document) -> list[str]:
-    out: list[list[str]] = []
-    last = None
-    for word, line in zip(doc.words, doc.line_ids):
-        if line != last:
-            out.append([])
-            last = line
-        out[-1].append(word)
-    return [" ".join(x) for x in out]
+    return [" ".join(x) for x in _runs(doc.words, doc.line_ids)]
 
 
 def assert_well_formed(before: Document, after: Document) -> None:
