@@ -18,6 +18,7 @@ import click
 
 from . import registry
 from .errors import LoralayError
+from .failures import RETRYABLE_ON_REQUEST
 from .owned import storage_problem
 
 
@@ -92,9 +93,11 @@ MANIFEST = click.option("--manifest", type=PATH, default=None,
                         help="For --source local: the JSON-lines manifest of your PDFs.")
 LIMIT = click.option("--limit", type=int, default=None, help="Stop fetching after N documents.")
 RETRY = click.option("--retry", multiple=True, metavar="CLASS",
-                     help="Also retry failures of this class: fetch failures (e.g. "
-                          "forbidden), or citesum shards that hit timeout or memory; "
-                          "repeatable.")
+                     help="Also try again what failed with this class, documents and "
+                          "CiteSum shards alike (one of: "
+                          f"{', '.join(sorted(RETRYABLE_ON_REQUEST))}); internal_error "
+                          "and unreachable are retried on every rerun anyway; "
+                          "repeatable (docs/reruns.md).")
 
 
 def _settings(source: str, config: Path | None, manifest: Path | None,

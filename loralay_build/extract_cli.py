@@ -14,6 +14,7 @@ from pathlib import Path
 from .errors import ConfigError
 from .failures import Failure
 from .group import Grouping
+from .owned import describe_os_error
 
 
 def check_outputs(pdfs: Sequence[Path], fmt: str, out_dir: Path | None) -> None:
@@ -27,6 +28,18 @@ def check_outputs(pdfs: Sequence[Path], fmt: str, out_dir: Path | None) -> None:
         same = [str(p) for p in pdfs if f"{p.stem}.{fmt}" == clash[0]]
         raise ConfigError(f"{' and '.join(same[:2])} would both write {out_dir / clash[0]}; "
                           f"give them different names or run them separately")
+
+
+def _make_out_dir(out_dir: Path) -> None:
+    """Made before any PDF is read, so a path that cannot be a folder (a file is there, a
+    parent is missing and cannot be made, no permission) is one line, not a traceback after
+    the first PDF's work."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ConfigError(f"--out-dir {out_dir}: exists and is not a folder")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ConfigError(f"--out-dir {out_dir}: cannot be made ({describe_os_error(e)})") from e
 
 
 def extract_files(pdfs: Sequence[Path], fmt: str, out_dir: Path | None, timeout_s: float,
@@ -44,6 +57,8 @@ def extract_files(pdfs: Sequence[Path], fmt: str, out_dir: Path | None, timeout_
     if max_pages < 1:
         raise ConfigError(f"--max-pages {max_pages}: must be 1 or more")
     check_outputs(pdfs, fmt, out_dir)
+    if out_dir is not None:
+        _make_out_dir(out_dir)
     poppler_version()
     limits = ExtractLimits(timeout_s=timeout_s, max_pages=max_pages)
     settle_heap()

@@ -108,6 +108,19 @@ def check_folder(path: Path, kind: str, flag: str = "--out") -> Folder:
                       f"{MARKER} marker); give a new or empty {flag}, nothing was touched")
 
 
+def unwritable(path: Path) -> str | None:
+    """Why a folder could not be made or written at `path` (the nearest existing folder
+    on its way is not a folder, or is not writable), else None; touches nothing."""
+    here = path.absolute()
+    while not os.path.lexists(here) and here != here.parent:
+        here = here.parent
+    if not here.is_dir():
+        return f"{here} is not a folder"
+    if not os.access(here, os.W_OK | os.X_OK):
+        return f"{here} is not writable (permissions or a read-only file system)"
+    return None
+
+
 def claim_folder(path: Path, kind: str, flag: str = "--out") -> Folder:
     """Check `path`, then create and mark it if it is not marked yet; a folder that cannot
     be made or written is one ConfigError naming it and the reason."""

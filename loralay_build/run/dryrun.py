@@ -10,13 +10,14 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+from ..errors import ConfigError
 from ..extract.poppler import check_pdf_file
 from ..failures import BadRecords
 from ..layout import RunLayout
-from ..owned import BUILD, check_folder
+from ..owned import BUILD, check_folder, unwritable
 from ..records import Candidate
 from ..sources.manifest import read_manifest
-from .pipeline import EXECUTORS, pipeline_of
+from .pipeline import plan
 from .preflight import fresh_deletions
 from .request import BuildRequest
 
@@ -28,12 +29,11 @@ FOLDER_STATES = {"new": "would be created", "empty": "empty: would be used",
 
 def dry_run(req: BuildRequest, echo: Echo) -> bool:
     """Print what a build would do; True when no input line has a fault."""
-    pipeline = pipeline_of(req.settings)
-    req.check()
-    if req.executor in EXECUTORS:
-        EXECUTORS[req.executor].check(req)
-    pipeline.check(req)
+    pipeline, _ = plan(req)
     folder = check_folder(req.out, BUILD)
+    problem = unwritable(req.out)
+    if problem is not None:
+        raise ConfigError(f"{req.out}: a build could not write here ({problem})")
     s = req.settings
     echo(f"settings: valid for --source {s.source} ({pipeline.name} pipeline, --executor "
          f"{req.executor})")

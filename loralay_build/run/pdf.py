@@ -115,7 +115,7 @@ def _note_slow_reader() -> None:
     if parse.read_chunk is None:
         log.warning("the compiled reader of Poppler's output is not built (no C compiler "
                     "or Python headers when loralay-build was installed): extraction takes "
-                    "~10 %% more CPU, same words; `make install` or `apt-get install gcc "
+                    "~10 % more CPU, same words; `make install` or `apt-get install gcc "
                     "python3-dev`, then reinstall")
 
 

@@ -35,8 +35,9 @@ def pipeline_of(settings: CommonSettings) -> Pipeline:
     return PIPELINES[registry.source(settings.source).pipeline]
 
 
-def run_build(req: BuildRequest) -> BuildResult:
-    """Check everything, then let the executor run the pipeline."""
+def plan(req: BuildRequest) -> tuple[Pipeline, Executor]:
+    """Every check a build makes before any work, in one place: `build` runs what it
+    returns and `--dry-run` reports it, so the two can never disagree on what is valid."""
     pipeline = pipeline_of(req.settings)
     executor = EXECUTORS.get(req.executor)
     if executor is None:
@@ -48,6 +49,12 @@ def run_build(req: BuildRequest) -> BuildResult:
     req.check()
     executor.check(req)
     pipeline.check(req)
+    return pipeline, executor
+
+
+def run_build(req: BuildRequest) -> BuildResult:
+    """Check everything, then let the executor run the pipeline."""
+    pipeline, executor = plan(req)
     return executor.run(pipeline, req)
 
 
