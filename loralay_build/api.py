@@ -16,6 +16,7 @@ from typing import Any
 
 from .errors import BuildStopped, ConfigError, LoralayError, RunLocked, RunMismatch, ToolMissing
 from .failures import Failure
+from .limits import DEFAULT_LIMITS
 from .records import Document
 from .run.pipeline import run_build, run_fetch
 from .run.request import BuildRequest, BuildResult
@@ -60,7 +61,8 @@ def fetch(source: str, out: str | Path, *, config: str | Path | None = None,
         raise BuildStopped(stopped)
 
 
-def extract(pdf: str | Path, *, timeout_s: float = 120.0, max_pages: int = 1000,
+def extract(pdf: str | Path, *, timeout_s: float = DEFAULT_LIMITS.timeout_s,
+            max_pages: int = DEFAULT_LIMITS.max_pages,
             groups: str = "geometry") -> Document:
     """Words, boxes, pages, line and block ids of one PDF, grouped as a build groups them
     (`groups="poppler"`: Poppler's own); ExtractFailed says why not."""

@@ -19,6 +19,7 @@ import click
 from . import registry
 from .errors import LoralayError
 from .failures import RETRYABLE_ON_REQUEST
+from .limits import DEFAULT_LIMITS
 from .owned import storage_problem
 
 
@@ -67,8 +68,9 @@ def _guarded(fn: Callable[[], Any], where: Path | None = None) -> Any:
               show_default=True)
 @click.option("--out-dir", type=PATH, default=None,
               help="Write one file per PDF here (named after it) instead of stdout.")
-@click.option("--timeout", "timeout_s", type=float, default=120.0, show_default=True)
-@click.option("--max-pages", type=int, default=1000, show_default=True)
+@click.option("--timeout", "timeout_s", type=float, default=DEFAULT_LIMITS.timeout_s,
+              show_default=True)
+@click.option("--max-pages", type=int, default=DEFAULT_LIMITS.max_pages, show_default=True)
 @click.option("--groups", type=click.Choice(["geometry", "poppler"]), default="geometry",
               show_default=True, help="Line and block ids from the words' geometry (as a "
               "build gives them), or Poppler's own.")

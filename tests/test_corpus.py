@@ -126,3 +126,15 @@ def test_chronological_fates_count_only_the_documents_in_order():
     order = sorted(survivors, key=lambda j: date_key(dates[j]))
     got = chronological_fates(dates, order, [0.5, 0.25, 0.25], "drop")
     assert got == [None, "train", "train", "validation", "test"]
+
+
+@pytest.mark.parametrize("shares", [[0.0, 0.5, 0.5], [1.2, -0.1, -0.1], [0.5, 0.5]])
+def test_a_split_takes_the_shares_the_settings_take(shares):
+    """One rule for both: a zero train share was refused by the settings and accepted by a
+    split called directly; negative shares summing to 1 likewise."""
+    from loralay_build.settings import ConfigError, load_settings
+
+    with pytest.raises(SplitError, match="split_proportions"):
+        chronological([("a", "2020")], shares)
+    with pytest.raises(ConfigError, match="split_proportions"):
+        load_settings("local", None, {"manifest": "m.jsonl", "split_proportions": shares})

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..settings.fields import check_proportions
+
 SPLITS = ("train", "validation", "test")
 _ALIASES = {"train": "train", "val": "validation", "valid": "validation",
             "validation": "validation", "dev": "validation", "test": "test"}
@@ -34,8 +36,10 @@ def date_key(date: str | None) -> str:
 
 
 def check_rule(proportions: Sequence[float], undated: str) -> None:
-    if len(proportions) != 3 or abs(sum(proportions) - 1.0) > 1e-6:
-        raise SplitError(f"split proportions must be three numbers summing to 1: {proportions}")
+    try:
+        check_proportions(list(proportions))
+    except ValueError as e:
+        raise SplitError(f"split_proportions {list(proportions)}: {e}") from None
     if undated not in ("train", "drop"):
         raise SplitError(f"undated must be 'train' or 'drop', not {undated!r}")
 

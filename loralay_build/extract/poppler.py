@@ -21,11 +21,11 @@ import stat
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ToolMissing
 from ..failures import Failure, FailureClass
+from ..limits import DEFAULT_LIMITS, ExtractLimits
 from ..pdfmagic import has_pdf_magic
 from ..records import Document
 from .boxes import normalise_page_boxes
@@ -39,17 +39,6 @@ from .rotation import displayed_sizes, settle_rotation
 # arrives in a few reads (docs/performance.md, round 5).
 WRITE_BUFFER = 1 << 20
 CHUNK = 1 << 20
-
-
-@dataclass(frozen=True, slots=True)
-class ExtractLimits:
-    timeout_s: float = 120.0
-    memory_mb: int = 2048
-    max_pages: int = 1000
-    scanned_min_words_per_page: float = 5.0
-    # a 157 KB PDF of 1,000 dense pages holds 16.7M words (265 s, 5.1 GB when read whole);
-    # 2M words is ~10x the longest thesis in the corpus
-    max_words: int = 2_000_000
 
 
 class PopplerMissing(RuntimeError):
@@ -164,7 +153,7 @@ def _limit_memory(pid: int, memory_mb: int) -> None:
             pass
 
 
-def extract_document(path: str | Path, doc_id: str, limits: ExtractLimits = ExtractLimits()
+def extract_document(path: str | Path, doc_id: str, limits: ExtractLimits = DEFAULT_LIMITS
                      ) -> Document | Failure:
     """Words, boxes, lines, blocks and pages of one PDF, or the failure class of why not.
 

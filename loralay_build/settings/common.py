@@ -14,6 +14,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
+from ..limits import DEFAULT_LIMITS
 from .fields import (
     Count,
     NonNegative,
@@ -43,8 +44,10 @@ class LimitSettings(_Model):
     fingerprint (a result reached under one limit is the result under any other); a failure
     by a limit is retried by itself once the limit is raised (`run/ledger.py`)."""
 
-    extract_timeout_s: PositiveSeconds = Field(120, description="wall clock of one pdftotext")
-    extract_memory_mb: int = Field(2048, ge=64, description="address-space cap of pdftotext")
+    extract_timeout_s: PositiveSeconds = Field(DEFAULT_LIMITS.timeout_s,
+                                               description="wall clock of one pdftotext")
+    extract_memory_mb: int = Field(DEFAULT_LIMITS.memory_mb, ge=64,
+                                   description="address-space cap of pdftotext")
     document_timeout_s: PositiveSeconds = Field(
         600, description="wall clock of one document's whole per-document stage")
     worker_memory_mb: int = Field(
@@ -55,11 +58,14 @@ class DocumentSettings(_Model):
     """What the per-document steps (extract, strip, language, render, ...) read to decide a
     result; hashed into each result's fingerprint, so a change redoes them."""
 
-    max_pages_hard: Count = Field(1000, description="PDFs with more pages are refused")
+    max_pages_hard: Count = Field(DEFAULT_LIMITS.max_pages,
+                                  description="PDFs with more pages are refused")
     scanned_min_words_per_page: NonNegative = Field(
-        5, description="fewer words per page on average means no usable text layer")
+        DEFAULT_LIMITS.scanned_min_words_per_page,
+        description="fewer words per page on average means no usable text layer")
     max_words_per_document: int = Field(
-        2_000_000, ge=1000, description="more words is `too_large` (bounds parsing and matching)")
+        DEFAULT_LIMITS.max_words, ge=1000,
+        description="more words is `too_large` (bounds parsing and matching)")
     groups: Literal["geometry", "poppler"] = Field(
         "geometry", description="line and block ids: from the words' geometry (visual lines; "
         "paragraphs, headings, captions as blocks), or Poppler's own")

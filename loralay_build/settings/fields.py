@@ -24,7 +24,9 @@ _NAME = re.compile(r"^[A-Za-z0-9][\w.-]*$")
 _HTTP_URL = re.compile(r"^https?://[^\s/]+", re.IGNORECASE)
 
 
-def _proportions(value: list[float]) -> list[float]:
+def check_proportions(value: list[float]) -> list[float]:
+    """The one rule for split shares, read by the settings and by every split (a split
+    called directly once accepted a zero train share that the settings refuse)."""
     if len(value) != 3 or any(not 0 <= x <= 1 for x in value) or abs(sum(value) - 1) > 1e-6:
         raise ValueError("three shares (train, validation, test) between 0 and 1 summing to 1")
     if value[0] <= 0:
@@ -59,7 +61,7 @@ def _language(value: str) -> str:
 
 
 Proportions = Annotated[list[Annotated[float, Field(allow_inf_nan=False)]],
-                        AfterValidator(_proportions)]
+                        AfterValidator(check_proportions)]
 IsoDate = Annotated[str, AfterValidator(_iso_date)]
 Name = Annotated[str, AfterValidator(_name)]
 HttpUrl = Annotated[str, AfterValidator(_url)]

@@ -86,7 +86,7 @@ def features_for(name: str) -> Features:
 @dataclass(frozen=True, slots=True)
 class WordColumns:
     """A body's word columns as arrays: what a row is built from, whichever payload
-    they came from (lists of a `ProcessedDoc`, or Arrow buffers of `run/columns_payload`)."""
+    they came from (lists of a `ProcessedDoc`, or Arrow buffers of `run/payload.py`)."""
 
     words: pa.Array  # string
     boxes: np.ndarray  # (n, 4) float64 PDF points
