@@ -32,6 +32,20 @@ class RunLayout:
     def shard_db(self, shard: int, num_shards: int) -> Path:
         return self.state_dir / f"shard-{shard:05d}-of-{num_shards:05d}.sqlite"
 
+    @staticmethod
+    def shard_numbers(shard_db: Path) -> tuple[int, int]:
+        """(K, N) of a `shard-K-of-N.sqlite` path."""
+        k, n = shard_db.stem.removeprefix("shard-").split("-of-")
+        return int(k), int(n)
+
+    def images_db(self, shard: int, num_shards: int) -> Path:
+        """The page-image store of a shard, beside its state."""
+        return self.state_dir / f"images-{shard:05d}-of-{num_shards:05d}.sqlite"
+
+    def images_staging(self, shard: int, num_shards: int) -> Path:
+        """Where a shard's workers leave pages for its driver (shards run concurrently)."""
+        return self.state_dir / f"images-staging-{shard:05d}-of-{num_shards:05d}"
+
     def shard_dbs(self, num_shards: int) -> list[Path]:
         """The states of a run processed in `num_shards` shards, and only those."""
         return [p for p, n in self.shard_files() if n == num_shards]

@@ -33,15 +33,6 @@ class StaleImages(RuntimeError):
     """A kept document's pages are missing or were rendered for other inputs."""
 
 
-def images_db(state_dir: Path, shard: int, num_shards: int) -> Path:
-    return state_dir / f"images-{shard:05d}-of-{num_shards:05d}.sqlite"
-
-
-def staging_dir(state_dir: Path, shard: int, num_shards: int) -> Path:
-    """Where this shard's workers leave pages for the driver (shards run concurrently)."""
-    return state_dir / f"images-staging-{shard:05d}-of-{num_shards:05d}"
-
-
 @dataclass(frozen=True, slots=True)
 class StoredPage:
     page: int

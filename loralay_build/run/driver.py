@@ -24,7 +24,7 @@ from tqdm.contrib.logging import logging_redirect_tqdm
 from .. import registry
 from ..failures import BadRecords, Failure, RetryRule
 from ..images.render import renderer_version
-from ..images.store import ImageStore, images_db, staging_dir
+from ..images.store import ImageStore
 from ..layout import RunLayout
 from ..records import Candidate, Rejection
 from ..settings import CommonSettings, DocumentSettings
@@ -253,7 +253,7 @@ def document_job(settings: CommonSettings, staging: Path | None = None) -> Docum
 
 def process_phase(req: BuildRequest, layout: RunLayout, versions: ToolVersions,
                   shard: int = 0, num_shards: int = 1) -> dict[str, int]:
-    staging = staging_dir(layout.state_dir, shard, num_shards)
+    staging = layout.images_staging(shard, num_shards)
     job = document_job(req.settings, staging)
     with RunState(layout.fetch_db) as fstate, \
             RunState(layout.shard_db(shard, num_shards)) as sstate:
@@ -276,9 +276,9 @@ def _process_plan(fstate: RunState, sstate: RunState, ledger: Ledger, plan: Plan
                   where: tuple[int, int, int], log_every_s: float) -> dict[str, int]:
     workers, shard, num_shards = where
     progress = Progress("process", len(plan.todo), log_every_s)
-    staging = staging_dir(layout.state_dir, shard, num_shards)
+    staging = layout.images_staging(shard, num_shards)
     shutil.rmtree(staging, ignore_errors=True)  # what a killed run left
-    db = images_db(layout.state_dir, shard, num_shards)
+    db = layout.images_db(shard, num_shards)
     prints: dict[str, Fingerprint] = {}
     limits = dict(plan.rule.limits)
     with logging_redirect_tqdm(), \

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from ..corpus.split import SPLITS
 from ..images.store import ImageStore
+from ..layout import RunLayout
 from ..state import RunState
 from .ledger import DOCUMENT, Ledger
 
@@ -25,11 +26,6 @@ class KeptRows(Protocol):
     rows: Any
 
     def kept_rows(self, split: str) -> Iterator[int]: ...
-
-
-def store_path(state: RunState) -> Path:
-    """shard-K-of-N.sqlite -> images-K-of-N.sqlite, beside it."""
-    return state.path.with_name("images-" + state.path.name.removeprefix("shard-"))
 
 
 def _page_rows(split: str, d: KeptRows, states: Sequence[RunState],
@@ -54,7 +50,8 @@ def write_images_config(out: Path, enabled: bool, d: KeptRows, states: Sequence[
     if not enabled:
         remove_image_shards(out)
         return page_costs(d, states, {}), {}
-    stores = [ImageStore(store_path(st)) for st in states]
+    layout = RunLayout(out)
+    stores = [ImageStore(layout.images_db(*RunLayout.shard_numbers(st.path))) for st in states]
     try:
         counts, files = write_image_shards(out, {s: _page_rows(s, d, states, stores)
                                           for s in SPLITS})
