@@ -14,8 +14,6 @@ The PDF is the candidate's (`DIR/state/fetch.sqlite`, `candidates`), else the ma
 from __future__ import annotations
 
 import io
-import json
-import sqlite3
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +25,7 @@ from .errors import ConfigError
 from .images.redact import removed_indices
 from .paths import readable_name
 from .records import Candidate
+from .state import RunState
 
 SCALE = 2.0  # 144 dpi: small words stay readable, an A4 page is 1190 x 1684 pixels
 COVER = "cover page"
@@ -46,9 +45,8 @@ def _state_candidate(dataset_dir: Path, article_id: str) -> Candidate | None:
     db = dataset_dir / "state" / "fetch.sqlite"
     if not db.is_file():
         return None
-    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
-        hit = conn.execute("SELECT body FROM candidates WHERE id = ?", (article_id,)).fetchone()
-    return Candidate.from_json(json.loads(hit[0])) if hit else None
+    with RunState.read_only(db) as state:
+        return state.candidate(article_id)
 
 
 def _manifest_candidate(settings: Any, article_id: str) -> Candidate | None:

@@ -173,6 +173,19 @@ class RunState:
             if keep is None or keep(doc_id):
                 yield Candidate.from_json(json.loads(body))
 
+    def candidate(self, doc_id: str) -> Candidate | None:
+        hit = self.db.execute("SELECT body FROM candidates WHERE id = ?", (doc_id,)).fetchone()
+        return Candidate.from_json(json.loads(hit[0])) if hit else None
+
+    @classmethod
+    def read_only(cls, path: Path) -> RunState:
+        """An existing state opened for reading alone (`loralay show` on someone's dataset
+        must neither create nor change a file there): no schema, no WAL switch."""
+        self = cls.__new__(cls)
+        self.path = Path(path)
+        self.db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, isolation_level=None)
+        return self
+
     def count_candidates(self) -> int:
         return int(self.db.execute("SELECT COUNT(*) FROM candidates").fetchone()[0])
 

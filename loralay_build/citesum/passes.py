@@ -26,7 +26,7 @@ from . import index, read2020, readapi
 from .read2020 import NotARecord
 from .sentences import make_splitter
 from .shards import BadLine, records
-from .steps import candidate, classify, sentences_of
+from .steps import NO_CITATION, NO_RELATED_WORK, UNLINKED, candidate, classify, sentences_of
 
 CITING = {"2020": read2020.citing_paper, "datasets-api": readapi.citing_paper}
 CITED = {"metadata": read2020.cited_paper, "abstracts": readapi.cited_abstract,
@@ -89,17 +89,17 @@ def _paper_candidates(paper: Any, funnel: Funnel) -> Any:
             found = True
         funnel.counts["sentences"] += 1
         why = classify(s)
-        if why == "no_citation":
-            funnel.counts["no_citation"] += 1
+        if why == NO_CITATION:
+            funnel.counts[NO_CITATION] += 1
             continue
-        if why is None or why == "unlinked":
+        if why is None or why == UNLINKED:
             funnel.counts["single_citation"] += 1
         if why:
             funnel.drop(why, f"{sid}: {s.text}")
             continue
         yield candidate(paper.paper_id, sid, section, s).to_json()
     if not found:
-        funnel.drop("no_related_work", paper.paper_id)
+        funnel.drop(NO_RELATED_WORK, paper.paper_id)
 
 
 def pass1(task: tuple[str, str], cfg: Pass1Config) -> dict[str, Any]:

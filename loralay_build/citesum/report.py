@@ -15,6 +15,7 @@ from ..failures import BadRecords
 from ..state import RunState
 from ..write.report import bad_records_lines
 from .stages import failed_shards
+from .steps import DROPS
 
 # (step, what it counts, the paper's count: Mao et al. 2022, §3 and the issue's summary)
 FUNNEL = [
@@ -25,8 +26,6 @@ FUNNEL = [
     ("resolved", "cited paper linked, abstract > min chars", None),
     ("rouge_kept", "kept by the ROUGE gate", 92_946),
 ]
-DROPS = ["no_related_work", "several_citations", "unlinked", "no_abstract", "short_abstract",
-         "low_rouge"]
 PAPER_SPLITS = {"train": 83_304, "validation": 4_721, "test": 4_921}
 CARD = [
     "A CiteSum-style extreme summarization dataset (Mao, Zhong and Han, \"CiteSum: "

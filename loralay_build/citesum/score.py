@@ -16,7 +16,7 @@ from . import index
 from .passes import Funnel
 from .records import CitedPaper
 from .split import split_of
-from .steps import LOW_ROUGE, RougeGate, resolve
+from .steps import LOW_ROUGE, NO_ABSTRACT, RougeGate, resolve
 
 _WORKER: dict[str, Any] = {}
 
@@ -76,7 +76,7 @@ def _one(c: dict[str, Any], cited: CitedPaper | None, gate: RougeGate, cfg: Scor
     """One candidate's output line, or None (its drop counted in the funnel)."""
     why = resolve(cited, cfg.min_chars)
     if why or cited is None or cited.abstract is None:  # resolve said why; mypy needs the rest
-        funnel.drop(why or "no_abstract", f"{c['id']} -> {c['cited_id']}: {c['sentence']}")
+        funnel.drop(why or NO_ABSTRACT, f"{c['id']} -> {c['cited_id']}: {c['sentence']}")
         return None
     funnel.counts["resolved"] += 1
     recalls = gate.recalls(c["stripped"], cited.abstract)

@@ -29,6 +29,9 @@ UNLINKED = "unlinked"
 NO_ABSTRACT = "no_abstract"
 SHORT_ABSTRACT = "short_abstract"
 LOW_ROUGE = "low_rouge"
+# the drops the report lists, in funnel order (a sentence without citation is counted,
+# not dropped: it was never a candidate)
+DROPS = (NO_RELATED_WORK, SEVERAL_CITATIONS, UNLINKED, NO_ABSTRACT, SHORT_ABSTRACT, LOW_ROUGE)
 
 
 @dataclass(frozen=True, slots=True)
