@@ -118,9 +118,46 @@ class Rejection:
 
 @dataclass(frozen=True, slots=True)
 class Page:
+    """A page as displayed: its size, and `rotation`, the quarter turn (clockwise, degrees)
+    from the frame its words were read in to the displayed frame its boxes are given in.
+    0 unless extraction read a rotated page unrotated and turned its boxes (the words, their
+    order and the layout groups are those of the unrotated page; docs/rotation.md)."""
+
     number: int  # 1-based physical page number, never renumbered
     width: float
     height: float
+    rotation: int = 0  # 0, 90, 180 or 270
+
+    @property
+    def read_size(self) -> tuple[float, float]:
+        """Width and height in the frame the words were read in."""
+        if self.rotation in (90, 270):
+            return self.height, self.width
+        return self.width, self.height
+
+    def to_json(self) -> list[float | int]:
+        """[number, width, height], with the rotation after them when it is not 0."""
+        out: list[float | int] = [self.number, self.width, self.height]
+        return out + [self.rotation] if self.rotation else out
+
+    @classmethod
+    def from_json(cls, v: list[Any]) -> Page:
+        return cls(int(v[0]), float(v[1]), float(v[2]), int(v[3]) if len(v) > 3 else 0)
+
+
+def turn_boxes(boxes: np.ndarray, w: Any, h: Any, rotation: int
+               ) -> tuple[np.ndarray, tuple[Any, Any]]:
+    """Boxes of a `w` x `h` page (top-left origin) as the page turned clockwise by
+    `rotation` (0, 90, 180 or 270) shows them, and that page's size: what /Rotate does on
+    screen. `w` and `h` may be arrays, one per box. Turning by 360 - r undoes a turn by r."""
+    x0, y0, x1, y1 = boxes.T
+    if rotation == 90:
+        return np.stack([h - y1, x0, h - y0, x1], axis=1), (h, w)
+    if rotation == 180:
+        return np.stack([w - x1, h - y1, w - x0, h - y0], axis=1), (w, h)
+    if rotation == 270:
+        return np.stack([y0, w - x1, y1, w - x0], axis=1), (h, w)
+    return boxes, (w, h)
 
 
 @dataclass(slots=True, eq=False)
@@ -149,6 +186,10 @@ class Document:
     # Poppler's raw bytes of the words parsed to U+FFFD, by index: read by the glyph
     # repair, then emptied (never stored)
     raw_broken: dict[int, bytes] = field(default_factory=dict)
+    # the boxes in the frame the words were read in, when a page's were turned for display
+    # (`Page.rotation`), the very numbers read, not turned back: set by extraction, read by
+    # the group step (which lays pages out as read), then not carried (never stored)
+    read_boxes: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.boxes = box_array(self.boxes)
@@ -159,9 +200,10 @@ class Document:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Document):
             return NotImplemented
-        # every field, so one added later is compared too; the boxes array by its values
+        # every field, so one added later is compared too; the box arrays by their values
         return all(np.array_equal(getattr(self, f.name), getattr(other, f.name))
-                   if f.name == "boxes" else getattr(self, f.name) == getattr(other, f.name)
+                   if f.name in ("boxes", "read_boxes")
+                   else getattr(self, f.name) == getattr(other, f.name)
                    for f in fields(self))
 
     def page_size(self, number: int) -> tuple[float, float]:
@@ -173,7 +215,7 @@ class Document:
         belongs to the records). `word_columns=False` leaves out `WORD_COLUMNS`, which
         the columnar payload stores as Arrow arrays instead."""
         out: dict[str, Any] = {"id": self.id,
-                               "pages": [[p.number, p.width, p.height] for p in self.pages]}
+                               "pages": [p.to_json() for p in self.pages]}
         if word_columns:
             out.update(words=self.words, boxes=self.boxes.ravel().tolist(),
                        word_pages=self.word_pages, line_ids=self.line_ids,
@@ -185,7 +227,7 @@ class Document:
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Document:
         flat = d["boxes"]
-        return cls(id=d["id"], pages=[Page(int(n), float(w), float(h)) for n, w, h in d["pages"]],
+        return cls(id=d["id"], pages=[Page.from_json(p) for p in d["pages"]],
                    words=d["words"],
                    boxes=box_array(flat),
                    word_pages=d["word_pages"], line_ids=d["line_ids"],

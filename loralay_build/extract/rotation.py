@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 
 from ..failures import Failure
-from ..records import Document, Page
+from ..records import Document, Page, turn_boxes
 from .parse import DISPLAY_TOLERANCE, BBoxLayoutParser
 
 Size = tuple[float, float]
@@ -223,19 +223,6 @@ def text_direction(doc: Document, start: int, end: int) -> int | None:
     return (1 if ahead > back else 3) if vertical else (0 if ahead > back else 2)
 
 
-def turn_boxes(boxes: np.ndarray, w: float, h: float, rotation: int) -> tuple[np.ndarray, Size]:
-    """Boxes of a `w` x `h` page (top-left origin) as the page turned clockwise by
-    `rotation` shows them, and that page's size: what /Rotate does on screen."""
-    x0, y0, x1, y1 = boxes.T
-    if rotation == 90:
-        return np.stack([h - y1, x0, h - y0, x1], axis=1), (h, w)
-    if rotation == 180:
-        return np.stack([w - x1, h - y1, w - x0, h - y0], axis=1), (w, h)
-    if rotation == 270:
-        return np.stack([y0, w - x1, y1, w - x0], axis=1), (h, w)
-    return boxes, (w, h)
-
-
 def upright_copy(src: Path, dst: Path, pages: Sequence[int], timeout_s: float) -> Path | None:
     """`dst`: `src` with `/Rotate 0` on `pages` (qpdf), or None when qpdf cannot write it."""
     qpdf = shutil.which("qpdf")
@@ -306,10 +293,11 @@ def settle_rotation(doc: Document, parser: BBoxLayoutParser, path: Path, timeout
     if not isinstance(again, Document) or len(again.pages) != len(doc.pages):
         return doc
     starts = page_starts(again)
+    again.read_boxes = again.boxes.copy()  # the frame the group step lays the pages out in
     for number, rotation in plan.items():
         s, e = starts[number - 1], starts[number]
         page = again.pages[number - 1]
         turned, (w, h) = turn_boxes(again.boxes[s:e], page.width, page.height, rotation)
         again.boxes[s:e] = turned
-        again.pages[number - 1] = Page(number, w, h)
+        again.pages[number - 1] = Page(number, w, h, rotation)
     return again

@@ -102,7 +102,7 @@ def read_columns(payload: bytes) -> ColumnDoc:
     from ..write.features import ColumnDoc, WordColumns
 
     meta, b = read(payload)
-    sizes = np.asarray([(w, h) for _, w, h in meta["document"]["pages"]], np.float64)
+    sizes = np.asarray([p[1:3] for p in meta["document"]["pages"]], np.float64)
     boxes = b.column(1).flatten().to_numpy().reshape(-1, 4)
     cols = WordColumns(words=b.column(0), boxes=boxes,
                        pages=b.column(2).to_numpy().astype(np.int64),
