@@ -10,7 +10,7 @@ from typing import Literal
 
 import numpy as np
 
-from ..records import Document
+from ..records import Document, turn_boxes
 from .blocks import paragraph_starts, table_regions
 from .geometry import Groups, expand, ids_from_starts, merge_groups, run_starts, summarise
 from .lines import fragment_spaces, join_fragments, vertical_fragments
@@ -25,7 +25,7 @@ NUMBER = re.compile(r"[-−+]?\d[\d.,]*%?$")
 GROUPINGS: tuple[Grouping, ...] = ("geometry", "poppler")
 # in the tool version the run state fingerprints (as glyphs.GLYPH_RULE, run/preflight.py):
 # bump when the geometric lines or blocks of any document change, so runs redo them
-GROUP_RULE = "groups1"
+GROUP_RULE = "groups2"  # 2: rotated pages laid out as read (issue 32)
 
 
 def regroup(doc: Document, how: Grouping = "geometry") -> Document:
@@ -47,17 +47,19 @@ def group_layout(doc: Document) -> Document:
     """Visual lines and blocks from the words' geometry, words reordered block by block.
 
     The words and their boxes and pages are Poppler's, unchanged; only their order and
-    their line and block ids are new. Ids start at 0 and increase in reading order."""
+    their line and block ids are new. Ids start at 0 and increase in reading order.
+    Every rule sees a page in the frame its words were read in (a rotated page unturned,
+    `Page.rotation`), so turning a page never changes its groups or order."""
     if not doc.words:
         return poppler_groups(doc)
-    boxes = doc.boxes
+    boxes, sizes = read_frame(doc)
     frag_starts, frag_pages = _fragments(doc)
     frags = summarise(boxes, frag_pages, frag_starts)
     vertical = vertical_fragments(boxes, frags, doc.words)
     if vertical.any():  # a rotated fragment's font size is its width
         frags = replace(frags, height=np.where(vertical, frags.x1 - frags.x0, frags.height))
     spaces, widest_inside = fragment_spaces(boxes, frag_starts)
-    widths = np.array([0.0] + [p.width for p in doc.pages])
+    widths = np.array([0.0] + [w for w, _ in sizes])
     order, line_starts = join_fragments(frags, spaces, widths, vertical)
     lines = merge_groups(frags, order, line_starts)
     line_vertical = vertical[order[line_starts]]
@@ -74,6 +76,28 @@ def group_layout(doc: Document) -> Document:
     block = _blocks(_take(lines, rank), chain_start, boxes[lead, 2] - boxes[lead, 0],
                     widest, line_vertical[rank], source_block, counts, numbered, numeric)
     return _assemble(doc, frags, order, line_starts, lines.count, rank, block)
+
+
+def read_frame(doc: Document) -> tuple[np.ndarray, list[tuple[float, float]]]:
+    """The words' boxes and the pages' sizes in the frame the words were read in: the
+    boxes as read when extraction kept them (`Document.read_boxes`), `doc`'s own boxes
+    when no page was turned for display (neither copied), else each turned page's boxes
+    turned back (by the rest of the full turn, `turn_boxes`; turning there and back moves
+    a box by rounding, ~1e-13 pt, which can tip a rule sitting exactly on its threshold)."""
+    sizes = [p.read_size for p in doc.pages]
+    if doc.read_boxes is not None:
+        return doc.read_boxes, sizes
+    if not any(p.rotation for p in doc.pages):
+        return doc.boxes, sizes
+    per_page = np.array([(0.0, 0.0, 0.0)] + [(p.width, p.height, p.rotation)
+                                             for p in doc.pages])
+    w, h, rotation = per_page[np.asarray(doc.word_pages, dtype=np.int64)].T
+    boxes = doc.boxes.copy()
+    for r in (90, 180, 270):
+        on = rotation == r
+        if on.any():
+            boxes[on] = turn_boxes(doc.boxes[on], w[on], h[on], 360 - r)[0]
+    return boxes, sizes
 
 
 def _fragments(doc: Document) -> tuple[np.ndarray, np.ndarray]:
