@@ -13,7 +13,7 @@ import pytest
 from loralay_build.records import Candidate, Rejection
 from loralay_build.sources.manifest import read_manifest
 
-from .conftest import REPO
+from .conftest import REPO, loralay, rows_as_written
 
 SAMPLE = REPO / "data" / "sample"
 
@@ -25,7 +25,7 @@ def sample_lines() -> list[dict]:
 def write_manifest(tmp: Path, objs: list, raw_tail: bytes = b"") -> Path:
     shutil.copytree(SAMPLE / "pdf", tmp / "pdf")
     path = tmp / "manifest.jsonl"
-    body = "".join(json.dumps(o, ensure_ascii=False) + "\n" for o in objs).encode()
+    body = "".join(json.dumps(o) + "\n" for o in objs).encode()  # escapes, as JSON allows
     path.write_bytes(body + raw_tail)
     return path
 
@@ -47,6 +47,12 @@ FAULTS = [
     ({"id": "a\u0000b"}, "holds a control character"),
     ({"abstracts": {"fr": "Un résumé."}}, "no abstract in the document's language 'en'"),
     ({"split": "holdout"}, "'split' 'holdout' is not train, validation or test"),
+    # a lone surrogate anywhere (JSON allows the escape; UTF-8 cannot write it)
+    ({"title": "T\ud800"}, "'title' holds a lone UTF-16 surrogate ('\\ud800'): not text"),
+    ({"id": "x\udfff"}, "'id' holds a lone UTF-16 surrogate ('\\udfff')"),
+    ({"abstracts": {"en": "A\ud800b" * 20}}, "'abstracts' holds a lone UTF-16 surrogate"),
+    ({"notes": ["ok", {"\udc00": 1}]}, "'notes' holds a lone UTF-16 surrogate"),
+    ({"license": "CC BY\ud800"}, "'license' holds a lone UTF-16 surrogate"),
 ]
 
 
@@ -59,6 +65,12 @@ def test_each_fault_is_bad_metadata_naming_its_line(tmp_path, change, expected):
     assert isinstance(items[1], Rejection) and items[1].cls == "bad_metadata"
     assert items[1].message.startswith(f"{path}:2: ") and expected in items[1].message
     assert "\n" not in items[1].message
+
+
+def test_a_surrogate_pair_is_text_not_a_fault(tmp_path):
+    path = write_manifest(tmp_path, [{**good(), "title": "Emoji \U0001f600"}])
+    (item,) = [line.item for line in read_manifest(path)]
+    assert isinstance(item, Candidate) and item.title == "Emoji \U0001f600"
 
 
 def test_a_non_utf8_byte_rejects_its_line_only(tmp_path):
@@ -199,3 +211,27 @@ def test_dry_run_and_build_report_unreadable_paths_and_go_on(tmp_path):
     assert "2 kept of 5" in build.stderr and "(unavailable 3)" in build.stderr
     report = (tmp_path / "out" / "report.md").read_text()
     assert "symlink loop (ELOOP)" in report and "File name too long (ENAMETOOLONG)" in report
+
+
+@pytest.mark.e2e
+def test_a_lone_surrogate_is_its_lines_bad_metadata_and_the_build_goes_on(tmp_path):
+    """Before: `"\\ud800"` in one line's title stopped the fetch ("surrogates not allowed",
+    no line number), and a rerun stopped at the same place."""
+    first, second = sample_lines()[:2]
+    path = write_manifest(tmp_path, [first, {**good(), "id": "sur", "title": "T\ud800"},
+                                     second])
+    out = tmp_path / "out"
+    cmd = ["build", "--source", "local", "--manifest", str(path), "--out", str(out),
+           "--workers", "1"]
+    runs = []
+    for _ in range(2):  # a rerun gives the same
+        proc = loralay(*cmd)
+        assert proc.returncode == 0 and "surrogates not allowed" not in proc.stderr, \
+            proc.stderr[-3000:]
+        assert "2 kept of 3" in proc.stderr
+        report = json.loads((out / "report.json").read_text())
+        runs.append((rows_as_written(out), report["documents"]["sur"]))
+    assert runs[0] == runs[1]
+    assert runs[0][1]["class"] == "bad_metadata"
+    assert runs[0][1]["message"] == (f"{path}:2: 'title' holds a lone UTF-16 surrogate "
+                                     f"('\\ud800'): not text")

@@ -48,7 +48,11 @@ _SHOWN_PATH = 240  # characters of a path a message shows (the middle of a longe
 _LEFT_TO_EXTRACTOR = (errno.ENOENT, errno.ENOTDIR)
 SPLIT_NAMES = ("train", "validation", "val", "valid", "dev", "test")
 _DATE = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$")
-_BAD_ID_CHARS = re.compile(r"[\x00-\x1f\x7f]")
+_BAD_ID_CHARS = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")
+# a JSON escape of a UTF-16 surrogate: legal JSON, but alone it is no character (UTF-8
+# cannot encode it), so it would stop the run state, the report or Parquet far from its line
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 class ManifestError(ValueError):
@@ -63,6 +67,26 @@ class UnreadableFile(ManifestError):
 class Line:
     number: int
     item: Candidate | Rejection
+
+
+def check_text(obj: dict[str, Any]) -> None:
+    """Every string of the line, keys and nested values included, is text UTF-8 can
+    write: the one gate for a lone surrogate (`"\\ud800"`), checked before anything else
+    reads the line, so no message, id or value downstream ever holds one."""
+    for key, value in obj.items():
+        stack: list[Any] = [key, value]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, str):
+                found = _SURROGATE.search(item)
+                if found is not None:
+                    raise ManifestError(f"{key!r} holds a lone UTF-16 surrogate "
+                                        f"({found.group()!r}): not text")
+            elif isinstance(item, dict):
+                stack.extend(item)
+                stack.extend(item.values())
+            elif isinstance(item, list):
+                stack.extend(item)
 
 
 def _check_keys(obj: dict[str, Any]) -> None:
@@ -179,9 +203,13 @@ def check_abstracts(value: Any, lang: str) -> dict[str, str]:
     return {lang: value[lang], **{k: v for k, v in value.items() if k != lang}}
 
 
-def candidate_from_line(obj: Any, base: Path) -> Candidate:
+def candidate_from_line(obj: Any, base: Path, raw: bytes | None = None) -> Candidate:
+    """The line's Candidate, or the ManifestError naming its first fault; `raw` (the line's
+    bytes) lets a line without a `\\uD8..`-like escape skip the surrogate walk."""
     if not isinstance(obj, dict):
         raise ManifestError("not a JSON object")
+    if raw is None or _SURROGATE_ESCAPE.search(raw):
+        check_text(obj)
     _check_keys(obj)
     doc_id = check_id(obj["id"])
     lang = check_language(obj["language"], "'language'")
@@ -226,7 +254,7 @@ def parse_line(raw: bytes, n: int, path: Path, base: Path) -> Candidate | Reject
     try:
         text = raw.decode("utf-8")
         obj = json.loads(text)
-        return candidate_from_line(obj, base)
+        return candidate_from_line(obj, base, raw)
     except UnicodeDecodeError as e:
         reason = f"not UTF-8 (byte {e.start + 1} of the line)"
     except UnreadableFile as e:
