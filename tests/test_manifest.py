@@ -38,6 +38,7 @@ FAULTS = [
     ({"publication_date": "March 2021"}, "'publication_date' \"March 2021\" is not YYYY"),
     ({"publication_date": 2020}, "'publication_date' 2020 is not YYYY"),
     ({"publication_date": "2021-02-30"}, "is not a real date"),
+    ({"publication_date": "\u0662\u0660\u0662\u0660"}, "is not YYYY, YYYY-MM or YYYY-MM-DD"),
     ({"date": "2021"}, "key 'date' is not read: did you mean 'publication_date'?"),
     ({"language": "english"}, "'language' \"english\" is not an ISO 639-1 code"),
     ({"file": 42}, "'file' must be a non-empty string, not 42"),
@@ -65,6 +66,16 @@ def test_each_fault_is_bad_metadata_naming_its_line(tmp_path, change, expected):
     assert isinstance(items[1], Rejection) and items[1].cls == "bad_metadata"
     assert items[1].message.startswith(f"{path}:2: ") and expected in items[1].message
     assert "\n" not in items[1].message
+
+
+@pytest.mark.parametrize("written,read", [
+    ("２０２０", "2020"), ("２０２０－０３－０２", "2020-03-02"), ("2019-０６", "2019-06")])
+def test_full_width_digits_of_a_date_are_read_as_the_date_they_show(tmp_path, written, read):
+    """Before: "２０２０" passed (`\\d` is any Unicode digit) and was shipped as written,
+    sorting after every ASCII date, so a 2020 paper landed in test after 2023's."""
+    path = write_manifest(tmp_path, [{**good(), "publication_date": written}])
+    (item,) = [line.item for line in read_manifest(path)]
+    assert isinstance(item, Candidate) and item.publication_date == read
 
 
 def test_a_surrogate_pair_is_text_not_a_fault(tmp_path):
@@ -235,3 +246,20 @@ def test_a_lone_surrogate_is_its_lines_bad_metadata_and_the_build_goes_on(tmp_pa
     assert runs[0][1]["class"] == "bad_metadata"
     assert runs[0][1]["message"] == (f"{path}:2: 'title' holds a lone UTF-16 surrogate "
                                      f"('\\ud800'): not text")
+
+
+@pytest.mark.e2e
+def test_a_full_width_date_is_written_and_split_as_the_date_it_shows(tmp_path):
+    """Three dated papers, one per split: the oldest, dated "２０１５", is train and holds
+    "2015" (before: it sorted after "2021-03-02" and went to test, written as typed)."""
+    first, second = sample_lines()[:2]  # 2019-06-14, 2021-03-02
+    path = write_manifest(tmp_path, [first, second,
+                                     {**sample_lines()[5], "publication_date": "２０１５"}])
+    out = tmp_path / "out"
+    loralay("build", "--source", "local", "--manifest", str(path), "--out", str(out),
+            "--workers", "1", check=True)
+    rows = {r["article_id"]: (name.split("-")[0], r["publication_date"])
+            for name, table in rows_as_written(out) for r in table}
+    assert rows == {sample_lines()[5]["id"]: ("train", "2015"),
+                    first["id"]: ("validation", "2019-06-14"),
+                    second["id"]: ("test", "2021-03-02")}

@@ -25,6 +25,7 @@ import errno
 import json
 import os
 import re
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,7 +48,7 @@ _SHOWN_PATH = 240  # characters of a path a message shows (the middle of a longe
 # a `file` the extractor reports itself ("file not found"): not a fault of the manifest
 _LEFT_TO_EXTRACTOR = (errno.ENOENT, errno.ENOTDIR)
 SPLIT_NAMES = ("train", "validation", "val", "valid", "dev", "test")
-_DATE = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$")
+_DATE = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$", re.ASCII)  # `\d` is 0-9 only
 _BAD_ID_CHARS = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")
 # a JSON escape of a UTF-16 surrogate: legal JSON, but alone it is no character (UTF-8
 # cannot encode it), so it would stop the run state, the report or Parquet far from its line
@@ -171,9 +172,15 @@ def check_id(value: Any) -> str:
 
 
 def check_date(value: Any) -> str | None:
-    """ISO 8601 `YYYY`, `YYYY-MM` or `YYYY-MM-DD`, a real date; None when absent."""
+    """ISO 8601 `YYYY`, `YYYY-MM` or `YYYY-MM-DD`, a real date, in ASCII digits; None when
+    absent. The value is read in Unicode's compatibility form (NFKC) first, so full-width
+    digits and hyphens ("２０２０－０３") become the date they show ("2020-03"), the
+    value the dataset holds; any other digit (Arabic-Indic, ...) is refused. Shipped as
+    written, "２０２０" sorted after every ASCII date."""
     if value is None:
         return None
+    if isinstance(value, str):
+        value = unicodedata.normalize("NFKC", value)
     match = _DATE.match(value) if isinstance(value, str) else None
     if match is None:
         raise ManifestError(f"'publication_date' {json.dumps(value)} is not YYYY, YYYY-MM "
