@@ -263,3 +263,30 @@ def test_a_full_width_date_is_written_and_split_as_the_date_it_shows(tmp_path):
     assert rows == {sample_lines()[5]["id"]: ("train", "2015"),
                     first["id"]: ("validation", "2019-06-14"),
                     second["id"]: ("test", "2021-03-02")}
+
+
+def _not_a_file(tmp: Path, kind: str) -> Path:
+    import os
+
+    if kind == "folder":
+        (tmp / "m.jsonl").mkdir()
+    elif kind == "FIFO (named pipe)":
+        os.mkfifo(tmp / "m.jsonl")  # opening it would block until a writer came
+    else:
+        return Path("/dev/null")
+    return tmp / "m.jsonl"
+
+
+@pytest.mark.parametrize("kind", ["folder", "FIFO (named pipe)", "device"])
+@pytest.mark.parametrize("dry", [False, True])
+def test_a_manifest_that_is_no_file_is_one_line_and_creates_no_out(tmp_path, kind, dry):
+    """Before: a folder, a FIFO or /dev/null passed the check ("exists"), the build made
+    `--out` and its state, then said "manifest not found"; `--dry-run` on a folder ended in
+    a traceback (IsADirectoryError)."""
+    manifest = _not_a_file(tmp_path, kind)
+    out = tmp_path / "out"
+    proc = loralay("build", "--source", "local", "--manifest", str(manifest), "--out",
+                   str(out), *(["--dry-run"] if dry else []), timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr == f"loralay: manifest: {manifest}: a {kind}, not a file\n"
+    assert not out.exists()

@@ -8,6 +8,7 @@ Each of these is now one line and exit status 2, with nothing written.
 
 from __future__ import annotations
 
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,8 +52,30 @@ def check_inputs(settings: CommonSettings) -> None:
             flag = f"--{key} PATH (or `{key}:` in --config)" if key == "manifest" \
                 else f"`{key}:` in --config"
             raise ConfigError(f"--source {settings.source} needs {flag}")
-        if value is not None and not Path(value).exists():
+        if value is None:
+            continue
+        if not Path(value).exists():
             raise ConfigError(f"{key}: {value}: not found")
+        if key in type(settings).INPUT_FILES:
+            kind = not_a_file(Path(value))
+            if kind is not None:
+                raise ConfigError(f"{key}: {value}: {kind}, not a file")
+
+
+def not_a_file(path: Path) -> str | None:
+    """What `path` is when it is no regular file (a link followed): `a folder`, `a FIFO`,
+    `a device`, `a socket`; None for a file. Found by `stat`, never by opening: a FIFO
+    would block the check until something wrote to it, and `/dev/zero` never ends."""
+    mode = path.stat().st_mode
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a device"
 
 
 def fresh_deletions(layout: RunLayout) -> list[Path]:

@@ -162,6 +162,9 @@ class CommonSettings(DocumentSettings, LimitSettings, CorpusSettings, HttpFields
     # and those among them it cannot run without
     INPUT_PATHS: ClassVar[tuple[str, ...]] = ()
     REQUIRED_INPUTS: ClassVar[tuple[str, ...]] = ()
+    # those among them naming one file the source reads through (not a folder, a FIFO, a
+    # device: checked without opening it, so a FIFO cannot hang the check)
+    INPUT_FILES: ClassVar[tuple[str, ...]] = ()
     source: str = Field("local", description="set by --source; not a key of the YAML files")
 
     @field_validator("images")

@@ -35,6 +35,7 @@ class LocalSettings(CommonSettings):
 
     INPUT_PATHS = ("manifest",)
     REQUIRED_INPUTS = ("manifest",)
+    INPUT_FILES = ("manifest",)
     manifest: str | None = Field(None, min_length=1, description="the JSON-lines manifest")
     max_pages_percentile: Percentile | None = None
     min_summary_percentile: Percentile | None = None
@@ -59,6 +60,7 @@ class HalSettings(CommonSettings):
 
 class ArxivSettings(CommonSettings):
     INPUT_PATHS = ("ids_dir", "metadata_path")
+    INPUT_FILES = ("metadata_path",)
     ids_dir: str | None = Field(None, min_length=1, description="Cohan et al.'s id files")
     metadata_path: str | None = Field(None, min_length=1, description="the arXiv snapshot")
     bucket_api_url: HttpUrl = Field(
