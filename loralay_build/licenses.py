@@ -3,8 +3,11 @@
 `normalise_license(value)` reads a value as a source gives it (an id in one of its common
 spellings, a licence URL, or free text) and returns a `License`: a normalised `id`, the
 `url` when the value is (or holds) a licence URL, and the free `text` when the value is
-neither a bare id nor a URL. It never guesses: a value that names no licence, or names
-two different ones, is `unknown` with its text kept. docs/licenses.md is the user's view.
+neither a bare id nor a URL. It never guesses: a value that names no licence, names two
+different ones, or denies the one it names ("not licensed under CC BY 4.0": a negation
+before the mention, in its clause) is `unknown` with its text kept. A value that is a JSON
+list of strings is several statements (a manifest line's `license` and `licence`): the
+licence when each names it, else `unknown`. docs/licenses.md is the user's view.
 
 Ids (lower case, SPDX-like):
 
@@ -29,6 +32,7 @@ Redistribution (what the `open*` shorthands mean, `LicenseTerms`):
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -237,22 +241,44 @@ def _spelled(m: re.Match[str]) -> str | None:
     return _cc(["by", *[e for e in elements if e]], m.group(2), m.group(3) and "igo")
 
 
-def _mentions(text: str) -> tuple[list[str], list[tuple[str, str]]]:
-    """Every licence the text names, in order of kind (URLs first), and the recognised
-    URLs with their ids; each match is blanked so a weaker pattern cannot re-read it."""
+# A negation in the words before a mention, within its clause: "not licensed under CC BY
+# 4.0", "no longer available under ...", "n'est pas sous licence ...", "no está bajo ...",
+# "não está licenciado ...". Whole words only: "non-commercial", "non-exclusive" and "no
+# derivatives" are parts of licence names, not negations.
+_NEGATION = re.compile(
+    r"\b(?:not|never|neither|nor|cannot|no(?![\s-]*deriv)|"
+    r"non(?![\s-]*(?:commercial|exclusive|deriv|profit))|ne|pas|jamais|ni|nunca|n[ãa]o|nem|"
+    r"nicht|kein\w*)\b|\w+n['’]t\b|\bn['’]", re.IGNORECASE)
+_CLAUSE_END = re.compile(r"[.;:!?](?=\s|$)")
+
+
+def _negated(text: str, start: int) -> bool:
+    """Whether the clause leading to `start` (from the last `.;:!?` before it) denies
+    what follows."""
+    before = text[:start]
+    ends = [m.end() for m in _CLAUSE_END.finditer(before)]
+    return _NEGATION.search(before, ends[-1] if ends else 0) is not None
+
+
+def _mentions(text: str) -> tuple[list[str], list[tuple[str, str]], bool]:
+    """Every licence the text names, in order of kind (URLs first), the recognised URLs
+    with their ids, and whether any mention is negated; each match is blanked so a weaker
+    pattern cannot re-read it."""
     ids: list[str] = []
     urls: list[tuple[str, str]] = []
+    negated = False
     rest = text
 
     def blank(m: re.Match[str]) -> str:
         return " " * (m.end() - m.start())
 
     def scan(pattern: re.Pattern[str], make: Callable[[re.Match[str]], str | None]) -> None:
-        nonlocal rest
+        nonlocal rest, negated
         for m in pattern.finditer(rest):
             found = make(m)
             if found is not None:
                 ids.append(found)
+                negated = negated or _negated(text, m.start())
         rest = pattern.sub(blank, rest)
 
     def url(m: re.Match[str]) -> str | None:
@@ -269,7 +295,7 @@ def _mentions(text: str) -> tuple[list[str], list[tuple[str, str]]]:
                                  m.group(3) and "igo"))
     for pattern, make in _TEXT_OTHERS[1:]:
         scan(pattern, make)
-    return ids, urls
+    return ids, urls, negated
 
 
 def _base(license_id: str) -> str:
@@ -309,16 +335,45 @@ def _normalise(value: str) -> License:
     text = " ".join(value.split())
     if not text:
         return License(UNKNOWN)
+    statements = _statements(text)
+    if statements is not None:
+        return _several(statements, text)
     if _URL.match(text):
         return License(_url_id(text) or UNKNOWN, url=text)
     token = _token_id(text)
     if token is not None:
         return License(token)
-    ids, urls = _mentions(text)
+    ids, urls, negated = _mentions(text)
     found = _agree(ids)
-    if found is None:
+    if found is None or negated:
         return License(UNKNOWN, text=text)
     url = next((u for u, i in urls if _base(i) == _base(found)), None)
+    return License(found, url=url, text=text)
+
+
+def _statements(text: str) -> list[str] | None:
+    """The statements of a value that is a JSON list of strings (a manifest line with both
+    `license` and `licence` gives one), else None."""
+    if not text.startswith("["):
+        return None
+    try:
+        items = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(items, list) or not items or not all(isinstance(i, str) for i in items):
+        return None
+    return items
+
+
+def _several(statements: list[str], text: str) -> License:
+    """Several statements of one document's licence: each must name a licence and all the
+    same one (`_agree`: `CC BY` and `CC BY 4.0` do); otherwise `unknown`, none taken over
+    another. The list is kept as the text."""
+    each = [_normalise(s) if s.strip() else License(UNKNOWN) for s in statements]
+    found = None if any(lic.id == UNKNOWN for lic in each) else _agree([lic.id for lic in each])
+    if found is None:
+        return License(UNKNOWN, text=text)
+    url = next((lic.url for lic in each if lic.url and _base(lic.id) == _base(found)), None)
     return License(found, url=url, text=text)
 
 

@@ -64,6 +64,10 @@ def fetched_between(c: Candidate, start: str, end: str) -> bool:
 
 
 # --- the normaliser ---------------------------------------------------------------------
+WILEY_NC = ("This is an open access article under the terms of the Creative Commons "
+            "Attribution-NonCommercial License, which permits use, distribution and "
+            "reproduction in any medium, provided the original work is properly cited and is "
+            "not used for commercial purposes.")
 SPELLINGS = [
     # ids in their common spellings (the manifest's, PMC cloud's, SciELO's, xylose's)
     ("CC-BY-4.0", License("cc-by-4.0")),
@@ -135,6 +139,36 @@ SPELLINGS = [
     ("cc-by-5.0", License(UNKNOWN, None, "cc-by-5.0")),  # no such version
     ("cc-by-nd-sa", License(UNKNOWN, None, "cc-by-nd-sa")),  # no such licence
     ("CC BY 4.0 or CC BY-SA 4.0", License(UNKNOWN, None, "CC BY 4.0 or CC BY-SA 4.0")),
+    # a licence named only to deny it (a negation before it, in its clause): unknown
+    *[(t, License(UNKNOWN, None, t)) for t in (
+        "not licensed under CC BY 4.0",
+        "This version is no longer available under CC BY 4.0",
+        "This article isn't distributed under the Creative Commons Attribution 4.0 License",
+        f"Not under https://{CC}/by/4.0/",
+        "Cet article n'est pas sous licence CC BY 4.0",
+        "Este artículo no está bajo una licencia CC BY 4.0",
+        "Este artigo não está licenciado sob CC BY 4.0",
+        "This work is not in the public domain",
+        "Not CC BY-NC but CC BY 4.0")],
+    # ... but not a negation after the mention, in another clause, or inside a licence name
+    ("CC BY-NC 4.0 (non-commercial use only)",
+     License("cc-by-nc-4.0", None, "CC BY-NC 4.0 (non-commercial use only)")),
+    ("Use is not restricted: CC BY 4.0", License("cc-by-4.0", None,
+                                                  "Use is not restricted: CC BY 4.0")),
+    ("Licensed under CC BY-NC-ND; no derivatives allowed",
+     License("cc-by-nc-nd", None, "Licensed under CC BY-NC-ND; no derivatives allowed")),
+    ("Creative Commons Attribution Non-Commercial No Derivatives License 4.0",
+     License("cc-by-nc-nd-4.0", None,
+             "Creative Commons Attribution Non-Commercial No Derivatives License 4.0")),
+    (WILEY_NC, License("cc-by-nc", None, WILEY_NC)),
+    # a JSON list is several statements (a manifest's `license` and `licence`): the one
+    # licence each names, else unknown
+    ('["CC BY 4.0", "CC0"]', License(UNKNOWN, None, '["CC BY 4.0", "CC0"]')),
+    ('["CC BY 4.0", "see the cover page"]',
+     License(UNKNOWN, None, '["CC BY 4.0", "see the cover page"]')),
+    ('["CC BY 4.0", "cc-by-4.0"]', License("cc-by-4.0", None, '["CC BY 4.0", "cc-by-4.0"]')),
+    (f'["https://{CC}/by/4.0/", "CC BY"]',
+     License("cc-by-4.0", f"https://{CC}/by/4.0/", f'["https://{CC}/by/4.0/", "CC BY"]')),
 ]
 
 
@@ -589,3 +623,31 @@ def test_manifest_license_spellings_and_record_url(tmp_path: Path) -> None:
         "key 'url' is not read: did you mean 'pdf_url' or 'record_url'?")
     assert got["h"].cls == "bad_metadata" and "'record_url' must be a non-empty string" in \
         got["h"].message
+
+
+def test_manifest_license_and_licence_that_differ_are_both_kept_and_neither_taken(
+        tmp_path: Path) -> None:
+    """Before: `license` was read and a different `licence` on the same line silently
+    ignored. Now both are kept (a JSON list), `unknown` unless both name the same licence."""
+    sample = json.loads((REPO / "data" / "sample" / "manifest.jsonl").read_text()
+                        .splitlines()[0])
+    pdf = tmp_path / "a.pdf"
+    pdf.write_bytes((REPO / "data" / "sample" / sample["file"]).read_bytes())
+    base = {k: v for k, v in sample.items() if k in ("language", "abstracts", "title")}
+    objs = [
+        {**base, "id": "two", "file": "a.pdf", "license": "CC BY 4.0", "licence": "CC0"},
+        {**base, "id": "same", "file": "a.pdf", "license": "CC BY 4.0", "Licence": "CC BY 4.0 "},
+        {**base, "id": "spelt", "file": "a.pdf", "licence": "cc-by-4.0", "LICENSE": "CC BY 4.0"},
+        {**base, "id": "none", "file": "a.pdf", "license": "CC BY 4.0", "licence": "cover page"},
+    ]
+    path = tmp_path / "manifest.jsonl"
+    path.write_text("".join(json.dumps(o) + "\n" for o in objs), encoding="utf-8")
+    got = {line.item.id: line.item.license for line in read_manifest(path)}
+    assert got == {"two": '["CC BY 4.0", "CC0"]', "same": "CC BY 4.0",
+                   "spelt": '["CC BY 4.0", "cc-by-4.0"]',
+                   "none": '["CC BY 4.0", "cover page"]'}
+    assert {k: normalise_license(v) for k, v in got.items()} == {
+        "two": License(UNKNOWN, None, '["CC BY 4.0", "CC0"]'),
+        "same": License("cc-by-4.0"),
+        "spelt": License("cc-by-4.0", None, '["CC BY 4.0", "cc-by-4.0"]'),
+        "none": License(UNKNOWN, None, '["CC BY 4.0", "cover page"]')}

@@ -290,3 +290,22 @@ def test_a_manifest_that_is_no_file_is_one_line_and_creates_no_out(tmp_path, kin
     assert proc.returncode == 2
     assert proc.stderr == f"loralay: manifest: {manifest}: a {kind}, not a file\n"
     assert not out.exists()
+
+
+@pytest.mark.e2e
+def test_denied_and_conflicting_licences_are_written_unknown_with_their_words(tmp_path):
+    """Before: "not licensed under CC BY 4.0" was written `cc-by-4.0`, and a `licence`
+    differing from `license` was dropped without a word (the row said `license`'s)."""
+    first, second, third = (sample_lines()[i] for i in (0, 1, 5))
+    path = write_manifest(tmp_path, [
+        {**first, "license": "not licensed under CC BY 4.0"},
+        {**second, "license": "CC BY 4.0", "licence": "CC0"},
+        {**third, "license": "CC BY 4.0", "licence": "cc-by-4.0"}])
+    out = tmp_path / "out"
+    loralay("build", "--source", "local", "--manifest", str(path), "--out", str(out),
+            "--workers", "1", check=True)
+    rows = {r["article_id"]: (r["license"], r["license_text"])
+            for _, table in rows_as_written(out) for r in table}
+    assert rows == {first["id"]: ("unknown", "not licensed under CC BY 4.0"),
+                    second["id"]: ("unknown", '["CC BY 4.0", "CC0"]'),
+                    third["id"]: ("cc-by-4.0", '["CC BY 4.0", "cc-by-4.0"]')}

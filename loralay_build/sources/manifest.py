@@ -6,7 +6,9 @@ travel into the dataset ("March 2021" sorted as a string, `"id": ["x"]` becoming
 Each fault now names its line; the other lines go on.
 
 Licence and provenance: an optional `license` (also spelled `licence`; an id, a licence URL
-or free text, kept as written: `licenses.normalise_license` reads it) and an optional
+or free text, kept as written: `licenses.normalise_license` reads it; both keys with
+different values are kept as the list of the two, which reads as `unknown` unless both name
+the same licence) and an optional
 `record_url` (where the document's metadata record lives). A licence is never a reason to
 reject a line: any value is kept (a non-string one as its JSON text), and a misspelled
 licence key is ignored rather than a fault. `url` alone is ambiguous (`pdf_url` or
@@ -113,16 +115,23 @@ def _text(obj: dict[str, Any], key: str, required: bool = False) -> str | None:
 
 
 def license_of(obj: dict[str, Any]) -> str | None:
-    """The line's licence as written (`license`, else `licence`, in any case); a value
-    that is not a string is kept as its JSON text, an empty one is none."""
+    """The line's licence as written (`license`, `licence`, in any case); a value that is
+    not a string is kept as its JSON text, an empty one is none. Keys that say different
+    things (`license: CC BY 4.0`, `licence: CC0`) are both kept, as the JSON list of their
+    values, which `normalise_license` reads statement by statement (`unknown` unless each
+    names the same licence): neither is silently taken over the other."""
+    values: list[str] = []
     for name in LICENSE_KEYS:
         for key, value in obj.items():
             if key.lower() != name or value is None:
                 continue
             text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-            if text.strip():
-                return text.strip()
-    return None
+            text = text.strip()
+            if text and " ".join(text.split()) not in {" ".join(v.split()) for v in values}:
+                values.append(text)
+    if len(values) > 1:
+        return json.dumps(values, ensure_ascii=False)
+    return values[0] if values else None
 
 
 def _shown(path: str) -> str:
