@@ -40,6 +40,9 @@ from functools import lru_cache
 from urllib.parse import urlsplit
 
 UNKNOWN = "unknown"
+# in the tool version the run state fingerprints (run/preflight.py): a result holds the id
+# this module gave, so a change of what it reads redoes the results (2: negations, lists)
+LICENSE_RULE = "licence2"
 CC_VERSIONS = ("1.0", "2.0", "2.5", "3.0", "4.0")
 CC_FAMILIES = ("by", "by-sa", "by-nc", "by-nd", "by-nc-sa", "by-nc-nd")
 ARXIV_DEFAULT = "arxiv-nonexclusive-distrib-1.0"

@@ -651,3 +651,13 @@ def test_manifest_license_and_licence_that_differ_are_both_kept_and_neither_take
         "same": License("cc-by-4.0"),
         "spelt": License("cc-by-4.0", None, '["CC BY 4.0", "cc-by-4.0"]'),
         "none": License(UNKNOWN, None, '["CC BY 4.0", "cover page"]')}
+
+
+def test_the_licence_rule_is_in_the_fingerprinted_tool_version() -> None:
+    """A result holds the licence id (the allow-list and the report read it): a rule that
+    reads a text anew ("not licensed under CC BY 4.0": now unknown) must redo the results
+    of an earlier run, as the Parquet column, normalised when written, would disagree."""
+    from loralay_build.licenses import LICENSE_RULE
+    from loralay_build.run.preflight import tool_versions
+
+    assert f"+{LICENSE_RULE}" in tool_versions().loralay_build

@@ -19,6 +19,7 @@ from ..extract.poppler import poppler_version
 from ..extract.rotation import ROTATION_RULE
 from ..group import GROUP_RULE
 from ..layout import RunLayout
+from ..licenses import LICENSE_RULE
 from ..owned import BUILD, KEPT_BY_FRESH, owned_entries, remove
 from ..settings import CommonSettings, check_contact
 from ..version import __version__
@@ -37,10 +38,11 @@ class ToolVersions:
 
 def tool_versions() -> ToolVersions:
     # the glyph-repair, rotation and grouping rules change the words, boxes and groups
-    # results hold, the print rule the duplicates found: a run made before any of them
-    # changed is redone
+    # results hold, the print rule the duplicates found, the licence rule the licence id
+    # a result holds (the allow-list and the report read it): a run made before any of
+    # them changed is redone
     return ToolVersions(f"{__version__}+{GLYPH_RULE}+{ROTATION_RULE}+{GROUP_RULE}"
-                        f"+{PRINT_VERSION}", poppler_version())
+                        f"+{PRINT_VERSION}+{LICENSE_RULE}", poppler_version())
 
 
 def check_inputs(settings: CommonSettings) -> None:
