@@ -32,6 +32,7 @@ Redistribution (what the `open*` shorthands mean, `LicenseTerms`):
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -477,17 +478,30 @@ OPEN_ADAPTABLE = LicenseGroup("open-adaptable", lambda t: t.redistribution and t
 SHORTHANDS = {g.name: g for g in (OPEN_REDISTRIBUTABLE, OPEN_COMMERCIAL, OPEN_ADAPTABLE)}
 
 
+ID_FORMS = (f"cc-<family>[-<version>][-<port>] (family {', '.join(CC_FAMILIES)}; version "
+            f"{', '.join(CC_VERSIONS)}; port igo with 3.0, or a two-letter jurisdiction with "
+            f"a version before 4.0), {', '.join(_FIXED)}")
+
+
+def is_license_id(value: str) -> bool:
+    """Whether `value` is an id this module makes, spelled as it makes it: the one rule
+    for what a document's `license` can be (`cc-by-4.0-fr` is none: 4.0 has no ports)."""
+    return value in _FIXED or (cc_parts(value) is not None and _token_id(value) == value)
+
+
 def check_allow_list(values: Sequence[str]) -> list[str]:
-    """A `licenses:` allow-list: ids this module makes (`cc-by-4.0`, `unknown`, ...) or the
+    """A `licenses:` allow-list: ids a document can carry (`is_license_id`) or the
     shorthands `open`, `open-commercial`, `open-adaptable`; anything else is a ValueError
-    naming it (a typo must not silently keep nothing)."""
+    naming it and the known forms (it would keep nothing, silently)."""
     for value in values:
-        if value in SHORTHANDS or value in _FIXED or value == UNKNOWN:
+        if value in SHORTHANDS or is_license_id(value):
             continue
-        cc = cc_parts(value)
-        if cc is None or (cc[1] is not None and cc[1] not in CC_VERSIONS):
-            raise ValueError(f"{value!r} is not a licence id (e.g. cc-by-4.0, cc0-1.0, "
-                             f"unknown) nor one of {', '.join(SHORTHANDS)}")
+        spelled = _token_id(value)  # `CC-BY-4.0`, `cc0`: an id in another spelling
+        close = [spelled] if spelled and is_license_id(spelled) else difflib.get_close_matches(
+            value, [*KNOWN_IDS, *SHORTHANDS], n=1, cutoff=0.8)
+        hint = f"did you mean {close[0]}? " if close else ""
+        raise ValueError(f"{value!r} is no licence id a document can carry ({hint}ids: "
+                         f"{ID_FORMS}; shorthands: {', '.join(SHORTHANDS)})")
     return list(values)
 
 

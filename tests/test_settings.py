@@ -11,6 +11,8 @@ from loralay_build import registry
 from loralay_build.settings import ConfigError, load_settings
 from loralay_build.settings.load import check_contact
 
+from .conftest import SAMPLE, config, loralay
+
 CONFIGS = Path(__file__).resolve().parent.parent / "loralay_build" / "configs"
 
 
@@ -138,3 +140,38 @@ def test_every_registered_source_has_settings_and_the_network_ones_need_a_contac
                 check_contact(s)
         else:
             check_contact(s)
+
+
+@pytest.mark.parametrize("entry,hint", [
+    ("cc-by-4.0-fr", "did you mean cc-by-4.0? "),  # 4.0 has no ports: no document has it
+    ("cc-by-2.0-igo", "did you mean cc-by-3.0-igo? "),  # IGO licences are 3.0
+    ("CC-BY-4.0", "did you mean cc-by-4.0? "), ("cc0", "did you mean cc0-1.0? "),
+    ("etalab-3.0", "did you mean etalab-2.0? "), ("gpl-3.0", "")])
+def test_an_allow_list_entry_no_document_can_carry_is_refused_naming_the_forms(
+        tmp_path, entry, hint):
+    """Before: `licenses: [cc-by-4.0-fr]` passed (a port was taken with any version) and
+    the build dropped every document as license_excluded. Now one line, exit 2, no --out."""
+    from loralay_build.licenses import ID_FORMS, SHORTHANDS
+
+    with pytest.raises(ConfigError) as e:
+        load_settings("local", None, {"licenses": ["cc-by-4.0", entry]})
+    assert f"'{entry}' is no licence id a document can carry ({hint}ids: {ID_FORMS}; " \
+           f"shorthands: {', '.join(SHORTHANDS)})" in str(e.value)
+    assert "\n" not in str(e.value)
+
+
+def test_an_allow_list_of_unknown_ids_writes_nothing(tmp_path):
+    out = tmp_path / "out"
+    proc = loralay("build", "--source", "local", "--manifest", str(SAMPLE), "--out", str(out),
+                   "--config", str(config(tmp_path, licenses=["cc-by-4.0-fr"])), timeout=60)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+    assert proc.stderr.startswith(f"loralay: {tmp_path}/config-0.yaml: licenses: "
+                                  f"['cc-by-4.0-fr'] is not valid: 'cc-by-4.0-fr' is no licence")
+    assert not out.exists()
+
+
+def test_every_id_the_normaliser_makes_is_allowed() -> None:
+    from loralay_build.licenses import KNOWN_IDS, SHORTHANDS, check_allow_list
+
+    values = [*KNOWN_IDS, *SHORTHANDS, "cc-by-3.0-br", "cc-by-nc-sa-2.5-es"]
+    assert check_allow_list(values) == values
