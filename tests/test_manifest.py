@@ -13,7 +13,7 @@ import pytest
 from loralay_build.records import Candidate, Rejection
 from loralay_build.sources.manifest import read_manifest
 
-from .conftest import REPO, loralay, rows_as_written
+from .conftest import REPO, config, loralay, rows_as_written
 
 SAMPLE = REPO / "data" / "sample"
 
@@ -309,3 +309,58 @@ def test_denied_and_conflicting_licences_are_written_unknown_with_their_words(tm
     assert rows == {first["id"]: ("unknown", "not licensed under CC BY 4.0"),
                     second["id"]: ("unknown", '["CC BY 4.0", "CC0"]'),
                     third["id"]: ("cc-by-4.0", '["CC BY 4.0", "cc-by-4.0"]')}
+
+
+# --- a given `split` is honoured (split_mode: given) or the run refused ---------------------
+def _marked(tmp: Path) -> tuple[Path, list[dict]]:
+    """The oldest paper marked test, the middle one train, the newest without a split."""
+    objs = [{**sample_lines()[5], "publication_date": "2015", "split": "test"},
+            {**sample_lines()[0], "split": "train"}, sample_lines()[1]]
+    return write_manifest(tmp, objs), objs
+
+
+@pytest.mark.parametrize("dry", [False, True])
+def test_a_split_the_mode_would_ignore_refuses_the_run_naming_split_mode(tmp_path, dry):
+    """Before: with the default split_mode (chronological) a line's `split` was checked,
+    then ignored: the paper marked test went to train, without a word."""
+    path, _ = _marked(tmp_path)
+    out = tmp_path / "out"
+    proc = loralay("build", "--source", "local", "--manifest", str(path), "--out", str(out),
+                   *(["--dry-run"] if dry else []), timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr == (f"loralay: {path}:1: 'split' is set (and on 1 more line) but "
+                           f"split_mode is chronological, which ignores it: set `split_mode: "
+                           f"given` in --config to keep the manifest's splits (every line then "
+                           f"needs one), or remove 'split'\n")
+    assert not out.exists()
+
+
+def test_with_split_mode_given_a_line_without_split_is_its_bad_metadata(tmp_path):
+    path, _ = _marked(tmp_path)
+    (*kept, missing) = [line.item for line in read_manifest(path, "given")]
+    assert [c.split for c in kept] == ["test", "train"]
+    assert isinstance(missing, Rejection) and missing.cls == "bad_metadata"
+    assert missing.message == f"{path}:3: no 'split' (split_mode: given reads each line's split)"
+    # the chronological reading has nothing to refuse on a line: the run is refused before
+    assert all(isinstance(line.item, Candidate) for line in read_manifest(path))
+
+
+@pytest.mark.e2e
+def test_with_split_mode_given_each_paper_is_written_in_its_split(tmp_path):
+    """`--dry-run` and the build agree: the line without a split is bad_metadata in both;
+    the paper marked test is in test though it is the oldest."""
+    path, objs = _marked(tmp_path)
+    out = tmp_path / "out"
+    cmd = ["build", "--source", "local", "--manifest", str(path), "--out", str(out),
+           "--config", str(config(tmp_path, split_mode="given")), "--workers", "1"]
+    dry = loralay(*cmd, "--dry-run", timeout=60)
+    assert dry.returncode == 1, dry.stderr
+    assert f"{path}:3: no 'split' (split_mode: given reads each line's split) " \
+           f"[bad_metadata]" in dry.stdout
+    assert "3 lines, 2 ready to build; bad_metadata 1" in dry.stdout
+    loralay(*cmd, check=True)
+    rows = {r["article_id"]: name.split("-")[0]
+            for name, table in rows_as_written(out) for r in table}
+    assert rows == {objs[0]["id"]: "test", objs[1]["id"]: "train"}
+    docs = json.loads((out / "report.json").read_text())["documents"]
+    assert docs[objs[2]["id"]]["class"] == "bad_metadata"

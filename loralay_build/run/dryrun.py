@@ -46,7 +46,7 @@ def dry_run(req: BuildRequest, echo: Echo) -> bool:
     ok = True
     manifest = getattr(s, "manifest", None)
     if manifest is not None:
-        ok = check_manifest(Path(manifest), req.limit, echo)
+        ok = check_manifest(Path(manifest), req.limit, echo, s.split_mode)
     else:
         echo(f"would harvest {s.source} into {req.out} (limit: {req.limit or 'none'}), "
              f"then process with {req.workers} worker(s)")
@@ -54,10 +54,11 @@ def dry_run(req: BuildRequest, echo: Echo) -> bool:
     return ok
 
 
-def check_manifest(path: Path, limit: int | None, echo: Echo) -> bool:
+def check_manifest(path: Path, limit: int | None, echo: Echo,
+                   split_mode: str = "chronological") -> bool:
     counts: Counter[str] = Counter()
     bad = BadRecords()
-    for line in read_manifest(path):
+    for line in read_manifest(path, split_mode):
         if limit is not None and counts["lines"] >= limit:
             break
         counts["lines"] += 1

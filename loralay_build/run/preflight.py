@@ -22,6 +22,7 @@ from ..layout import RunLayout
 from ..licenses import LICENSE_RULE
 from ..owned import BUILD, KEPT_BY_FRESH, owned_entries, remove
 from ..settings import CommonSettings, check_contact
+from ..sources.manifest import unread_splits
 from ..version import __version__
 
 
@@ -62,6 +63,11 @@ def check_inputs(settings: CommonSettings) -> None:
             kind = not_a_file(Path(value))
             if kind is not None:
                 raise ConfigError(f"{key}: {value}: {kind}, not a file")
+    manifest = getattr(settings, "manifest", None)
+    if manifest is not None and settings.split_mode != "given":
+        unread = unread_splits(Path(manifest))
+        if unread is not None:
+            raise ConfigError(unread)
 
 
 def not_a_file(path: Path) -> str | None:

@@ -22,7 +22,7 @@ def fetch(ctx: FetchContext) -> Iterator[Candidate | Rejection]:
     path = Path(manifest)
     if not path.is_file():
         raise BadRunInput(f"{path}: manifest not found")
-    for count, line in enumerate(read_manifest(path)):
+    for count, line in enumerate(read_manifest(path, ctx.settings.split_mode)):
         if ctx.limit_reached(count):
             return
         yield line.item

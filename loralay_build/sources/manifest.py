@@ -219,9 +219,45 @@ def check_abstracts(value: Any, lang: str) -> dict[str, str]:
     return {lang: value[lang], **{k: v for k, v in value.items() if k != lang}}
 
 
-def candidate_from_line(obj: Any, base: Path, raw: bytes | None = None) -> Candidate:
+def split_of(obj: dict[str, Any]) -> str | None:
+    """The line's `split` as written (None when absent or null); a fault when it names
+    none of train, validation, test (or their aliases)."""
+    split = _text(obj, "split")
+    if split is not None and split.strip().lower() not in SPLIT_NAMES:
+        raise ManifestError(f"'split' {split!r} is not train, validation or test")
+    return split
+
+
+def unread_splits(path: Path) -> str | None:
+    """Why the manifest cannot be built with `split_mode: chronological`: lines that set
+    a `split` (read by `split_of`; a line whose `split` is a fault is left to its line
+    check), which that mode would ignore, so a paper marked `test` could land in train.
+    Only lines holding `"split"` are parsed: a manifest without one costs a byte search."""
+    lines: list[int] = []
+    with open(path, "rb") as fh:
+        for n, raw in enumerate(fh, 1):
+            if b'"split"' not in raw:
+                continue
+            try:
+                obj = json.loads(raw)
+                if isinstance(obj, dict) and split_of(obj) is not None:
+                    lines.append(n)
+            except (ValueError, RecursionError):  # ManifestError too: the line's own fault
+                continue
+    if not lines:
+        return None
+    more = len(lines) - 1
+    where = f" (and on {more:,} more line{'s' * (more > 1)})" if more else ""
+    return (f"{path}:{lines[0]}: 'split' is set{where} but split_mode is chronological, which "
+            f"ignores it: set `split_mode: given` in --config to keep the manifest's splits "
+            f"(every line then needs one), or remove 'split'")
+
+
+def candidate_from_line(obj: Any, base: Path, raw: bytes | None = None,
+                        split_mode: str = "chronological") -> Candidate:
     """The line's Candidate, or the ManifestError naming its first fault; `raw` (the line's
-    bytes) lets a line without a `\\uD8..`-like escape skip the surrogate walk."""
+    bytes) lets a line without a `\\uD8..`-like escape skip the surrogate walk. With
+    `split_mode: given` a line must name its split (`unread_splits` is the other way)."""
     if not isinstance(obj, dict):
         raise ManifestError("not a JSON object")
     if raw is None or _SURROGATE_ESCAPE.search(raw):
@@ -229,9 +265,9 @@ def candidate_from_line(obj: Any, base: Path, raw: bytes | None = None) -> Candi
     _check_keys(obj)
     doc_id = check_id(obj["id"])
     lang = check_language(obj["language"], "'language'")
-    split = _text(obj, "split")
-    if split is not None and split.strip().lower() not in SPLIT_NAMES:
-        raise ManifestError(f"'split' {split!r} is not train, validation or test")
+    split = split_of(obj)
+    if split is None and split_mode == "given":
+        raise ManifestError("no 'split' (split_mode: given reads each line's split)")
     abstracts = check_abstracts(obj["abstracts"], lang)
     date = check_date(obj.get("publication_date"))
     pdf_url, title, record_url = (_text(obj, k) for k in ("pdf_url", "title", "record_url"))
@@ -244,7 +280,7 @@ def candidate_from_line(obj: Any, base: Path, raw: bytes | None = None) -> Candi
         extra={} if licence is None else {"license_field": "manifest"})
 
 
-def read_manifest(path: Path) -> Iterator[Line]:
+def read_manifest(path: Path, split_mode: str = "chronological") -> Iterator[Line]:
     """Every non-blank line as a Candidate or a Rejection naming `path:line`; an id seen
     before is rejected as `duplicate` under the line's own name (the first one stands)."""
     base = path.parent
@@ -253,7 +289,7 @@ def read_manifest(path: Path) -> Iterator[Line]:
         for n, raw in enumerate(fh, 1):
             if not raw.strip():
                 continue
-            item = parse_line(raw, n, path, base)
+            item = parse_line(raw, n, path, base, split_mode)
             if isinstance(item, Candidate):
                 if item.id in first_line:
                     item = Rejection(f"{path.name}:{n}", "local", FailureClass.DUPLICATE.value,
@@ -264,13 +300,14 @@ def read_manifest(path: Path) -> Iterator[Line]:
             yield Line(n, item)
 
 
-def parse_line(raw: bytes, n: int, path: Path, base: Path) -> Candidate | Rejection:
+def parse_line(raw: bytes, n: int, path: Path, base: Path,
+               split_mode: str = "chronological") -> Candidate | Rejection:
     obj: Any = None
     cls = FailureClass.BAD_METADATA
     try:
         text = raw.decode("utf-8")
         obj = json.loads(text)
-        return candidate_from_line(obj, base, raw)
+        return candidate_from_line(obj, base, raw, split_mode)
     except UnicodeDecodeError as e:
         reason = f"not UTF-8 (byte {e.start + 1} of the line)"
     except UnreadableFile as e:
