@@ -175,3 +175,11 @@ def test_every_id_the_normaliser_makes_is_allowed() -> None:
 
     values = [*KNOWN_IDS, *SHORTHANDS, "cc-by-3.0-br", "cc-by-nc-sa-2.5-es"]
     assert check_allow_list(values) == values
+
+
+@pytest.mark.parametrize("value", ["２０２０-01-01", "2020-٠١-01"])
+def test_a_settings_date_is_in_ascii_digits(value):
+    """`\\d` took any Unicode digit: SciELO's from_date "２０２０-01-01" was sent as typed."""
+    with pytest.raises(ConfigError, match="from_date: .* is not valid: a date as YYYY-MM-DD"):
+        load_settings("scielo-es", None, {"from_date": value})
+    assert load_settings("scielo-es", None, {"from_date": "2020-01-01"}).from_date == "2020-01-01"

@@ -19,7 +19,7 @@ NonNegativeCount = Annotated[int, Field(ge=0)]
 Percentile = Annotated[float, Field(gt=0, lt=100, allow_inf_nan=False)]
 Rate = Annotated[float, Field(gt=0, le=1000, allow_inf_nan=False)]
 
-_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$", re.ASCII)  # 0-9 only: "２０２０" is not sent
 _NAME = re.compile(r"^[A-Za-z0-9][\w.-]*$")
 _HTTP_URL = re.compile(r"^https?://[^\s/]+", re.IGNORECASE)
 
