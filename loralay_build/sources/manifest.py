@@ -8,11 +8,14 @@ Each fault now names its line; the other lines go on.
 Licence and provenance: an optional `license` (also spelled `licence`; an id, a licence URL
 or free text, kept as written: `licenses.normalise_license` reads it; both keys with
 different values are kept as the list of the two, which reads as `unknown` unless both name
-the same licence) and an optional
-`record_url` (where the document's metadata record lives). A licence is never a reason to
-reject a line: any value is kept (a non-string one as its JSON text), and a misspelled
-licence key is ignored rather than a fault. `url` alone is ambiguous (`pdf_url` or
-`record_url`?) and stays a fault.
+the same licence) and an optional `record_url` (where the document's metadata record
+lives). A licence is never a reason to reject a line: any value is kept (a non-string one
+as its JSON text), and a misspelled licence key is ignored rather than a fault. `url` alone
+is ambiguous (`pdf_url` or `record_url`?) and stays a fault.
+
+Text: a lone UTF-16 surrogate (`"\\ud800"`, valid JSON, no character) anywhere in a line,
+keys and licence included, is that line's fault (`check_text`, before any other check), so
+no id, message or value that reaches the run state, the report or Parquet holds one.
 
 A `file` whose path cannot even be looked at (a symlink loop, a name too long, a folder
 without permission, a NUL byte) is that line's `unavailable`, naming the path and the
