@@ -209,11 +209,17 @@ def _url_id(url: str) -> str | None:
 # --- free text -------------------------------------------------------------------------------
 _ELEMENT_WORDS = {"noncommercial": "nc", "nonderivative": "nd", "noderivative": "nd",
                   "noderivatives": "nd", "noderivs": "nd", "noderiv": "nd",
-                  "noderivativeworks": "nd", "sharealike": "sa"}
+                  "noderivativeworks": "nd", "sharealike": "sa",
+                  # the licences' official French names ("Attribution - Pas d'Utilisation
+                  # Commerciale - Pas de Modification 4.0 International")
+                  "pasdutilisationcommerciale": "nc", "pasdemodification": "nd",
+                  "partagedanslesmemesconditions": "sa", "partagedanslesmêmesconditions": "sa"}
+_ELEMENT = (r"non[\s-]?commercial|no[\s-]?deriv(?:ative)?s?(?:\s+works)?|share[\s-]?alike|"
+            r"pas[\s-]+d['’]\s*utilisation[\s-]+commerciale|pas[\s-]+de[\s-]+modification|"
+            r"partage[\s-]+dans[\s-]+les[\s-]+m[êe]mes[\s-]+conditions")
 _SPELLED_CC = re.compile(
     r"\bcreative\s+commons\s+(?:licen[cs]e\s+)?attribution"
-    r"((?:[\s,-]+(?:non[\s-]?commercial|no[\s-]?deriv(?:ative)?s?(?:\s+works)?|"
-    r"share[\s-]?alike))*)"
+    rf"((?:[\s,-]+(?:{_ELEMENT}))*)"
     r"(?:\s+licen[cs]e)?"
     r"(?:\s+(?:v(?:ersion)?\s*)?(\d\.\d))?(?:\s+(igo)\b)?", re.IGNORECASE)
 _CODE_CC = re.compile(r"\bcc[\s_-]*(by(?:[\s_-]*(?:nc|nd|sa)\b)*)(?:[\s_-]*v?(\d(?:\.\d)?)\b)?"
@@ -237,9 +243,8 @@ _TEXT_OTHERS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...]
 
 
 def _spelled(m: re.Match[str]) -> str | None:
-    words = re.findall(r"non[\s-]?commercial|no[\s-]?deriv\w*(?:\s+works)?|share[\s-]?alike",
-                       m.group(1).lower())
-    elements = [_ELEMENT_WORDS.get(re.sub(r"[\s-]", "", w)) for w in words]
+    words = re.findall(_ELEMENT, m.group(1).lower())
+    elements = [_ELEMENT_WORDS.get(re.sub(r"[\s'’-]", "", w)) for w in words]
     if None in elements:
         return None
     return _cc(["by", *[e for e in elements if e]], m.group(2), m.group(3) and "igo")

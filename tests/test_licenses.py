@@ -161,6 +161,15 @@ SPELLINGS = [
      License("cc-by-nc-nd-4.0", None,
              "Creative Commons Attribution Non-Commercial No Derivatives License 4.0")),
     (WILEY_NC, License("cc-by-nc", None, WILEY_NC)),
+    # the official French names: "Pas d'Utilisation Commerciale" is NC, not a negation (it
+    # was read as plain `cc-by`, a more permissive licence than stated)
+    *[(t, License(i, None, t)) for t, i in (
+        ("Licence Creative Commons Attribution - Pas d'Utilisation Commerciale - Pas de "
+         "Modification 4.0 International", "cc-by-nc-nd-4.0"),
+        ("Creative Commons Attribution - Partage dans les Mêmes Conditions 4.0 International",
+         "cc-by-sa-4.0"),
+        ("Creative Commons Attribution - Pas d’Utilisation Commerciale 3.0 non transposé",
+         "cc-by-nc-3.0"))],
     # a JSON list is several statements (a manifest's `license` and `licence`): the one
     # licence each names, else unknown
     ('["CC BY 4.0", "CC0"]', License(UNKNOWN, None, '["CC BY 4.0", "CC0"]')),
