@@ -364,3 +364,26 @@ def test_with_split_mode_given_each_paper_is_written_in_its_split(tmp_path):
     assert rows == {objs[0]["id"]: "test", objs[1]["id"]: "train"}
     docs = json.loads((out / "report.json").read_text())["documents"]
     assert docs[objs[2]["id"]]["class"] == "bad_metadata"
+
+
+def test_a_manifest_that_cannot_be_read_is_one_line(tmp_path, monkeypatch):
+    """EACCES cannot be made for root with chmod: `open` refuses the manifest instead."""
+    import builtins
+    import errno
+
+    from loralay_build.errors import ConfigError
+    from loralay_build.run.preflight import check_inputs
+    from loralay_build.settings import load_settings
+
+    path = write_manifest(tmp_path, [good()])
+    real = builtins.open
+
+    def refuse(p, *args, **kwargs):
+        if str(p) == str(path):
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real(p, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", refuse)
+    with pytest.raises(ConfigError) as e:
+        check_inputs(load_settings("local", None, {"manifest": str(path)}))
+    assert str(e.value) == f"manifest: {path}: cannot be read (Permission denied)"

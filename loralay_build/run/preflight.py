@@ -65,7 +65,10 @@ def check_inputs(settings: CommonSettings) -> None:
                 raise ConfigError(f"{key}: {value}: {kind}, not a file")
     manifest = getattr(settings, "manifest", None)
     if manifest is not None and settings.split_mode != "given":
-        unread = unread_splits(Path(manifest))
+        try:
+            unread = unread_splits(Path(manifest))
+        except OSError as e:
+            raise ConfigError(f"manifest: {manifest}: cannot be read ({e.strerror or e})") from e
         if unread is not None:
             raise ConfigError(unread)
 
