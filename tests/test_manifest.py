@@ -6,6 +6,7 @@ import json
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -101,8 +102,18 @@ def test_a_duplicate_id_is_classed_and_the_first_line_stands(tmp_path):
 
 
 def test_provenance_keys_are_allowed(tmp_path):
-    path = write_manifest(tmp_path, [{**good(), "license": "CC-BY", "source_repo": "x/y"}])
-    assert isinstance(next(read_manifest(path)).item, Candidate)
+    """A line with a licence and a key of the user's own (`source_repo`) is the same
+    candidate as without them, but for the licence as stated: the extra key is kept out."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    path = write_manifest(tmp_path / "a", [{**good(), "license": "CC-BY", "source_repo": "x/y"}])
+    plain_path = write_manifest(tmp_path / "b", [good()])
+    got, plain = next(read_manifest(path)).item, next(read_manifest(plain_path)).item
+    assert isinstance(got, Candidate) and isinstance(plain, Candidate)
+    assert (got.license, got.extra) == ("CC-BY", {"license_field": "manifest"})
+    assert "x/y" not in repr(got)
+    assert replace(got, license=plain.license, extra=plain.extra,
+                   pdf_path=plain.pdf_path) == plain
 
 
 def test_dry_run_reports_every_fault_by_line_and_writes_nothing(tmp_path):
