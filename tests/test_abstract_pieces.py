@@ -14,6 +14,8 @@ after the other column were dropped as irretrievable.
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 from collections import Counter
 
@@ -381,3 +383,91 @@ def test_stripping_in_pieces_stays_cheap(ev, derived):
         strip_document(doc, _candidate(case), DOC)
         strip += ev._cpu() - t
     assert strip < 0.35 * extract, (strip, extract)
+
+
+# --- the abstract's own text, not the body repeating it ----------------------------------
+# Edited copies of the real words of en_acl_s2orc (its abstract on page 1, the introduction
+# on pages 1-2, the conclusion on page 9): a sentence added to the metadata or to the body,
+# the printed abstract reworded. Before the search kept to the abstract's place, each of
+# them cut the body's sentences instead of (or besides) the abstract's own.
+
+ABSTRACT_S2ORC = (
+    ABSTRACT + " In S2ORC, we aggregate papers from hundreds of academic publishers and "
+    "digital archives into a unified source, and create the largest publicly-available "
+    "collection of machine-readable academic text to date. We hope this resource will "
+    "facilitate research and development of tools and tasks for text mining over academic "
+    "text.")
+S2ORC_SENTENCES = re.split(r"(?<=\.) (?=[A-Z])", ABSTRACT_S2ORC)
+
+
+@pytest.fixture(scope="module")
+def s2orc() -> Document:
+    manifest = shared_path("corpus", "manifest.jsonl")
+    entry = next(m for m in map(json.loads, manifest.read_text().splitlines())
+                 if m["id"] == "en_acl_s2orc")
+    assert entry["abstracts"]["en"] == ABSTRACT_S2ORC
+    return extract_document(manifest.parent / entry["file"], entry["id"])
+
+
+def _edited(doc: Document, at: int, new: list[str], remove: int = 0) -> Document:
+    """`doc` with `remove` words from `at` replaced by `new`, which take the box, page,
+    line and block of the word before them."""
+    idx = [*range(at), *[at - 1] * len(new), *range(at + remove, len(doc))]
+    return Document(doc.id, doc.pages, doc.words[:at] + new + doc.words[at + remove:],
+                    doc.boxes[np.array(idx)], [doc.word_pages[i] for i in idx],
+                    [doc.line_ids[i] for i in idx], [doc.block_ids[i] for i in idx])
+
+
+def _at(doc: Document, phrase: str, start: int = 0) -> int:
+    words = phrase.split()
+    return next(i for i in range(start, len(doc)) if doc.words[i:i + len(words)] == words)
+
+
+def _s2orc(doc: Document, abstract: str = ABSTRACT_S2ORC):
+    return strip_document(doc, Candidate("s2orc", "local", "en", {"en": abstract}), DOC)
+
+
+def test_a_sentence_the_print_lacks_is_paid_for_never_cut_from_the_introduction(s2orc):
+    """The metadata holds one sentence more than the print, and the introduction (page 2)
+    has it: within the budget it is paid for as printed nowhere and stays in the
+    introduction; beyond the budget the paper is dropped. The abstract itself is cut
+    either way it is found."""
+    short = "Yet, existing corpora are not without their limi- tations."  # 41 characters
+    long = ("Some cover a small number of papers (e.g. AAN), are domain-specific (e.g. AAN, "
+            "PubMed Central, Saier and Färber (2019)), or may not pro- vide usable full text "
+            "(e.g. Saier and Färber (2019) and RefSeer).")  # 152 characters
+    assert s2orc.word_pages[_at(s2orc, short)] == s2orc.word_pages[_at(s2orc, long)] == 2
+    r = _s2orc(s2orc, ABSTRACT_S2ORC + " " + short.replace("limi- ", "limi"))
+    assert not isinstance(r, Failure), r
+    text = " ".join(r.body.words)
+    assert short in text and "We introduce S2ORC, 1 a large corpus" not in text
+    assert [m.pages for m in r.matches] == [(1,)]
+    assert r.matches[0].distance >= len(text_key(short))  # paid for
+    r = _s2orc(s2orc, ABSTRACT_S2ORC + " " + long.replace("pro- ", "pro"))
+    assert isinstance(r, Failure) and r.cls is FailureClass.IRRETRIEVABLE_ABSTRACT, r
+
+
+def test_a_reworded_last_sentence_never_takes_the_conclusion_s_copy(s2orc):
+    """The print rewords the abstract's last sentence and the conclusion (page 9) repeats
+    the metadata's wording. Reworded a little, the printed sentence is cut as the
+    abstract's (its edits paid for) and the conclusion keeps its copy; reworded beyond the
+    budget, the paper is dropped: the conclusion's copy is never cut in its place."""
+    last = S2ORC_SENTENCES[-1]
+    at = _at(s2orc, "We demonstrate that S2ORC can")
+    assert s2orc.word_pages[at] == 9
+    for reworded, found in (
+            ("We hope this new resource can help research and the development of tools and "
+             "tasks for text mining on scientific text.", True),
+            ("We expect that this corpus will help both research and the building of tools "
+             "for mining scholarly writing.", False)):
+        doc = _edited(s2orc, at, last.split())
+        first = _at(doc, "We hope this resource")
+        doc = _edited(doc, first, reworded.split(), len(last.split()))
+        r = _s2orc(doc)
+        if not found:
+            assert isinstance(r, Failure) and r.cls is FailureClass.IRRETRIEVABLE_ABSTRACT, r
+            continue
+        assert not isinstance(r, Failure), r
+        text = " ".join(r.body.words)
+        assert last in text and "text mining on scientific text." not in text
+        assert [m.pages for m in r.matches] == [(1,)]

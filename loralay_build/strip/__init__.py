@@ -77,7 +77,9 @@ def strip_document(doc: Document, candidate: Candidate, settings: DocumentSettin
         removed |= pages == 1
         keys = ["" if r else k for k, r in zip(keys, removed, strict=True)]
     text = KeyedText(keys, doc.words)
-    hay = Haystack(text.text)
+    # each character's page: an abstract's parts are looked for far from its pieces only
+    # on the pages those lie on
+    hay = Haystack(text.text, np.repeat(pages, text.lengths))
     budget = budget_from(settings)
     matches: list[AbstractMatch] = []
     for lang, abstract in candidate.abstracts.items():

@@ -101,10 +101,26 @@ class Haystack:
     Korean or Chinese body with thousands of distinct characters still fits edlib's alphabet.
     """
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, pages: np.ndarray | None = None) -> None:
         self.text = text
         self.codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
         self.masked = np.zeros(len(text), dtype=bool)  # spans already given to an abstract
+        self.pages = pages  # the page of every character, or None: all on one page
+
+    def scope(self, lo: int, hi: int) -> tuple[int, int]:
+        """From the first to the last character of the pages that [lo, hi) touches and of
+        the page before them: where a part of an abstract whose main piece is [lo, hi) may
+        lie far from its pieces (`_elsewhere`). An abstract crosses at most one page break,
+        and when its main piece is the part after the break, its first lines are on the
+        page before, possibly far back (the other column read first); the pages after the
+        main piece's are the paper's body, where authors repeat their abstract. Pages need
+        not come in order (a layout stage may move a block)."""
+        if self.pages is None or hi <= lo:
+            return 0, len(self.text)
+        touched = self.pages[lo:hi]
+        first, last = int(touched.min()) - 1, int(touched.max())
+        on = np.flatnonzero((self.pages >= first) & (self.pages <= last))
+        return int(on[0]), int(on[-1]) + 1
 
     def mask(self, spans: list[Span]) -> None:
         for s in spans:
@@ -240,14 +256,15 @@ def _copy_likely(hay: Haystack, key: str, n: int = 5, size: int = 20) -> bool:
     return len(at) >= n - 1 and max(at) - min(at) <= 2 * len(key) + NEAR
 
 
-def find(hay: Haystack, key: str, lo: int, hi: int, budget: Budget, depth: int
-         ) -> Found | None:
+def find(hay: Haystack, key: str, lo: int, hi: int, budget: Budget, depth: int,
+         scope: tuple[int, int] | None = None) -> Found | None:
     """`key` in [lo, hi) within its budget, masked there on success; None otherwise.
 
     Exact first; a needle shorter than `min_chars` is only ever matched exactly (too short
     to trust a fuzzy match). Then the alignment bounded by the budget, then (unless `depth`
     is MAX_DEPTH: a part of a part of a part) the unbounded one in the window where the
-    needle aligns best."""
+    needle aligns best. `scope`: where a part of the needle may be looked for far from
+    its pieces (None: the pages of its main piece and the one before, `Haystack.scope`)."""
     pos = hay.find_exact(key, lo, hi)
     if pos >= 0:
         spans = [Span(pos, pos + len(key), 0, "exact")]
@@ -259,7 +276,7 @@ def find(hay: Haystack, key: str, lo: int, hi: int, budget: Budget, depth: int
     enc = hay.encode(key, lo, hi)
     if enc is None:
         return None
-    found = _aligned(hay, key, lo, enc, budget, depth, k, "fuzzy")
+    found = _aligned(hay, key, lo, enc, budget, depth, k, "fuzzy", (lo, hi), scope)
     if found is not None or depth >= MAX_DEPTH:
         return found
     # a failed alignment leaves the mask as it found it, so `enc` still holds: the window
@@ -267,14 +284,17 @@ def find(hay: Haystack, key: str, lo: int, hi: int, budget: Budget, depth: int
     wlo, whi = _window(key, lo, hi, enc)
     if (wlo, whi) != (lo, hi):
         enc = enc[0], enc[1][wlo - lo:whi - lo]
-    return _aligned(hay, key, wlo, enc, budget, depth, None, "split")
+    return _aligned(hay, key, wlo, enc, budget, depth, None, "split", (lo, hi), scope)
 
 
 def _aligned(hay: Haystack, key: str, lo: int, enc: tuple[bytes, bytes], budget: Budget,
-             depth: int, k: int | None, method: str) -> Found | None:
+             depth: int, k: int | None, method: str, bounds: tuple[int, int],
+             scope: tuple[int, int] | None) -> Found | None:
     """One alignment of `key` (encoded by `hay.encode` over a window starting at `lo`)
     within k edits, or unbounded, read as pieces, its unplaced parts looked for on their
-    own; None when over the budget."""
+    own; None when over the budget. `bounds`: the range the needle is looked for in; its
+    parts are looked for near it within that range only, so that a part found near
+    (itself a part of the abstract) cannot carry the search farther away."""
     r = edlib.align(enc[0], enc[1], mode="HW", task="path", k=-1 if k is None else k)
     if r["editDistance"] < 0 or not r["cigar"]:
         return None
@@ -287,8 +307,11 @@ def _aligned(hay: Haystack, key: str, lo: int, enc: tuple[bytes, bytes], budget:
     spans = [Span(p.ts, p.te, p.edits, method) for p in parts]
     saved = hay.masked.copy()
     hay.mask(spans)
-    near = (max(0, parts[0].ts - len(key) - NEAR),
-            min(len(hay.text), parts[-1].te + len(key) + NEAR))
+    near = (max(bounds[0], parts[0].ts - len(key) - NEAR),
+            min(bounds[1], parts[-1].te + len(key) + NEAR))
+    if scope is None:  # the pages of its main piece: the one holding most of the needle
+        main = max(parts, key=lambda p: p.qe - p.qs)
+        scope = hay.scope(main.ts, main.te)
     count, lost = len(parts), 0
     ends = [0] + [e for p in parts for e in (p.qs, p.qe)] + [len(key)]
     for i, (a, b) in enumerate(zip(ends[::2], ends[1::2], strict=True)):
@@ -296,8 +319,9 @@ def _aligned(hay: Haystack, key: str, lo: int, enc: tuple[bytes, bytes], budget:
             continue
         if b - a >= GAP and depth > MAX_DEPTH:  # a part of a part of a part of a part
             extra, unplaced = None, b - a
-        elif b - a >= GAP:  # printed elsewhere: near the rest first, then anywhere
-            extra, unplaced = _elsewhere(hay, key[a:b], near, budget, depth, limit - cost)
+        elif b - a >= GAP:  # near the rest, else paid, else far on the abstract's pages
+            extra, unplaced = _elsewhere(hay, key[a:b], near, scope, budget, depth,
+                                         limit - cost)
         else:  # a word or two cut off by junk, e.g. the abstract's last line
             extra = _beside(hay, key[a:b], parts, i)
             unplaced = b - a if extra is None else 0
@@ -324,26 +348,35 @@ def _aligned(hay: Haystack, key: str, lo: int, enc: tuple[bytes, bytes], budget:
     return Found(joined, cost, count)
 
 
-def _elsewhere(hay: Haystack, part: str, near: tuple[int, int], budget: Budget, depth: int,
-               room: int, whole: bool = True) -> tuple[Found | None, int]:
-    """An unplaced part of >= GAP characters looked for on its own: near the abstract, then
-    (when it is long enough to be trusted alone) anywhere; when not found whole, it is
-    halved and each half looked for near (a part read line by line with a side column's
+def _elsewhere(hay: Haystack, part: str, near: tuple[int, int], scope: tuple[int, int],
+               budget: Budget, depth: int, room: int, whole: bool = True
+               ) -> tuple[Found | None, int]:
+    """An unplaced part of >= GAP characters looked for on its own: near its pieces (a
+    page break, a box, a moved block); else, only when its characters cost more than the
+    `room` left in the budget and it is long enough to be trusted alone, far from them on
+    the abstract's pages (`scope`: the main piece's page and the one before it; a block
+    the reading order put after the other column or the next heading). A part that fits
+    the room is never taken from far away: it is paid for as printed nowhere, since far
+    from the abstract the same words are the authors repeating it (an introduction, a
+    conclusion). When not found whole, the part
+    is halved and each half looked for near (a part read line by line with a side column's
     lines between, which an alignment substitutes rather than skips), down to halves of
     `min_chars`. What was found, and how many characters of `part` are placed nowhere;
     stops once those exceed `room`."""
-    found = find(hay, part, near[0], near[1], budget, depth + 1 if whole else MAX_DEPTH)
-    if found is None and whole and len(part) >= budget.min_chars:
-        found = find(hay, part, 0, len(hay.text), budget, depth + 1)
+    found = find(hay, part, near[0], near[1], budget, depth + 1 if whole else MAX_DEPTH,
+                 scope)
+    if found is None and whole and len(part) > room and len(part) >= budget.min_chars:
+        found = find(hay, part, scope[0], scope[1], budget, depth + 1, scope)
     if found is not None:
         return found, 0
     if len(part) < 2 * budget.min_chars:
         return None, len(part)
     mid = len(part) // 2
-    one, lost = _elsewhere(hay, part[:mid], near, budget, depth, room, False)
+    one, lost = _elsewhere(hay, part[:mid], near, scope, budget, depth, room, False)
     if lost > room:
         return one, lost + len(part) - mid
-    two, lost_two = _elsewhere(hay, part[mid:], near, budget, depth, room - lost, False)
+    two, lost_two = _elsewhere(hay, part[mid:], near, scope, budget, depth, room - lost,
+                               False)
     both = [f for f in (one, two) if f is not None]
     if not both:
         return None, lost + lost_two
