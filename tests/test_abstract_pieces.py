@@ -447,6 +447,24 @@ def test_a_sentence_the_print_lacks_is_paid_for_never_cut_from_the_introduction(
     assert isinstance(r, Failure) and r.cls is FailureClass.IRRETRIEVABLE_ABSTRACT, r
 
 
+def test_an_introduction_restating_each_sentence_keeps_them(s2orc):
+    """Each sentence of the abstract restated in the introduction, one every other
+    sentence of it: the printed abstract is cut, the five restatements stay (the leakage
+    audit sees them; they are the authors', not the abstract)."""
+    ends = [i for i in range(_at(s2orc, "Introduction Academic") + 1, _at(s2orc, "To address"))
+            if s2orc.words[i - 1].endswith(".") and s2orc.words[i][:1].isupper()]
+    doc = s2orc
+    for sentence, at in reversed(list(zip(S2ORC_SENTENCES, ends[::2], strict=False))):
+        doc = _edited(doc, at, sentence.split())
+    assert len(S2ORC_SENTENCES) == 5 and len(ends[::2]) >= 5
+    r = _s2orc(doc)
+    assert not isinstance(r, Failure), r
+    text = " ".join(r.body.words)
+    assert "We introduce S2ORC, 1 a large corpus" not in text
+    assert all(s in text for s in S2ORC_SENTENCES)
+    assert [m.pages for m in r.matches] == [(1,)]
+
+
 def test_a_reworded_last_sentence_never_takes_the_conclusion_s_copy(s2orc):
     """The print rewords the abstract's last sentence and the conclusion (page 9) repeats
     the metadata's wording. Reworded a little, the printed sentence is cut as the

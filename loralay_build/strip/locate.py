@@ -13,12 +13,15 @@ line: *junk*, which stays in the body) or the abstract has >= GAP characters tha
 alignment does not match there. A piece must be solid (>= MIN_PIECE characters matched,
 at most twice the edit ratio unmatched inside it), else it is chance and dissolves. The
 abstract's characters outside every solid piece are *unplaced*: each stretch of >= GAP of
-them is looked for on its own, near the pieces first, then anywhere (it may be printed
-after the next heading, on the next page, or before the rest when the reading order puts
-its block first), and when it is not found whole, by halves down to `min_chars` (a part
-read line by line with a side column's lines, which an alignment substitutes rather than
-skips); a shorter stretch (a last line of one word) only exactly, next to its pieces;
-what is still placed nowhere counts as edits.
+them is looked for on its own, near the pieces first (on the next page, or before the
+rest when the reading order puts its block first); when it is not near, it is paid for
+if the budget allows, else looked for far from the pieces on the main piece's page and
+the page before (after the next heading, after the other column), never farther: that is
+the body, where authors repeat their abstract (`_elsewhere`). When it is not found whole,
+it is looked for by halves down to `min_chars` (a part read line by line with a side
+column's lines, which an alignment substitutes rather than skips); a shorter stretch (a
+last line of one word) only exactly, next to its pieces; what is still placed nowhere
+counts as edits.
 
 The budget is the whole abstract's: the edits inside its pieces plus every unplaced
 character must stay within `Budget.edits(len(abstract))`, in at most MAX_PIECES pieces.
@@ -31,7 +34,8 @@ Two passes: the alignment bounded by the budget over the whole text (cheap, and 
 when the junk inside the abstract fits in the budget: "fuzzy"); when it fails, the
 unbounded alignment in the window where the abstract aligns best, whose junk is free
 ("split", as is every part found on its own). Further copies (`more_copies`) get the
-second pass only where most of the abstract is printed word for word in one place.
+second pass only where most of the abstract is printed word for word in one place, and
+a copy in pieces spread over more than twice its length is not a copy.
 The second pass is what a page break needs: a footer and running head of 36 characters
 inside a Korean abstract of 90 are more junk than any honest budget, but both parts are
 intact. (It replaced a search that halved the abstract down to pieces of
@@ -230,15 +234,23 @@ def locate(hay: Haystack, abstract: str, budget: Budget) -> list[Span] | None:
 def more_copies(hay: Haystack, abstract: str, budget: Budget, limit: int = 3
                 ) -> list[list[Span]]:
     """Further copies of an abstract (a thesis may print it twice), masked spans excluded,
-    each as its spans: within the whole abstract's budget, in pieces or not, like the first."""
+    each as its spans, within the whole abstract's budget like the first. A copy is
+    printed in one place: in pieces only when its text, from its first piece to its last,
+    is at most twice its length, i.e. what lies between the pieces (a page break, a block
+    the layout moved) is less than the copy itself. With the abstract's own text cut,
+    what is left of its sentences is mostly the authors repeating them (an introduction
+    restating it sentence by sentence), and pieces far apart would gather those."""
     key, copies = text_key(abstract), []
     for _ in range(limit):
         # in pieces only where most of it is printed word for word in one place: the
-        # unbounded pass costs more than the rest of stripping, and papers repeat
-        # sentences of their abstract all over their body
+        # unbounded pass costs more than the rest of stripping
+        saved = hay.masked.copy()
         found = find(hay, key, 0, len(hay.text), budget, 0 if _copy_likely(hay, key)
                      else MAX_DEPTH)
         if found is None:
+            break
+        if max(s.end for s in found.spans) - min(s.start for s in found.spans) > 2 * len(key):
+            hay.masked[:] = saved  # sentences spread over the body: not a copy
             break
         copies.append(found.spans)  # find() left them masked
     return copies
@@ -246,14 +258,15 @@ def more_copies(hay: Haystack, abstract: str, budget: Budget, limit: int = 3
 
 def _copy_likely(hay: Haystack, key: str, n: int = 5, size: int = 20) -> bool:
     """Whether all but one of `n` stretches of `size` characters spread over `key` are in
-    the text (unmasked) word for word, within a few lengths of `key` of each other."""
+    the text (unmasked) word for word, within twice the length of `key` (a copy's bound,
+    `more_copies`)."""
     if len(key) < n * size:
         return False
     step = (len(key) - size) // (n - 1)
     found = [hay.find_exact(key[i:i + size], 0, len(hay.text))
              for i in range(0, len(key) - size + 1, step)[:n]]
     at = [p for p in found if p >= 0]
-    return len(at) >= n - 1 and max(at) - min(at) <= 2 * len(key) + NEAR
+    return len(at) >= n - 1 and max(at) - min(at) <= 2 * len(key)
 
 
 def find(hay: Haystack, key: str, lo: int, hi: int, budget: Budget, depth: int,
