@@ -193,6 +193,53 @@ def test_cover_pages(readable, stripped):
         assert not isinstance(kept, Failure) and 1 in kept[0].word_pages
 
 
+HAL_NOTICE = (
+    "HAL is a multi-disciplinary open access archive for the deposit and dissemination of "
+    "scientific research documents, whether they are published or not. The documents may "
+    "come from teaching and research institutions in France or abroad, or from public or "
+    "private research centers. L'archive ouverte pluridisciplinaire HAL, est destinée au "
+    "dépôt et à la diffusion de documents scientifiques de niveau recherche, publiés ou "
+    "non, émanant des établissements d'enseignement et de recherche français ou étrangers, "
+    "des laboratoires publics ou privés.")
+
+
+def _inserted(doc: Document, at: int, words: list[str]) -> Document:
+    """`doc` with `words` before word `at`, on the page, line and block of the word before."""
+    idx = [*range(at), *[at - 1] * len(words), *range(at, len(doc))]
+    return Document(doc.id, doc.pages, doc.words[:at] + words + doc.words[at:],
+                    doc.boxes[idx], [doc.word_pages[i] for i in idx],
+                    [doc.line_ids[i] for i in idx], [doc.block_ids[i] for i in idx])
+
+
+def test_a_page_1_quoting_hal_s_notice_is_not_a_cover_page(readable):
+    """A paper's page 1 that quotes HAL's notice (in a footnote closing the page, or in its
+    text with the record's labels as well) keeps its page and its abstract; the notice
+    alone made it a cover page, and the paper was dropped for a missing abstract. A cover
+    needs every sign: the notice closing the page, "HAL Id" and "To cite this version"."""
+    m, doc = readable["en_acl_s2orc"]
+    end = doc.word_pages.index(2)  # page 1's last word + 1
+    notice = HAL_NOTICE.split()
+    record = ["HAL", "Id:", "hal-01110668", "To", "cite", "this", "version:"]
+    for quoted in (_inserted(doc, end, notice),  # a footnote closing page 1
+                   _inserted(doc, 160, record + notice),  # its text, with the labels
+                   _inserted(doc, end, record[:3] + notice)):  # no "To cite this version"
+        assert not cover_page(quoted)
+        r = strip_abstracts(quoted, _candidate(m), CFG)
+        assert not isinstance(r, Failure), r
+        assert r[1][0].pages == (1,) and 1 in r[0].word_pages
+    # the real cover page of en_hal_cover_febs is one, and is none without one of its signs
+    _, febs = readable["en_hal_cover_febs"]
+    assert cover_page(febs)
+    for sign in ("Id:", "cite"):
+        at = febs.words.index(sign)
+        cut = Document(febs.id, febs.pages, febs.words[:at] + febs.words[at + 1:],
+                       [b for i, b in enumerate(febs.boxes.tolist()) if i != at],
+                       febs.word_pages[:at] + febs.word_pages[at + 1:],
+                       febs.line_ids[:at] + febs.line_ids[at + 1:],
+                       febs.block_ids[:at] + febs.block_ids[at + 1:])
+        assert not cover_page(cut), sign
+
+
 def test_abstract_of_another_document_is_not_found(readable):
     """Each document with, added to or in place of its own, the main abstract of the next
     four documents (in corpus order, cyclically) of a language it has an abstract in:
