@@ -468,8 +468,9 @@ def test_an_introduction_restating_each_sentence_keeps_them(s2orc):
 def test_a_reworded_last_sentence_never_takes_the_conclusion_s_copy(s2orc):
     """The print rewords the abstract's last sentence and the conclusion (page 9) repeats
     the metadata's wording. Reworded a little, the printed sentence is cut as the
-    abstract's (its edits paid for) and the conclusion keeps its copy; reworded beyond the
-    budget, the paper is dropped: the conclusion's copy is never cut in its place."""
+    abstract's (its edits paid for; a reworded phrase of two words between its pieces
+    stays) and the conclusion keeps its copy; reworded beyond the budget, the paper is
+    dropped: the conclusion's copy is never cut in its place."""
     last = S2ORC_SENTENCES[-1]
     at = _at(s2orc, "We demonstrate that S2ORC can")
     assert s2orc.word_pages[at] == 9
