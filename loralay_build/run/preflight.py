@@ -23,6 +23,7 @@ from ..licenses import LICENSE_RULE
 from ..owned import BUILD, KEPT_BY_FRESH, owned_entries, remove
 from ..settings import CommonSettings, check_contact
 from ..sources.manifest import unread_splits
+from ..strip import STRIP_RULE
 from ..version import __version__
 
 
@@ -41,9 +42,9 @@ def tool_versions() -> ToolVersions:
     # the glyph-repair, rotation and grouping rules change the words, boxes and groups
     # results hold, the print rule the duplicates found, the licence rule the licence id
     # a result holds (the allow-list and the report read it): a run made before any of
-    # them changed is redone
+    # them changed is redone; so does the strip rule, what is cut as an abstract
     return ToolVersions(f"{__version__}+{GLYPH_RULE}+{ROTATION_RULE}+{GROUP_RULE}"
-                        f"+{PRINT_VERSION}+{LICENSE_RULE}", poppler_version())
+                        f"+{PRINT_VERSION}+{LICENSE_RULE}+{STRIP_RULE}", poppler_version())
 
 
 def check_inputs(settings: CommonSettings) -> None:
