@@ -1,4 +1,5 @@
-"""A built dataset read back, checked first: what `export`, `show` and `eval` read.
+"""A built dataset read back, checked first: what `export`, `show`, `eval` and a build's
+`exclude_datasets` read.
 
 Why not `datasets.load_dataset`: it copies every shard into its cache first; an export or a
 picture needs one pass (or one row), and the split is already in each file's name.
@@ -7,13 +8,20 @@ not a dataset, a split name that is a glob or a path gave tracebacks, or (`--spl
 silently scored every split together. Each is now one `ConfigError` naming the file or the
 folder and the problem. Every shard is opened when the dataset is, and read from the open
 file: a build that swaps `data/` meanwhile (it renames, never rewrites in place) cannot pull
-a shard from under a reader.
+a shard from under a reader. A shard is opened only once `stat` says it is a regular file:
+a FIFO or a device named `*.parquet` would block the reader's `open` for good.
+
+`exclude_datasets` (a build's other datasets, whose papers it leaves out) reads through
+the same `Dataset`, and also refuses the build's own `--out`, anything inside it (its
+`data/`) or a folder holding it, links resolved: read back, the run's own dataset would
+make every document a duplicate of itself.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+import stat
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +29,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .corpus.duplicates import ExternalPrint, doc_print
 from .errors import ConfigError
 from .paths import DATA_DIR, SHARD_NAME
 
@@ -68,6 +77,27 @@ class Dataset:
             raise ConfigError(f"{data}: no dataset shards (give the --out folder of a "
                               "finished `loralay build`)")
         return ds
+
+    @classmethod
+    def open_any(cls, root: str | Path) -> Dataset:
+        """This tool's layout (`data/`, checked as `open` checks it) or else the Hub's
+        Parquet export (the published LoRaLay datasets: no `data/`, every `*.parquet`
+        below the folder, e.g. `default/train/0000.parquet`, whose folder names the
+        split)."""
+        root = Path(root)
+        if not root.is_dir() or (root / DATA_DIR).is_dir():
+            return cls.open(root)
+        ds = cls(root)
+        for path in sorted(root.rglob("*.parquet")):
+            ds.splits.setdefault(path.parent.name, []).append((path, _open_parquet(path)))
+        if not ds.splits:
+            raise ConfigError(f"{root}: no {DATA_DIR}/ folder and no *.parquet below it (not a "
+                              "built dataset: give the --out folder of a finished build)")
+        return ds
+
+    def files(self) -> Iterator[tuple[Path, pq.ParquetFile]]:
+        for files in self.splits.values():
+            yield from files
 
     def split(self, name: str) -> list[tuple[Path, pq.ParquetFile]]:
         """One split's shards; a name that is not a plain word, or not in the dataset, is
@@ -134,6 +164,14 @@ def _shard_files(data: Path) -> Iterator[tuple[Path, str, int, int]]:
 
 
 def _open_parquet(path: Path) -> pq.ParquetFile:
+    """The shard opened, once `stat` (which never blocks) says it is a regular file."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot be read ({e.strerror})") from None
+    if not stat.S_ISREG(mode):
+        raise ConfigError(f"{path}: not a regular file (a FIFO, a device or a folder named "
+                          "*.parquet); a dataset's shards are files")
     try:
         return pq.ParquetFile(path)
     except _ARROW_ERRORS as e:
@@ -146,3 +184,94 @@ def find_row(dataset_dir: Path, article_id: str) -> tuple[str, dict[str, Any]]:
     ds = Dataset.open(dataset_dir)
     ds.check_columns(LAYOUT_COLUMNS)
     return ds.find(article_id)
+
+
+# -- other datasets, whose papers a build leaves out (`exclude_datasets`) -----------------
+
+WORDS_COLUMN, ID_COLUMN = "article_words", "article_id"
+
+
+def _excluded(folder: str | Path, reason: str) -> ConfigError:
+    return ConfigError(f"exclude_datasets: {folder}: {reason}")
+
+
+def _contains(outer: Path, inner: Path) -> bool:
+    return outer == inner or outer in inner.parents
+
+
+def open_excluded(folders: Sequence[str | Path], own: Path | None = None
+                  ) -> list[tuple[str, Dataset]]:
+    """Each folder (as the user named it) opened as a built dataset (`Dataset.open_any`)
+    whose every shard has an `article_id` string and an `article_words` list-of-strings
+    column; `own`: the run's `--out`, which none may be, hold or be inside, links
+    resolved (nor may any shard's real path be inside it). Every folder is checked before
+    any is read; a bad one is one `ConfigError` naming it and the reason."""
+    real_own = own.resolve() if own is not None else None
+    out: list[tuple[str, Dataset]] = []
+    for folder in folders:
+        if real_own is not None:
+            real = Path(folder).resolve()
+            if real == real_own:
+                raise _excluded(folder, "this run's own --out; a run cannot leave out its "
+                                        "own documents")
+            if _contains(real_own, real):
+                raise _excluded(folder, f"inside this run's --out {own} (its own dataset: "
+                                        "a run cannot leave out its own documents)")
+            if _contains(real, real_own):
+                raise _excluded(folder, f"holds this run's --out {own} (its own dataset "
+                                        "would be read: give the other dataset's folder)")
+        try:
+            ds = Dataset.open_any(folder)
+        except ConfigError as e:
+            raise ConfigError(f"exclude_datasets: {e}") from None
+        for path, pf in ds.files():
+            where = path.relative_to(ds.root)
+            if real_own is not None and _contains(real_own, path.resolve()):
+                raise _excluded(folder, f"{where} is inside this run's --out {own}")
+            schema = pf.schema_arrow
+            for name, ok, want in ((WORDS_COLUMN, _is_word_list, "a list of strings"),
+                                   (ID_COLUMN, _is_text, "a string")):
+                if name not in schema.names:
+                    raise _excluded(folder, f"{where} has no {name} column (columns: "
+                                            f"{', '.join(schema.names[:8])})")
+                if not ok(schema.field(name).type):
+                    raise _excluded(folder, f"{where}: {name} is {schema.field(name).type}, "
+                                            f"not {want}")
+        out.append((str(folder), ds))
+    return out
+
+
+def _is_text(t: pa.DataType) -> bool:
+    return bool(pa.types.is_string(t) or pa.types.is_large_string(t))
+
+
+def _is_word_list(t: pa.DataType) -> bool:
+    return bool((pa.types.is_list(t) or pa.types.is_large_list(t)) and _is_text(t.value_type))
+
+
+def exclude_datasets(folders: Sequence[str | Path], own: Path | None = None,
+                     batch_rows: int = 64) -> Iterator[ExternalPrint]:
+    """The prints of every document of the built datasets in `folders`, streamed row
+    group by row group (`batch_rows` documents decoded at a time; one document's words
+    as Python strings at a time). Every folder is checked first (`open_excluded`), so a
+    bad one fails before anything is read."""
+    return _dataset_prints(open_excluded(folders, own), batch_rows)
+
+
+def _dataset_prints(checked: list[tuple[str, Dataset]], batch_rows: int
+                    ) -> Iterator[ExternalPrint]:
+    for folder, ds in checked:
+        for path, parquet in ds.files():
+            try:
+                for batch in parquet.iter_batches(batch_size=batch_rows,
+                                                  columns=[ID_COLUMN, WORDS_COLUMN]):
+                    ids, words = batch.column(0), batch.column(1)
+                    for i in range(batch.num_rows):
+                        doc_id = ids[i].as_py()
+                        body = words[i].values  # None for a null row
+                        text = [w for w in body.to_pylist() if w] if body is not None else []
+                        yield ExternalPrint(folder, "" if doc_id is None else doc_id,
+                                            doc_print(text))
+            except _ARROW_ERRORS as e:
+                raise _excluded(folder, f"{path.relative_to(ds.root)} cannot be read: "
+                                        f"{_reason(e)}") from None

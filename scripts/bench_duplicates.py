@@ -51,6 +51,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 from loralay_build.corpus import duplicates as dup  # noqa: E402
+from loralay_build.dataset import exclude_datasets  # noqa: E402
 
 MB_GOAL, CPU_GOAL = 100.0, 0.05
 KEEP, NEAR_REDRAW = 0.25, 0.10  # share of a real signature a replica keeps; a near copy redraws
@@ -135,7 +136,7 @@ def exclusion_child(folder: str, trace: bool) -> None:
     if trace:
         tracemalloc.start()
     t0 = time.process_time()
-    n = det.exclude(dup.exclude_datasets([folder]))
+    n = det.exclude(exclude_datasets([folder]))
     t1 = time.process_time()
     peak = tracemalloc.get_traced_memory()[1] if trace else 0
     print(json.dumps({"docs": n, "words": int(n_words), "rows": meta.num_rows,

@@ -8,6 +8,7 @@ are the corpus's true ones."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from .conftest import build_local, config, rows_as_written, shared_path
+from .conftest import build_local, config, loralay, rows_as_written, shared_path
 
 pytestmark = pytest.mark.e2e
 
@@ -138,16 +139,76 @@ def test_a_paper_of_an_excluded_dataset_is_left_out_and_a_rerun_decides_again(tm
 @pytest.mark.parametrize("what", ["own", "missing", "not_a_dataset"])
 def test_a_bad_exclude_dataset_is_one_line_before_any_work(tmp_path, copies, what):
     out = tmp_path / "ds"
-    folder = {"own": out, "missing": tmp_path / "nowhere", "not_a_dataset": tmp_path}[what]
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "readme.txt").write_text("not a dataset")
+    folder = {"own": out, "missing": tmp_path / "nowhere", "not_a_dataset": notes}[what]
     m = manifest(tmp_path / "m.jsonl", [("p", copies["orig"], "en_ieee_reqprio", "2010")])
     proc = build_local(m, out, "--exclude-dataset", str(folder))
     assert proc.returncode != 0
     last = proc.stderr.strip().splitlines()[-1]
-    reason = {"own": "this run's own --out", "missing": "no such folder",
-              "not_a_dataset": "holds no Parquet files"}[what]
+    reason = {"own": "this run's own --out", "missing": "not found",
+              "not_a_dataset": "no data/ folder and no *.parquet below it"}[what]
     assert str(folder) in last and reason in last, proc.stderr
     assert "Traceback" not in proc.stderr
     assert not (out / "data").exists() and not (out / "state").exists()
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory, copies) -> tuple[Path, Path, Path]:
+    """A finished build: (its manifest, its config, its --out)."""
+    tmp = tmp_path_factory.mktemp("finished")
+    m = manifest(tmp / "m.jsonl", [("p-orig", copies["orig"], "en_ieee_reqprio", "2010"),
+                                   ("other", copies["other"], "en_bmc_trauma", "2015")])
+    cfg = config(tmp, **NO_FILTERS)
+    out = tmp / "runs" / "ds"
+    build_local(m, out, "--config", str(cfg), check=True)
+    return m, cfg, out
+
+
+def _as_found(out: Path) -> tuple[object, ...]:
+    return (rows_as_written(out), (out / "report.json").read_bytes(),
+            sorted(p.relative_to(out).as_posix() for p in out.rglob("*")))
+
+
+@pytest.mark.parametrize("what", ["own_data", "above", "link_to_data", "link_to_own",
+                                  "fifo", "fifo_shard"])
+def test_the_run_s_own_dataset_or_a_fifo_is_refused_before_anything_is_written(
+        tmp_path, finished, what):
+    """Issue 32: `--exclude-dataset` naming the run's own data/, a folder above --out or a
+    link to either dropped every document as a duplicate of itself and replaced the
+    finished dataset by an empty one (`--dry-run` said nothing); a FIFO named *.parquet
+    hung the build. Each is one line naming the folder and the reason, from the build
+    and from `--dry-run`, and the finished dataset is left as it was."""
+    m, cfg, out = finished
+    if what == "own_data":
+        folder, reason = out / "data", "inside this run's --out"
+    elif what == "above":
+        folder, reason = out.parent, "holds this run's --out"
+    elif what.startswith("link_to"):
+        folder = tmp_path / "link"
+        folder.symlink_to(out / "data" if what == "link_to_data" else out)
+        reason = "inside this run's --out" if what == "link_to_data" else "this run's own --out"
+    else:
+        folder = tmp_path / "other"
+        (folder / "data").mkdir(parents=True)
+        name = "train-00000-of-00001.parquet" if what == "fifo_shard" else "x.parquet"
+        os.mkfifo(folder / "data" / name)
+        if what == "fifo":  # no data/ shard: the Hub's layout, every *.parquet below
+            (folder / "data" / name).rename(folder / name)
+            (folder / "data").rmdir()
+        reason = "not a regular file"
+    before = _as_found(out)
+    for dry in ([], ["--dry-run"]):
+        proc = loralay("build", "--source", "local", "--manifest", str(m), "--out", str(out),
+                       "--config", str(cfg), "--exclude-dataset", str(folder), *dry,
+                       timeout=120)
+        assert proc.returncode == 2, (dry, proc.stdout, proc.stderr)
+        last = proc.stderr.strip().splitlines()[-1]
+        assert last.startswith(f"loralay: exclude_datasets: {folder}") and reason in last, \
+            (dry, proc.stderr)
+        assert "Traceback" not in proc.stderr
+        assert _as_found(out) == before
 
 
 def test_the_exclusion_is_a_setting_too(tmp_path, copies):

@@ -33,8 +33,8 @@ from loralay_build.corpus.duplicates import (
     Group,
     detect,
     doc_print,
-    exclude_datasets,
 )
+from loralay_build.dataset import exclude_datasets
 from loralay_build.errors import ConfigError
 from loralay_build.extract import extract_document
 from loralay_build.failures import FailureClass
@@ -380,40 +380,93 @@ def test_exclusion_reads_every_parquet_below_a_folder_without_data(tmp_path):
 
 
 def test_a_bad_dataset_folder_is_one_error_naming_it(tmp_path):
+    """Checked as the readers check a built dataset (`dataset.Dataset`), then the columns
+    the prints need."""
     missing = tmp_path / "nope"
-    with pytest.raises(ConfigError, match=f"exclude_datasets: {missing}: no such folder"):
+    with pytest.raises(ConfigError, match=f"^exclude_datasets: {missing}: not found"):
         exclude_datasets([missing])
     empty = tmp_path / "empty"
     empty.mkdir()
-    with pytest.raises(ConfigError, match="empty: holds no Parquet files"):
+    with pytest.raises(ConfigError, match="empty: no data/ folder and no \\*.parquet below"):
         exclude_datasets([empty])
     a_file = tmp_path / "file.txt"
     a_file.write_text("x")
-    with pytest.raises(ConfigError, match="file.txt: is not a folder"):
+    with pytest.raises(ConfigError, match="file.txt: not a folder"):
         exclude_datasets([a_file])
     broken = tmp_path / "broken"
     (broken / "data").mkdir(parents=True)
     (broken / "data" / "train-00000-of-00001.parquet").write_bytes(b"not parquet at all")
-    with pytest.raises(ConfigError, match="broken: data/train-00000-of-00001.parquet is "
-                                          "not a readable Parquet file"):
+    with pytest.raises(ConfigError, match="broken/data/train-00000-of-00001.parquet: not a "
+                                          "readable Parquet file"):
         exclude_datasets([broken])
+    gap = tmp_path / "gap"
+    (gap / "data").mkdir(parents=True)
+    pq.write_table(pa.table({"article_id": ["a"], "article_words": [["b"]]}),
+                   gap / "data" / "train-00000-of-00002.parquet")
+    with pytest.raises(ConfigError, match="gap/data: train has 1 of its 2 shards"):
+        exclude_datasets([gap])
     no_words = tmp_path / "no_words"
     (no_words / "data").mkdir(parents=True)
     pq.write_table(pa.table({"article_id": ["a"], "text": ["b"]}),
-                   no_words / "data" / "train.parquet")
-    with pytest.raises(ConfigError, match="no_words: data/train.parquet has no "
-                                          "article_words column"):
+                   no_words / "data" / "train-00000-of-00001.parquet")
+    with pytest.raises(ConfigError, match="no_words: data/train-00000-of-00001.parquet has "
+                                          "no article_words column"):
         exclude_datasets([no_words])
     wrong = tmp_path / "wrong"
     (wrong / "data").mkdir(parents=True)
     pq.write_table(pa.table({"article_id": ["a"], "article_words": ["one string"]}),
-                   wrong / "data" / "train.parquet")
-    with pytest.raises(ConfigError, match="wrong: data/train.parquet: article_words is "
-                                          "string, not a list of strings"):
+                   wrong / "data" / "train-00000-of-00001.parquet")
+    with pytest.raises(ConfigError, match="wrong: data/train-00000-of-00001.parquet: "
+                                          "article_words is string, not a list of strings"):
         exclude_datasets([wrong])
     good = _dataset(tmp_path / "good", {"g": ["w"]})
-    with pytest.raises(ConfigError, match="nope: no such folder"):  # checked before reading
+    with pytest.raises(ConfigError, match="nope: not found"):  # checked before reading
         exclude_datasets([good, missing])
+
+
+@pytest.mark.parametrize("layout", ["hub", "data", "shard"])
+def test_a_fifo_named_parquet_is_refused_without_being_opened(tmp_path, layout):
+    """Issue 32: a FIFO named *.parquet in an excluded folder hung the build in `open`;
+    `stat` says it is no file, so it is refused (or, not named as a shard, never read)."""
+    root = tmp_path / "other"
+    if layout == "hub":
+        (root / "default" / "train").mkdir(parents=True)
+        fifo = root / "default" / "train" / "0000.parquet"
+    else:
+        _dataset(root, {"g": ["w"]})
+        fifo = root / "data" / ("x.parquet" if layout == "data" else
+                                "test-00000-of-00001.parquet")
+    os.mkfifo(fifo)
+    if layout == "data":  # not a shard's name: not part of the dataset, as for the readers
+        assert [e.doc_id for e in exclude_datasets([root])] == ["g"]
+        return
+    with pytest.raises(ConfigError, match=f"^exclude_datasets: {fifo}: not a regular file"):
+        exclude_datasets([root])
+
+
+def test_the_run_s_own_dataset_is_refused_however_it_is_named(tmp_path):
+    """Issue 32: the run's own --out, its data/, a folder above it, a link to any of them,
+    and a dataset whose shard is a link into it are refused: read back, the run's own
+    documents would all be duplicates of themselves."""
+    own = _dataset(tmp_path / "runs" / "ds", {"g": ["w"]})
+    (tmp_path / "to_own").symlink_to(own)
+    (tmp_path / "to_data").symlink_to(own / "data")
+    borrow = tmp_path / "borrow" / "data"
+    borrow.mkdir(parents=True)
+    (borrow / "train-00000-of-00001.parquet").symlink_to(
+        own / "data" / "train-00000-of-00001.parquet")
+    cases = {own: "this run's own --out", tmp_path / "to_own": "this run's own --out",
+             own / "data": "inside this run's --out", tmp_path / "to_data": "inside this "
+             "run's --out", tmp_path / "runs": "holds this run's --out",
+             tmp_path: "holds this run's --out",
+             tmp_path / "borrow": "data/train-00000-of-00001.parquet is inside this run's "
+             "--out"}
+    for folder, reason in cases.items():
+        with pytest.raises(ConfigError) as e:
+            exclude_datasets([folder], own=own)
+        assert str(e.value).startswith(f"exclude_datasets: {folder}: ") and \
+            reason in str(e.value), (folder, str(e.value))
+    assert [e.doc_id for e in exclude_datasets([tmp_path / "borrow"])] == ["g"]  # no run
 
 
 def test_the_detector_refuses_misuse(prints):

@@ -20,9 +20,9 @@ depend only on the set of rows, never on their order, PYTHONHASHSEED or worker c
 Bodies of fewer than `MIN_WORDS` normalised words are matched by PDF hash only: two
 empty or near-empty bodies say nothing about being the same paper.
 
-`exclude_datasets` streams the prints of other built datasets (this tool's `data/*.parquet`
-or the published LoRaLay Parquet, column `article_words`); a run document that is a
-same-text or near duplicate of one of them is dropped, with that dataset and id.
+`DuplicateDetector.exclude` takes the prints of other built datasets (`dataset.py`
+`exclude_datasets` reads them); a run document that is a same-text or near duplicate of
+one of them is dropped, with that dataset and id.
 
 The normalisation, per word: NFKC, case and accents folded (`strip.normalise.fold`, the
 abstract matcher's folding), only letters and digits kept, pure punctuation dropped, and a
@@ -39,14 +39,10 @@ import struct
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
 
-from ..errors import ConfigError
 from ..failures import Failure, FailureClass
 from ..strip.normalise import word_keys
 from .split import date_key
@@ -686,88 +682,9 @@ def detect(rows: Iterable[tuple[str, str | None, str | None, DocPrint]],
            exclude: Iterable[ExternalPrint] = (), threshold: float = THRESHOLD
            ) -> Decisions:
     """The whole detection in one call: `rows` streamed into a `DuplicateDetector`, then
-    `exclude` (e.g. `exclude_datasets(folders)`), then the decisions."""
+    `exclude` (e.g. `dataset.exclude_datasets(folders)`), then the decisions."""
     detector = DuplicateDetector(threshold)
     for row in rows:
         detector.add(*row)
     detector.exclude(exclude)
     return detector.decide()
-
-
-# -- other datasets -------------------------------------------------------------------------
-
-WORDS_COLUMN, ID_COLUMN = "article_words", "article_id"
-
-
-def _bad(folder: Path | str, reason: str) -> ConfigError:
-    return ConfigError(f"exclude_datasets: {folder}: {reason}")
-
-
-def dataset_files(folder: str | Path) -> list[Path]:
-    """The Parquet files of a built dataset, checked: `data/*.parquet` (this tool's
-    layout) or else every `*.parquet` below the folder (the Hub's parquet export), each
-    with an `article_words` list of strings and an `article_id` string column. A missing
-    folder or file, an unreadable file or a missing column is one `ConfigError` naming
-    the folder and the reason."""
-    root = Path(folder)
-    if not root.exists():
-        raise _bad(folder, "no such folder")
-    if not root.is_dir():
-        raise _bad(folder, "is not a folder (a built dataset's folder, holding data/*.parquet)")
-    data = root / "data"
-    files = sorted(data.glob("*.parquet")) if data.is_dir() else sorted(root.rglob("*.parquet"))
-    if not files:
-        raise _bad(folder, "holds no Parquet files (a built dataset has data/*.parquet)")
-    for f in files:
-        try:
-            schema = pq.read_schema(f)
-        except (OSError, pa.ArrowException) as e:
-            raise _bad(folder, f"{f.relative_to(root)} is not a readable Parquet file: "
-                               f"{str(e).splitlines()[0] if str(e) else type(e).__name__}"
-                       ) from None
-        for name, ok in ((WORDS_COLUMN, _is_word_list), (ID_COLUMN, _is_text)):
-            if name not in schema.names:
-                raise _bad(folder, f"{f.relative_to(root)} has no {name} column "
-                                   f"(columns: {', '.join(schema.names[:8])})")
-            if not ok(schema.field(name).type):
-                raise _bad(folder, f"{f.relative_to(root)}: {name} is "
-                                   f"{schema.field(name).type}, not "
-                                   f"{'a list of strings' if name == WORDS_COLUMN else 'a string'}")
-    return files
-
-
-def _is_text(t: pa.DataType) -> bool:
-    return bool(pa.types.is_string(t) or pa.types.is_large_string(t))
-
-
-def _is_word_list(t: pa.DataType) -> bool:
-    return bool((pa.types.is_list(t) or pa.types.is_large_list(t)) and _is_text(t.value_type))
-
-
-def exclude_datasets(folders: Sequence[str | Path], batch_rows: int = 64
-                     ) -> Iterator[ExternalPrint]:
-    """The prints of every document of the built datasets in `folders`, streamed row
-    group by row group (`batch_rows` documents decoded at a time; one document's words
-    as Python strings at a time). Every folder is checked before anything is read
-    (`dataset_files`), so a bad one fails the run before any work."""
-    checked = [(str(folder), dataset_files(folder)) for folder in folders]
-    return _dataset_prints(checked, batch_rows)
-
-
-def _dataset_prints(checked: list[tuple[str, list[Path]]], batch_rows: int
-                    ) -> Iterator[ExternalPrint]:
-    for folder, files in checked:
-        for f in files:
-            try:
-                parquet = pq.ParquetFile(f)
-                for batch in parquet.iter_batches(batch_size=batch_rows,
-                                                  columns=[ID_COLUMN, WORDS_COLUMN]):
-                    ids, words = batch.column(0), batch.column(1)
-                    for i in range(batch.num_rows):
-                        doc_id = ids[i].as_py()
-                        body = words[i].values  # None for a null row
-                        text = [w for w in body.to_pylist() if w] if body is not None else []
-                        yield ExternalPrint(folder, "" if doc_id is None else doc_id,
-                                            doc_print(text))
-            except (OSError, pa.ArrowException) as e:
-                raise _bad(folder, f"{f.name} cannot be read: {e}") from None

@@ -22,8 +22,8 @@ import pyarrow as pa
 import yaml
 
 from ..atomic import utc_now_iso, write_text_atomic
-from ..corpus.duplicates import exclude_datasets
 from ..corpus.split import SPLITS
+from ..dataset import exclude_datasets
 from ..layout import RunLayout
 from ..settings import CommonSettings, CorpusSettings
 from ..state import RunState
@@ -120,7 +120,7 @@ def finish_run(settings: CommonSettings, layout: RunLayout, num_shards: int,
     cs = settings.corpus()
     states = open_shard_states(layout, num_shards)
     try:
-        d = decide(cs, layout, states, exclude_datasets(cs.exclude_datasets))
+        d = decide(cs, layout, states, exclude_datasets(cs.exclude_datasets, layout.out))
         give_back_freed_memory()
         name = cs.dataset_name or f"loralay-{settings.source}"
         language = getattr(settings, "language", None)

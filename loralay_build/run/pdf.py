@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import logging
 from functools import cached_property
-from pathlib import Path
 
 from .. import registry
-from ..corpus.duplicates import dataset_files
+from ..dataset import open_excluded
 from ..errors import BuildStopped, ConfigError
 from ..extract import parse
 from ..layout import RunLayout, claim_shards, recorded_shards
@@ -100,13 +99,10 @@ class PdfPipeline:
 
 
 def check_excluded(req: BuildRequest) -> None:
-    """The `exclude_datasets` folders are built datasets, and none is this run's own
-    (excluding itself would drop every document)."""
-    for folder in req.settings.exclude_datasets:
-        if Path(folder).resolve() == req.out.resolve():
-            raise ConfigError(f"exclude_datasets: {folder}: this run's own --out; a run "
-                              "cannot leave out its own documents")
-        dataset_files(folder)
+    """The `exclude_datasets` folders are built datasets, and none is this run's own,
+    inside it or above it (reading itself back would drop every document):
+    `dataset.open_excluded`, the rule the finish reads them by."""
+    open_excluded(req.settings.exclude_datasets, req.out)
 
 
 def _note_slow_reader() -> None:
