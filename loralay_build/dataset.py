@@ -188,7 +188,7 @@ def find_row(dataset_dir: Path, article_id: str) -> tuple[str, dict[str, Any]]:
 
 # -- other datasets, whose papers a build leaves out (`exclude_datasets`) -----------------
 
-WORDS_COLUMN, ID_COLUMN = "article_words", "article_id"
+WORDS_COLUMN, ID_COLUMN, ABSTRACT_COLUMN = "article_words", "article_id", "abstract"
 
 
 def _excluded(folder: str | Path, reason: str) -> ConfigError:
@@ -204,7 +204,9 @@ def open_excluded(folders: Sequence[str | Path], own: Path | None = None
     """Each folder (as the user named it) opened as a built dataset (`Dataset.open_any`)
     whose every shard has an `article_id` string and an `article_words` list-of-strings
     column; `own`: the run's `--out`, which none may be, hold or be inside, links
-    resolved (nor may any shard's real path be inside it). Every folder is checked before
+    resolved (nor may any shard's real path be inside it). An `abstract` string column,
+    when there is one, is read too (the abstracts a near pair must agree on; without it
+    the bodies alone decide). Every folder is checked before
     any is read; a bad one is one `ConfigError` naming it and the reason."""
     real_own = own.resolve() if own is not None else None
     out: list[tuple[str, Dataset]] = []
@@ -262,16 +264,21 @@ def _dataset_prints(checked: list[tuple[str, Dataset]], batch_rows: int
                     ) -> Iterator[ExternalPrint]:
     for folder, ds in checked:
         for path, parquet in ds.files():
+            field = parquet.schema_arrow.field(ABSTRACT_COLUMN) \
+                if ABSTRACT_COLUMN in parquet.schema_arrow.names else None
+            columns = [ID_COLUMN, WORDS_COLUMN] + (
+                [ABSTRACT_COLUMN] if field is not None and _is_text(field.type) else [])
             try:
-                for batch in parquet.iter_batches(batch_size=batch_rows,
-                                                  columns=[ID_COLUMN, WORDS_COLUMN]):
+                for batch in parquet.iter_batches(batch_size=batch_rows, columns=columns):
                     ids, words = batch.column(0), batch.column(1)
+                    abstracts = batch.column(2) if len(columns) == 3 else None
                     for i in range(batch.num_rows):
                         doc_id = ids[i].as_py()
                         body = words[i].values  # None for a null row
                         text = [w for w in body.to_pylist() if w] if body is not None else []
+                        abstract = (abstracts[i].as_py() or "") if abstracts else ""
                         yield ExternalPrint(folder, "" if doc_id is None else doc_id,
-                                            doc_print(text))
+                                            doc_print(text, abstract=abstract.split()))
             except _ARROW_ERRORS as e:
                 raise _excluded(folder, f"{path.relative_to(ds.root)} cannot be read: "
                                         f"{_reason(e)}") from None

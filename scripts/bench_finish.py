@@ -95,7 +95,7 @@ def replica_print(text: str, serial: int) -> str:
     drawn = g.integers(0, 1 << 32, NUM_PERM, dtype=np.uint64).astype(np.uint32)
     key = hashlib.blake2b(f"replica {serial}".encode(), digest_size=16).digest()
     return DocPrint(key, np.where(keep, p.signature, drawn).astype(np.uint32),
-                    p.words).to_str()
+                    p.words, p.abstract_key, p.abstract_signature, p.abstract_words).to_str()
 
 
 def _columnar_replica(payload: bytes, new_id: str, date: str | None) -> bytes:

@@ -42,11 +42,16 @@ def test_the_steps_in_order_and_render_only_with_images():
 
 def test_the_print_is_made_from_the_bodys_keys_as_from_its_words():
     """The print step reuses the strip step's word keys (half the print's cost); they
-    must be the keys of the body as written, in its order (the words are regrouped)."""
-    work, _ = run_steps(sample_candidate(), job())
+    must be the keys of the body as written, in its order (the words are regrouped). The
+    abstract printed with it is the summary, the main language's abstract."""
+    c = sample_candidate()
+    work, _ = run_steps(c, job())
     assert work.stripped is not None and work.text_print is not None
     body = work.stripped.body.words
-    assert work.text_print == doc_print(body)
+    summary = work.processed().summary
+    assert summary and summary == c.abstracts[c.language]
+    assert work.text_print == doc_print(body, abstract=summary.split())
+    assert work.text_print.abstract_words == len(summary.split())
     assert work.text_print.words == 545  # above MIN_WORDS: the signature is made
     stored = process_candidate(sample_candidate(), job()).stored
     assert stored is not None and DocPrint.from_str(stored[0]["print"]) == work.text_print

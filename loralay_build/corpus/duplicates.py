@@ -55,11 +55,15 @@ SHINGLE = 5  # words per shingle
 NUM_PERM = 128  # MinHash permutations: 512 bytes a document, std. error 0.044 at J = 0.5
 SEED = 1  # datasketch's permutation seed: part of the print's format
 THRESHOLD = 0.5  # estimated Jaccard of shingle sets at or above which two bodies are one paper
+# ... and of the abstracts' shingle sets at or above which two abstracts are one text: a near
+# pair of bodies is one paper only when their abstracts agree too (two papers of one
+# template share their boilerplate, not their abstracts: docs/duplicates.md)
+ABSTRACT_THRESHOLD = 0.7
 # LSH: 42 bands of 3 values (126 of the 128); a pair is a candidate when one band is equal,
 # P = 1 - (1 - J^3)^42: 0.996 at J = 0.5, 0.94 at 0.4, 0.041 at 0.1, 0.005 at 0.05
 BANDS, ROWS = 42, 3
 MIN_WORDS = 50  # bodies with fewer normalised words are matched by PDF hash only
-PRINT_VERSION = "dp1"  # bumped whenever the normalisation or a parameter above changes
+PRINT_VERSION = "dp2"  # bumped whenever the normalisation or a parameter above changes
 
 SAME_PDF, SAME_TEXT, NEAR = "same_pdf", "same_text", "near"
 KINDS = (SAME_PDF, SAME_TEXT, NEAR)  # strongest evidence first
@@ -198,27 +202,42 @@ class DocPrint:
     """What the worker keeps of a body for duplicate detection (~530 bytes).
 
     `key`: BLAKE2b-128 of the normalised word sequence; `signature`: the MinHash of its
-    word shingles (NUM_PERM uint32); `words`: how many normalised words it has.
-    `to_str`/`from_str` give the form the run state's JSON summary stores (716
-    characters: `dp1.` and the base64 of `to_bytes`)."""
+    word shingles (NUM_PERM uint32); `words`: how many normalised words it has. The
+    `abstract_*` fields are the same three of the document's abstract (its summary;
+    `abstract_words` 0: none known). `to_str`/`from_str` give the form the run state's
+    JSON summary stores (1,424 characters: `dp2.` and the base64 of `to_bytes`)."""
 
     key: bytes
     signature: np.ndarray
     words: int
+    abstract_key: bytes = bytes(16)
+    abstract_signature: np.ndarray | None = None  # None: no abstract (all values maximal)
+    abstract_words: int = 0
 
     def __post_init__(self) -> None:
-        sig = np.array(self.signature, copy=True)  # read-only below: never the caller's
-        if len(self.key) != 16 or sig.shape != (NUM_PERM,) or sig.dtype != np.uint32:
-            raise ValueError(f"a DocPrint needs a 16-byte key and {NUM_PERM} uint32 "
-                             f"values, not {len(self.key)} bytes and {sig.dtype}{sig.shape}")
-        sig.setflags(write=False)
-        object.__setattr__(self, "signature", sig)
+        for name in ("signature", "abstract_signature"):
+            value = getattr(self, name)
+            if value is None:
+                value = np.full(NUM_PERM, np.iinfo(np.uint32).max, np.uint32)
+            sig = np.array(value, copy=True)  # read-only below: never the caller's
+            if sig.shape != (NUM_PERM,) or sig.dtype != np.uint32:
+                raise ValueError(f"a DocPrint needs {NUM_PERM} uint32 values for its "
+                                 f"{name}, not {sig.dtype}{sig.shape}")
+            sig.setflags(write=False)
+            object.__setattr__(self, name, sig)
+        if len(self.key) != 16 or len(self.abstract_key) != 16:
+            raise ValueError(f"a DocPrint needs 16-byte keys, not {len(self.key)} and "
+                             f"{len(self.abstract_key)} bytes")
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, DocPrint):
             return NotImplemented
         return (self.key == other.key and self.words == other.words
-                and np.array_equal(self.signature, other.signature))
+                and np.array_equal(self.signature, other.signature)
+                and self.abstract_key == other.abstract_key
+                and self.abstract_words == other.abstract_words
+                and np.array_equal(np.asarray(self.abstract_signature),
+                                   np.asarray(other.abstract_signature)))
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -226,17 +245,29 @@ class DocPrint:
         """Estimated Jaccard similarity of the two shingle sets (share of equal values)."""
         return int(np.count_nonzero(self.signature == other.signature)) / NUM_PERM
 
+    def abstract_similarity(self, other: DocPrint) -> float:
+        """Estimated Jaccard similarity of the two abstracts' shingle sets."""
+        return int(np.count_nonzero(self.abstract_signature == other.abstract_signature)
+                   ) / NUM_PERM
+
     def to_bytes(self) -> bytes:
+        assert self.abstract_signature is not None  # made in __post_init__
         return (struct.pack("<I", self.words) + self.key
-                + self.signature.astype("<u4", copy=False).tobytes())
+                + self.signature.astype("<u4", copy=False).tobytes()
+                + struct.pack("<I", self.abstract_words) + self.abstract_key
+                + self.abstract_signature.astype("<u4", copy=False).tobytes())
 
     @classmethod
     def from_bytes(cls, data: bytes) -> DocPrint:
-        if len(data) != 4 + 16 + 4 * NUM_PERM:
-            raise ValueError(f"a DocPrint is {4 + 16 + 4 * NUM_PERM} bytes, not {len(data)}")
+        half = 4 + 16 + 4 * NUM_PERM
+        if len(data) != 2 * half:
+            raise ValueError(f"a DocPrint is {2 * half} bytes, not {len(data)}")
         (words,) = struct.unpack_from("<I", data)
-        sig = np.frombuffer(data, dtype="<u4", offset=20).astype(np.uint32)
-        return cls(bytes(data[4:20]), sig, words)
+        (abstract_words,) = struct.unpack_from("<I", data, half)
+        sig = np.frombuffer(data, dtype="<u4", offset=20, count=NUM_PERM).astype(np.uint32)
+        abstract = np.frombuffer(data, dtype="<u4", offset=half + 20).astype(np.uint32)
+        return cls(bytes(data[4:20]), sig, words, bytes(data[half + 4:half + 20]), abstract,
+                   abstract_words)
 
     def to_str(self) -> str:
         return PRINT_VERSION + "." + base64.urlsafe_b64encode(self.to_bytes()).decode("ascii")
@@ -254,19 +285,29 @@ class DocPrint:
         return cls.from_bytes(data)
 
 
-def doc_print(words: Sequence[str], keys: Sequence[str] | None = None) -> DocPrint:
-    """The print of a body (`Document.words` after abstract removal); `keys`: the words'
+def doc_print(words: Sequence[str], keys: Sequence[str] | None = None,
+              abstract: Sequence[str] = ()) -> DocPrint:
+    """The print of a body (`Document.words` after abstract removal) and of its abstract
+    (the summary's words; none: compared by the body alone); `keys`: the body words'
     keys (`word_keys`), when the caller has them."""
+    key, sig, n = _text_print(words, keys, MIN_WORDS)
+    abstract_key, abstract_sig, abstract_n = _text_print(abstract, None, 1)
+    return DocPrint(key, sig, n, abstract_key, abstract_sig, abstract_n)
+
+
+def _text_print(words: Sequence[str], keys: Sequence[str] | None, min_words: int
+                ) -> tuple[bytes, np.ndarray, int]:
+    """(exact key, MinHash of the shingles (none below `min_words` words), word count)."""
     data, lengths = _normalised(words, keys)
     key = hashlib.blake2b(data.tobytes() + lengths.astype("<u4").tobytes(),
                           digest_size=16).digest()
     m = _minhash_class()(num_perm=NUM_PERM, seed=SEED, hashfunc=_identity,
                 permutations=_permutations(), scheme="affine32")
-    if len(lengths) >= MIN_WORDS:
+    if len(lengths) >= min_words:
         shingles = _shingles(data, lengths)
         for i in range(0, len(shingles), _CHUNK):
             m.update_batch(shingles[i:i + _CHUNK].tolist())
-    return DocPrint(key, m.hashvalues.astype(np.uint32, copy=True), int(len(lengths)))
+    return key, m.hashvalues.astype(np.uint32, copy=True), int(len(lengths))
 
 
 # -- the detector ---------------------------------------------------------------------------
@@ -396,6 +437,13 @@ class _EqualRows:
         later = first != self.rows
         yield from zip(first[later].tolist(), self.rows[later].tolist(), strict=True)
 
+    def groups(self) -> Iterator[np.ndarray]:
+        """The rows of each value held by more than one row."""
+        ends = np.concatenate((self.starts[1:], [len(self.rows)]))
+        for start, end in zip(self.starts.tolist(), ends.tolist()):
+            if end - start > 1:
+                yield np.sort(self.rows[start:end])
+
     def rows_of(self, value: bytes) -> list[int]:
         """The rows holding `value`, ascending."""
         if len(value) != self.width or not len(self.rows):
@@ -406,11 +454,20 @@ class _EqualRows:
         return self.rows[lo:hi].tolist()
 
 
+def _exact_ok(p: DocPrint) -> bool:
+    """Whether a print may match another by its exact text: a body of MIN_WORDS words, or a
+    shorter one whose abstract brings the words to MIN_WORDS (then the abstract must be
+    the same, `DuplicateDetector._agree`): two near-empty bodies alone say nothing."""
+    return p.words >= MIN_WORDS or (p.abstract_words > 0
+                                    and p.words + p.abstract_words >= MIN_WORDS)
+
+
 class DuplicateDetector:
     """Streams the run's rows in (`add`), then optionally other datasets' prints
     (`exclude`), and decides once (`decide`). Holds per document its id and date (the
     caller's own string objects), and in flat buffers its PDF hash, text key and the
-    512-byte signature: ~0.6 KB and no Python object of its own per document, so that
+    two 512-byte signatures (body, abstract): ~1.1 KB and no Python object of its own per
+    document, so that
     the memory goes back whole when the detector is dropped (the finish writes the
     dataset after it), never the words."""
 
@@ -420,18 +477,23 @@ class DuplicateDetector:
         self.threshold = threshold
         # equal values a pair needs: the estimate compared as an exact fraction
         self._need = int(np.ceil(threshold * NUM_PERM - 1e-9))
+        self._need_abstract = int(np.ceil(ABSTRACT_THRESHOLD * NUM_PERM - 1e-9))
         self._ids: list[str] = []
         self._dates: list[str | None] = []
         self._sha = bytearray()  # 32 bytes a document (zeros: no hash) ...
         self._has_sha = bytearray()  # ... and whether it has one
-        self._keys = bytearray()  # 16 bytes a document ...
-        self._has_key = bytearray()  # ... and whether it has one (0: too short to match)
-        self._blocks: list[np.ndarray] = []  # signatures, _BLOCK rows at a time
+        self._keys = bytearray()  # 16 bytes a document: the body's text key ...
+        self._has_key = bytearray()  # ... and whether it may match (`_exact_ok`)
+        self._long = bytearray()  # 1: a body of MIN_WORDS words or more (the LSH sees it)
+        self._abstract_keys = bytearray()  # 16 bytes a document ...
+        self._has_abstract = bytearray()  # ... and whether it has an abstract
+        self._blocks: list[np.ndarray] = []  # signatures, body then abstract, _BLOCK rows
         self._fill = 0  # rows used in the last block
         self._seen: set[str] = set()
         self._texts: _EqualRows | None = None  # the rows of each text key, once made
         self._external: dict[int, tuple[tuple[int, float, str, str], Duplicate]] = {}
         self._index: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._arrays: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -440,7 +502,7 @@ class DuplicateDetector:
             fingerprint: DocPrint) -> None:
         """One row of the run: its id, date (`YYYY[-MM[-DD]]` or None), the PDF's sha256
         (or None) and the print the worker made."""
-        if self._index is not None:
+        if self._index is not None or self._arrays is not None or self._texts is not None:
             raise RuntimeError("add() after exclude() or decide(): they read the finished run")
         if doc_id in self._seen:
             raise ValueError(f"{doc_id}: added twice (ids are unique in a run)")
@@ -452,36 +514,82 @@ class DuplicateDetector:
             sha = b""
         if len(sha) != 32:
             raise ValueError(f"{doc_id}: pdf_sha256 {pdf_sha256!r} is not a sha256 in hex")
-        key = fingerprint.key if fingerprint.words >= MIN_WORDS else bytes(16)
         self._seen.add(doc_id)
         self._ids.append(doc_id)
         self._dates.append(publication_date or None)
         self._sha += sha
         self._has_sha.append(1 if pdf_sha256 else 0)
-        self._keys += key
-        self._has_key.append(1 if fingerprint.words >= MIN_WORDS else 0)
+        self._keys += fingerprint.key
+        self._has_key.append(_exact_ok(fingerprint))
+        self._long.append(1 if fingerprint.words >= MIN_WORDS else 0)
+        self._abstract_keys += fingerprint.abstract_key
+        self._has_abstract.append(1 if fingerprint.abstract_words else 0)
         if not self._blocks or self._fill == len(self._blocks[-1]):
-            self._blocks.append(np.empty((_BLOCK, NUM_PERM), dtype=np.uint32))
+            self._blocks.append(np.empty((_BLOCK, 2 * NUM_PERM), dtype=np.uint32))
             self._fill = 0
-        self._blocks[-1][self._fill] = fingerprint.signature
+        self._blocks[-1][self._fill, :NUM_PERM] = fingerprint.signature
+        self._blocks[-1][self._fill, NUM_PERM:] = fingerprint.abstract_signature
         self._fill += 1
 
     def _text_rows(self) -> _EqualRows:
-        """The documents of each text key (bodies long enough to match by text)."""
+        """The documents of each body text key (those that may match by text)."""
         if self._texts is None:
             self._texts = _EqualRows(self._keys, 16, self._has_key)
         return self._texts
 
     def _exact_links(self) -> Iterator[tuple[int, int]]:
-        """Same PDF or same text: each document linked to the first with its value."""
+        """Same PDF: each document linked to the first with its bytes. Same text: the
+        documents of one body text whose abstracts agree (`_agree`): each linked to the
+        first of its body and abstract, then those firsts compared pairwise."""
         yield from _EqualRows(self._sha, 32, self._has_sha).links()
-        yield from self._text_rows().links()
+        body = np.frombuffer(bytes(self._keys), np.uint8).reshape(-1, 16)
+        pair = np.concatenate([body, self._flags()[2]], axis=1)  # body and abstract keys
+        same = _EqualRows(bytearray(pair.tobytes()), 32, self._has_key)
+        yield from same.links()
+        present = np.zeros(len(self._ids), np.uint8)
+        present[same.firsts()] = 1
+        texts = _EqualRows(self._keys, 16, bytearray(present.tobytes()))
+        for group in texts.groups():
+            i, j = np.triu_indices(len(group), k=1)
+            for c in range(0, len(i), _PAIRS):
+                a, b = group[i[c:c + _PAIRS]], group[j[c:c + _PAIRS]]
+                ok = self._agree(a, b)
+                yield from zip(a[ok].tolist(), b[ok].tolist(), strict=True)
+
+    def _agree(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """For pairs of documents whose bodies match (same text, or near), whether their
+        abstracts agree too: short bodies need the same abstract; other bodies an
+        estimated Jaccard of the abstracts >= ABSTRACT_THRESHOLD, or an abstract unknown
+        on either side (the body alone decides)."""
+        sigs = self._signatures()
+        has, long, keys = self._flags()
+        known = has[a] & has[b]
+        near = np.count_nonzero(sigs[a, NUM_PERM:] == sigs[b, NUM_PERM:], axis=1) \
+            >= self._need_abstract
+        same = np.all(keys[a] == keys[b], axis=1)
+        return np.where(long[a] & long[b], ~known | near, known & same)
+
+    def _flags(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(has an abstract, has a long body, abstract keys (n, 16)) as arrays, made once
+        after the last `add`."""
+        if self._arrays is None:
+            self._arrays = (np.frombuffer(bytes(self._has_abstract), np.uint8).astype(bool),
+                            np.frombuffer(bytes(self._long), np.uint8).astype(bool),
+                            np.frombuffer(bytes(self._abstract_keys), np.uint8)
+                            .reshape(-1, 16))
+        return self._arrays
 
     def _lsh_rows(self) -> np.ndarray:
-        """The documents the LSH sees: long enough to match by text, and one per text
-        (the other copies of a text are linked by its key already, and a thousand copies
-        of one text would make one bucket of half a million pairs)."""
-        return self._text_rows().firsts()
+        """The documents the LSH sees: bodies long enough, and one per text (the other
+        copies of a text have the same signature: the pairs found for the first are
+        extended to them, `_members`; a thousand copies of one text would otherwise make
+        one bucket of half a million pairs)."""
+        firsts = self._text_rows().firsts()
+        return firsts[self._flags()[1][firsts]]
+
+    def _members(self, row: int) -> list[int]:
+        """The documents of `row`'s body text."""
+        return self._text_rows().rows_of(bytes(self._keys[16 * row:16 * row + 16]))
 
     def _lsh_index(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The LSH index of the run, made once after the last `add`: (rows, each band's
@@ -489,7 +597,7 @@ class DuplicateDetector:
         ~12 bytes a band a document, 10 MB at 20k. Built band by band."""
         if self._index is None:
             rows = self._lsh_rows()
-            sigs = self._signatures()
+            sigs = self._signatures()  # the bands are of the body's values (< 2 * NUM_PERM)
             sorted_bands = np.empty((BANDS, len(rows)), dtype=_U64)
             order = np.empty((BANDS, len(rows)), dtype=np.int32)
             for b in range(BANDS):
@@ -500,12 +608,12 @@ class DuplicateDetector:
         return self._index
 
     def _signatures(self) -> np.ndarray:
-        """Every signature as one (n, NUM_PERM) array, merged from the blocks once (each
-        block is freed as soon as it is copied)."""
+        """Every signature as one (n, 2 * NUM_PERM) array (body, abstract), merged from the
+        blocks once (each block is freed as soon as it is copied)."""
         n = len(self._ids)
         if len(self._blocks) == 1 and len(self._blocks[0]) == n:
             return self._blocks[0]
-        out = np.empty((n, NUM_PERM), dtype=np.uint32)
+        out = np.empty((n, 2 * NUM_PERM), dtype=np.uint32)
         at = 0
         while self._blocks:
             block = self._blocks.pop(0)
@@ -535,12 +643,23 @@ class DuplicateDetector:
             seen += len(chunk)
         return seen
 
+    def _agrees_with(self, ext: DocPrint, i: int) -> bool:
+        """`_agree` between another dataset's print and run document i."""
+        if not (ext.abstract_words and self._has_abstract[i]):
+            return bool(ext.words >= MIN_WORDS and self._long[i])
+        if ext.words < MIN_WORDS or not self._long[i]:
+            return ext.abstract_key == bytes(self._abstract_keys[16 * i:16 * i + 16])
+        sig = self._signatures()[i, NUM_PERM:]
+        return int(np.count_nonzero(ext.abstract_signature == sig)) >= self._need_abstract
+
     def _exclude_batch(self, chunk: list[ExternalPrint]) -> None:
         rows, sorted_bands, order = self._lsh_index()
+        for ext in chunk:
+            if _exact_ok(ext.fingerprint):
+                for i in self._text_rows().rows_of(ext.fingerprint.key):
+                    if self._agrees_with(ext.fingerprint, i):
+                        self._note_external(i, ext, SAME_TEXT, 1.0)
         usable = [e for e in chunk if e.fingerprint.words >= MIN_WORDS]
-        for ext in usable:
-            for i in self._text_rows().rows_of(ext.fingerprint.key):
-                self._note_external(i, ext, SAME_TEXT, 1.0)
         if not usable or not len(rows):
             return
         sigs = np.stack([e.fingerprint.signature for e in usable])
@@ -558,10 +677,13 @@ class DuplicateDetector:
         run_sigs = self._signatures()
         for c in range(0, len(cand), _PAIRS):
             part = cand[c:c + _PAIRS]
-            equal = np.count_nonzero(sigs[part[:, 0]] == run_sigs[part[:, 1]], axis=1)
+            equal = np.count_nonzero(sigs[part[:, 0]] == run_sigs[part[:, 1], :NUM_PERM],
+                                     axis=1)
             ok = equal >= self._need
             for (q, i), e in zip(part[ok].tolist(), equal[ok].tolist()):
-                self._note_external(i, usable[q], NEAR, e / NUM_PERM)
+                for m in self._members(i):  # the other copies of the run's text
+                    if self._agrees_with(usable[q].fingerprint, m):
+                        self._note_external(m, usable[q], NEAR, e / NUM_PERM)
 
     def _note_external(self, i: int, ext: ExternalPrint, kind: str, sim: float) -> None:
         """Keeps, per run document, its strongest external match (order-independent)."""
@@ -574,7 +696,8 @@ class DuplicateDetector:
     # -- decisions ----------------------------------------------------------------------
 
     def _near_pairs(self) -> np.ndarray:
-        """LSH candidate pairs (i < j) confirmed by the estimated Jaccard, as (m, 2).
+        """LSH candidate pairs (i < j) of texts confirmed by the estimated Jaccard, as
+        (m, 2), then extended to every copy of the two texts whose abstracts agree.
         Band by band: a band's candidates are confirmed before the next band is read, so
         memory holds one band's buckets, not every band's."""
         n = len(self._ids)
@@ -600,12 +723,22 @@ class DuplicateDetector:
                 for c in range(0, len(part), _PAIRS):
                     chunk = part[c:c + _PAIRS]
                     i, j = chunk // n, chunk % n
-                    equal = np.count_nonzero(sigs[i] == sigs[j], axis=1)
+                    equal = np.count_nonzero(sigs[i, :NUM_PERM] == sigs[j, :NUM_PERM],
+                                             axis=1)
                     found.append(chunk[equal >= self._need])
         if not found:
             return np.zeros((0, 2), np.int64)
         confirmed = np.unique(np.concatenate(found))
-        return np.stack([confirmed // n, confirmed % n], axis=1)
+        pairs = [np.stack([confirmed // n, confirmed % n], axis=1)]
+        for x, y in pairs[0].tolist():
+            copies_x, copies_y = self._members(x), self._members(y)
+            if len(copies_x) > 1 or len(copies_y) > 1:  # copies of either text
+                pairs.append(np.array([(u, v) for u in copies_x for v in copies_y], np.int64))
+        every = np.concatenate(pairs)
+        ok = np.zeros(len(every), bool)
+        for c in range(0, len(every), _PAIRS):
+            ok[c:c + _PAIRS] = self._agree(every[c:c + _PAIRS, 0], every[c:c + _PAIRS, 1])
+        return every[ok]
 
     def _link(self, i: int, j: int) -> tuple[int, float] | None:
         """The strongest direct evidence that documents i and j are one paper:
@@ -613,12 +746,15 @@ class DuplicateDetector:
         if self._has_sha[i] and self._has_sha[j] and \
                 self._sha[32 * i:32 * i + 32] == self._sha[32 * j:32 * j + 32]:
             return _RANK[SAME_PDF], 1.0
-        if not (self._has_key[i] and self._has_key[j]):
+        if not (self._has_key[i] and self._has_key[j]) or \
+                not self._agree(np.array([i]), np.array([j]))[0]:
             return None
         if self._keys[16 * i:16 * i + 16] == self._keys[16 * j:16 * j + 16]:
             return _RANK[SAME_TEXT], 1.0
+        if not (self._long[i] and self._long[j]):
+            return None
         sigs = self._signatures()
-        equal = int(np.count_nonzero(sigs[i] == sigs[j]))
+        equal = int(np.count_nonzero(sigs[i, :NUM_PERM] == sigs[j, :NUM_PERM]))
         return (_RANK[NEAR], equal / NUM_PERM) if equal >= self._need else None
 
     def _best_link(self, m: int, others: list[int]) -> tuple[int, float, int]:

@@ -99,7 +99,7 @@ def lean_memory_pool() -> None:
 def give_back_freed_memory() -> None:
     """Returns the C heap's free pages to the system (glibc's `malloc_trim`).
 
-    Why: deciding parses every document's summary (a 716-character print among small
+    Why: deciding parses every document's summary (a 1,424-character print among small
     objects) and the duplicate detector's buffers; freed, they leave holes in the heap
     between objects that stay, which the system still counts while the Parquet is
     written, the finish's peak. Elsewhere than glibc, nothing is done."""

@@ -181,10 +181,12 @@ def audit_leakage(w: DocWork) -> Failure | None:
 
 
 def print_text(w: DocWork) -> Failure | None:
-    """The body's print (an exact key and a MinHash signature of its word shingles), which
-    the finish compares across the run to find the same paper under two ids."""
+    """The print of the body and of the summary (an exact key and a MinHash signature of
+    the word shingles of each), which the finish compares across the run to find the same
+    paper under two ids."""
     assert w.stripped is not None  # its body's word keys are the print's words
-    w.text_print = doc_print(w.stripped.body.words, w.stripped.body_keys)
+    summary = w.candidate.abstracts.get(w.candidate.language, "")  # ProcessedDoc.summary
+    w.text_print = doc_print(w.stripped.body.words, w.stripped.body_keys, summary.split())
     return None
 
 
