@@ -155,9 +155,28 @@ def redrawn(g: np.random.Generator, sig: np.ndarray, share: float) -> np.ndarray
     return np.where(redraw, g.integers(0, 2**32, dup.NUM_PERM, dtype=np.uint32), sig)
 
 
+def abstract_of(root: int) -> tuple[bytes, np.ndarray]:
+    """The abstract (key, signature) of distinct paper `root`: its copies carry it too."""
+    sig = _rng(2, root).integers(0, 2**32, dup.NUM_PERM, dtype=np.uint32)
+    return hashlib.blake2b(f"abstract{root}".encode(), digest_size=16).digest(), sig
+
+
+def replica_print(sig: np.ndarray, key: bytes, root: int) -> dup.DocPrint:
+    abstract_key, abstract_sig = abstract_of(root)
+    return dup.DocPrint(key, sig, 10_000, abstract_key, abstract_sig, 150)
+
+
+def root_of(r: int) -> int:
+    """The distinct paper row r is, or copies (a pure function of r)."""
+    g = _rng(0, r)
+    u = g.random()
+    return root_of(int(g.integers(r))) if r and u < EXACT_SHARE + NEAR_SHARE else r
+
+
 def replica(bases: np.ndarray, r: int) -> tuple[np.ndarray, bytes, str, int | None]:
     """Row r of the replicated run: (signature, key, sha256, the row it copies or None),
-    a pure function of r, so copies are made again rather than kept."""
+    a pure function of r, so copies are made again rather than kept. A copy has the
+    abstract of the paper it copies (`root_of`), a distinct paper its own."""
     g = _rng(0, r)
     u = g.random()
     if r and u < EXACT_SHARE + NEAR_SHARE:
@@ -184,7 +203,8 @@ def external(bases: np.ndarray, n_run: int, e: int) -> tuple[dup.ExternalPrint, 
         src = None
         sig = redrawn(g, bases[e % len(bases)], 1 - KEEP)
     key = hashlib.blake2b(f"ext{e}".encode(), digest_size=16).digest()
-    fp = dup.DocPrint(key, sig.astype(np.uint32), 10_000)
+    fp = replica_print(sig.astype(np.uint32), key, root_of(src) if src is not None
+                       else 10**9 + e)
     return dup.ExternalPrint("other", f"ext{e:06d}", fp), src
 
 
@@ -196,7 +216,7 @@ def child(bases_file: str, n: int, trace: bool) -> None:
     bases = np.load(bases_file)
     made = [replica(bases, r) for r in range(n)]
     rows = [(f"doc{r:06d}", f"{1990 + r % 34:04d}-{1 + r % 12:02d}", sha,
-             dup.DocPrint(key, sig, 10_000)) for r, (sig, key, sha, _) in enumerate(made)]
+             replica_print(sig, key, root_of(r))) for r, (sig, key, sha, _) in enumerate(made)]
     planted = {r: m[3] for r, m in enumerate(made) if m[3] is not None}
     del made
     exts = [external(bases, n, e) for e in range(n // 10)]
