@@ -439,10 +439,9 @@ class _EqualRows:
 
     def groups(self) -> Iterator[np.ndarray]:
         """The rows of each value held by more than one row."""
-        ends = np.concatenate((self.starts[1:], [len(self.rows)]))
-        for start, end in zip(self.starts.tolist(), ends.tolist()):
-            if end - start > 1:
-                yield np.sort(self.rows[start:end])
+        sizes = np.diff(np.concatenate((self.starts, [len(self.rows)])))
+        for start, size in zip(self.starts[sizes > 1].tolist(), sizes[sizes > 1].tolist()):
+            yield np.sort(self.rows[start:start + size])
 
     def rows_of(self, value: bytes) -> list[int]:
         """The rows holding `value`, ascending."""
