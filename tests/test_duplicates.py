@@ -252,6 +252,10 @@ def test_copies_of_one_text_are_judged_each_by_its_abstract(paper, prints):
     assert result.groups == (Group("a", ("a", "c", "d")),)
     assert result.duplicates == {"c": Duplicate("c", "a", SAME_TEXT, 1.0),
                                  "d": Duplicate("d", "a", NEAR, sim)}
+    for seed in range(4):  # whatever the order of the rows
+        shuffled = rows[:]
+        random.Random(seed).shuffle(shuffled)
+        assert detect(shuffled) == result
     det = DuplicateDetector()
     for row in rows[:3]:
         det.add(*row)
