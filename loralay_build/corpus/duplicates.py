@@ -7,9 +7,15 @@ document gets a *print* of its body words (after abstract removal) in the per-do
 worker, and the corpus-wide finish groups the prints before the filters and splits:
 
 - `same_pdf`: equal PDF sha256;
-- `same_text`: equal exact key (BLAKE2b of the normalised word sequence);
+- `same_text`: equal exact key (BLAKE2b of the normalised word sequence), abstracts agreeing;
 - `near`: a MinHash/LSH candidate whose estimated Jaccard similarity of word 5-shingle
-  sets is at least `THRESHOLD` (0.5; docs/duplicates.md has the measurements).
+  sets is at least `THRESHOLD` (0.5; docs/duplicates.md has the measurements), abstracts
+  agreeing.
+
+The abstracts (each document's summary, printed with its body) agree when their estimated
+Jaccard is at least `ABSTRACT_THRESHOLD` (0.7), or when either is unknown: two papers of
+one template share their boilerplate, so their bodies look like copies, but not their
+abstracts.
 
 Groups are transitive (a ~ b ~ c is one group). In each group one document is kept: the
 earliest dated (a date of lower precision sorts as the start of its period, as for the
@@ -17,8 +23,9 @@ chronological split), undated ones last, then the smallest id; every other membe
 `duplicate` of the kept id with the kind and similarity of its link to it. The decisions
 depend only on the set of rows, never on their order, PYTHONHASHSEED or worker count.
 
-Bodies of fewer than `MIN_WORDS` normalised words are matched by PDF hash only: two
-empty or near-empty bodies say nothing about being the same paper.
+Bodies of fewer than `MIN_WORDS` normalised words never enter the LSH: two empty or
+near-empty bodies say nothing about being the same paper, unless their abstracts are the
+same text too and the two together reach `MIN_WORDS` words (`same_text`).
 
 `DuplicateDetector.exclude` takes the prints of other built datasets (`dataset.py`
 `exclude_datasets` reads them); a run document that is a same-text or near duplicate of
