@@ -12,6 +12,7 @@ import hashlib
 import io
 import os
 import shutil
+import stat
 import tempfile
 import threading
 import uuid
@@ -20,6 +21,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
+
+from .errors import ConfigError
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +52,49 @@ def process_umask() -> int:
 
 
 TEMP_PREFIX = ".part-"  # every half-written file of the tool: what a killed run leaves
+MARKER = ".loralay"  # the marker of a folder the tool owns (`owned.py`)
+
+
+def link_in_folder(path: str | Path) -> tuple[Path, Path] | None:
+    """The symbolic link on the way from the tool's folder to `path` (`path` itself
+    included), and that folder: the nearest folder above `path` that carries the tool's
+    marker. None when there is no such link, or `path` is in no folder of the tool's.
+
+    Each component is looked at with lstat, so a link is seen and never followed; the
+    link named is the outermost one (the entry of the folder a user replaced)."""
+    path = Path(os.path.abspath(path))
+    link = None
+    for entry in (path, *path.parents):
+        try:
+            mode = os.lstat(entry).st_mode
+        except OSError:  # not there yet: made by the write itself
+            continue
+        if stat.S_ISLNK(mode):
+            link = entry
+        elif stat.S_ISDIR(mode) and os.path.lexists(entry / MARKER):
+            return (link, entry) if link is not None else None
+    return None
+
+
+def refuse_link(path: str | Path) -> Path:
+    """The one rule of every write into the tool's folder: never through a symbolic link.
+    A link on the way to `path` below the folder (a `report/`, a `.lock`, a `state/` the
+    user replaced by a link) is a ConfigError naming it, raised before anything is opened;
+    its target is left alone. Returns `path`."""
+    found = link_in_folder(path)
+    if found is not None:
+        raise ConfigError(link_refusal(*found))
+    return Path(path)
+
+
+def link_refusal(link: Path, folder: Path) -> str:
+    try:
+        target = f" (to {os.readlink(link)})"
+    except OSError:
+        target = ""
+    return (f"{link}: a symbolic link{target} in the tool's folder {folder}; the tool "
+            "never writes through a link in its folder: remove the link (its target is "
+            "not touched) and rerun; nothing was written through it")
 
 
 class AtomicFile:
@@ -58,6 +104,7 @@ class AtomicFile:
         self.dest = Path(dest)
 
     def __enter__(self) -> tuple[Any, Any]:
+        refuse_link(self.dest)
         self.dest.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=self.dest.parent)
         self.tmp = Path(tmp)
@@ -104,6 +151,7 @@ def write_atomic(dest: Path, body: bytes) -> Download:
 def place(tmp: Path, dest: Path) -> None:
     """A file finished under a temporary name (a SQLite index, a Parquet part) put in
     place: flushed to disk, given the mode any file of the process gets, then renamed."""
+    refuse_link(dest)
     fd = os.open(tmp, os.O_RDONLY)
     try:
         os.fchmod(fd, 0o666 & ~process_umask())
@@ -116,7 +164,7 @@ def place(tmp: Path, dest: Path) -> None:
 def swap_folder(out_dir: Path, tmp: Path, folder: str) -> None:
     """Replace `out_dir/folder` by the complete folder `tmp` (renames within one
     filesystem): a reader sees the old folder or the new one, never a mix."""
-    data = out_dir / folder
+    data = refuse_link(out_dir / folder)
     old = out_dir / f".{folder}-old-{uuid.uuid4().hex[:8]}"
     if data.exists():
         os.replace(data, old)

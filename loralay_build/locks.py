@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 from typing import IO
 
+from .atomic import refuse_link
 from .errors import RunLocked
 from .layout import RunLayout
 from .owned import LOCK_NAME
@@ -32,8 +33,7 @@ class RunLock:
         self.fh: IO[str] | None = None
 
     def __enter__(self) -> RunLock:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fh = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held until __exit__
+        fh = _open_lock(self.path)
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -53,9 +53,18 @@ class RunLock:
             self.fh.close()
 
 
-def _flock(path: Path, mode: int, busy: str) -> IO[str]:
+def _open_lock(path: Path) -> IO[str]:
+    """The lock file, opened for the caller to hold: never through a symbolic link (a
+    `.lock` linked to a file elsewhere is refused, and O_NOFOLLOW holds if one appears
+    meanwhile), so the pid written into it never truncates someone else's file."""
+    refuse_link(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fh = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - held by the caller
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+    return os.fdopen(fd, "r+", encoding="utf-8")
+
+
+def _flock(path: Path, mode: int, busy: str) -> IO[str]:
+    fh = _open_lock(path)
     try:
         fcntl.flock(fh, mode | fcntl.LOCK_NB)
     except BlockingIOError:

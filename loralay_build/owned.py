@@ -6,7 +6,10 @@ the tool created it, when it was empty, or when it carries the tool's marker fil
 naming what was found there: a build pointed at a folder of PDFs, at a home directory or at
 another tool's output must not write there, let alone delete. Inside its folder the tool
 deletes only the entries it writes (`RUN_ENTRIES`, `EXPORT_ENTRIES`), never through a
-symbolic link: a link is removed, never what it points at.
+symbolic link: a link is removed, never what it points at. Nor does it write through one:
+a link among its entries (a `report/`, `.lock` or `state/` the user replaced by a link) is
+refused when the folder is taken, in one line naming it, and every writer checks its path
+again (`atomic.refuse_link`), so nothing outside the folder is ever written or truncated.
 
 A run folder written by a version of the tool from before the marker (its entries all the
 tool's own, and `state/fetch.sqlite` or `state/citesum.sqlite` in it) is recognised and
@@ -23,11 +26,10 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from .atomic import TEMP_PREFIX, write_text_atomic
+from .atomic import MARKER, TEMP_PREFIX, link_refusal, write_text_atomic
 from .errors import ConfigError
 from .version import __version__
 
-MARKER = ".loralay"
 LOCK_NAME = ".lock"  # the lock of a folder the tool writes (locks.RunLock)
 BUILD, EXPORT = "build", "export"
 # every name the tool writes at the top of a run folder, and its temporary names
@@ -76,9 +78,29 @@ def _marker_kind(path: Path) -> str | None:
     return data.get("kind") if isinstance(data, dict) else None
 
 
-def check_folder(path: Path, kind: str, flag: str = "--out") -> Folder:
+def _first_link(path: Path, kind: str, fresh: bool) -> Path | None:
+    """The first symbolic link among the tool's entries of `path` and below them (lstat,
+    never followed; `fresh`: in what `--fresh` keeps, since it removes the rest as links)."""
+    stack = [path / n for n in sorted(os.listdir(path), reverse=True)
+             if is_owned_name(n, kind) and (not fresh or n in KEPT_BY_FRESH)]
+    while stack:
+        entry = stack.pop()
+        if entry.is_symlink():
+            return entry
+        if entry.is_dir():
+            try:
+                with os.scandir(entry) as it:
+                    children = sorted((e.name for e in it), reverse=True)
+            except OSError:  # unreadable: its writes will say so
+                continue
+            stack += [entry / n for n in children]
+    return None
+
+
+def check_folder(path: Path, kind: str, flag: str = "--out", fresh: bool = False) -> Folder:
     """What `path` is for a command that writes a `kind` folder there; ConfigError, one
-    line, for anything the tool must not write into. Writes nothing."""
+    line, for anything the tool must not write into (a folder that is not the tool's, a
+    symbolic link among its entries). Writes nothing."""
     if path.is_symlink() and not path.exists():
         raise ConfigError(f"{path}: a symbolic link to nothing; give a folder")
     if path.exists() and not path.is_dir():
@@ -96,13 +118,13 @@ def check_folder(path: Path, kind: str, flag: str = "--out") -> Folder:
     if marked is None and all(_claiming(n) for n in names):
         return Folder(path, kind, "empty")
     if marked == kind:
-        return Folder(path, kind, "ours")
+        return _no_links(Folder(path, kind, "ours"), fresh)
     if marked is not None:
         raise ConfigError(f"{path}: a folder of `loralay {marked}`, not of `loralay {kind}`; "
                           f"give another {flag}")
     foreign = [n for n in names if not is_owned_name(n, kind)]
     if kind == BUILD and not foreign and any((path / s).is_file() for s in _OLD_STATES):
-        return Folder(path, kind, "older")
+        return _no_links(Folder(path, kind, "older"), fresh)
     shown = ", ".join(foreign[:3] or names[:3]) + (", ..." if len(foreign or names) > 3 else "")
     raise ConfigError(f"{path}: not a folder this tool made (it holds {shown}, and no "
                       f"{MARKER} marker); give a new or empty {flag}, nothing was touched")
@@ -121,10 +143,17 @@ def unwritable(path: Path) -> str | None:
     return None
 
 
-def claim_folder(path: Path, kind: str, flag: str = "--out") -> Folder:
+def _no_links(folder: Folder, fresh: bool) -> Folder:
+    link = _first_link(folder.path, folder.kind, fresh and folder.kind == BUILD)
+    if link is not None:
+        raise ConfigError(link_refusal(link, folder.path))
+    return folder
+
+
+def claim_folder(path: Path, kind: str, flag: str = "--out", fresh: bool = False) -> Folder:
     """Check `path`, then create and mark it if it is not marked yet; a folder that cannot
     be made or written is one ConfigError naming it and the reason."""
-    folder = check_folder(path, kind, flag)
+    folder = check_folder(path, kind, flag, fresh)
     if folder.status == "ours":
         return folder
     try:

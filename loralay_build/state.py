@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .atomic import refuse_link
 from .failures import Failure
 from .records import Candidate
 
@@ -42,7 +43,7 @@ def connect_shared(path: Path, schema: str, any_thread: bool = False) -> sqlite3
     """A WAL database that processes started at the same moment (shards side by side) may
     all open: turning a new file to WAL takes an exclusive lock for which SQLite calls no
     busy handler, so the loser got "database is locked" at once instead of waiting."""
-    db = sqlite3.connect(str(path), timeout=60, isolation_level=None,
+    db = sqlite3.connect(str(refuse_link(path)), timeout=60, isolation_level=None,
                          check_same_thread=not any_thread)
     _while_locked(lambda: db.execute("PRAGMA journal_mode=WAL"), 60)
     db.execute("PRAGMA synchronous=NORMAL")

@@ -113,6 +113,8 @@ def test_fresh_removes_a_linked_state_as_a_link_and_only_what_the_tool_wrote(
     (outside / "precious.sqlite").write_text("not ours")
     shutil.rmtree(out / "state")
     (out / "state").symlink_to(outside, target_is_directory=True)
+    shutil.rmtree(out / "report")  # a link --fresh removes is no refusal (issue 32, 7)
+    (out / "report").symlink_to(outside, target_is_directory=True)
     (out / "notes.txt").write_text("the user's notes")
     dry = build_local(SAMPLE, out, "--fresh", "--dry-run")
     assert dry.returncode == 0, dry.stderr
@@ -122,9 +124,77 @@ def test_fresh_removes_a_linked_state_as_a_link_and_only_what_the_tool_wrote(
     assert (out / "data").exists()  # a dry run deletes nothing
     assert build_local(SAMPLE, out, "--fresh").returncode == 0
     assert (outside / "precious.sqlite").read_text() == "not ours"
+    assert [p.name for p in outside.iterdir()] == ["precious.sqlite"]
     assert (out / "notes.txt").read_text() == "the user's notes"
     assert not (out / "state").is_symlink() and (out / "state" / "fetch.sqlite").exists()
     assert rows_as_written(out) == rows_as_written(built_sample[0])
+
+
+def outside_things(tmp: Path) -> Path:
+    """A folder and a file outside the run folder, for links to point at."""
+    outside = tmp / "outside"
+    (outside / "dir").mkdir(parents=True)
+    (outside / "dir" / "theirs.txt").write_text("their folder")
+    (outside / "file").write_text("their file")
+    return outside
+
+
+@pytest.mark.parametrize("entry", ["report", "report.md", ".lock", "data", "images", "state"])
+def test_a_link_in_the_run_folder_is_refused_never_written_through(built_sample, tmp_path,
+                                                                    entry):
+    """Issue 32, 7: a `report` link was written through (a file outside --out overwritten,
+    PNGs added there), a `.lock` link followed and its target truncated."""
+    out = copy_run(built_sample[0], tmp_path / "run")
+    outside = outside_things(tmp_path)
+    link = out / entry
+    if link.is_dir():
+        shutil.rmtree(link)
+    link.unlink(missing_ok=True)
+    is_dir = entry in ("report", "data", "images", "state")
+    link.symlink_to(outside / ("dir" if is_dir else "file"), target_is_directory=is_dir)
+    before, inside = tree(outside), tree(out)
+    for extra in ((), ("--dry-run",), ("--shard", "0", "--num-shards", "1")):
+        one_line_error(build_local(SAMPLE, out, *extra), str(link), "symbolic link",
+                       "never writes through a link")
+    assert tree(outside) == before and tree(out) == inside and link.is_symlink()
+
+
+def test_every_writer_of_the_run_folder_refuses_a_link_made_after_the_check(built_sample,
+                                                                             tmp_path):
+    """The claim's check is not the only guard: a link made while a command runs (or one
+    the claim does not look at) is refused by the writer itself, before it opens anything:
+    the atomic files, the lock, the run state, the shard folders."""
+    from loralay_build.atomic import write_atomic, write_text_atomic
+    from loralay_build.layout import RunLayout
+    from loralay_build.locks import RunLock, ShardLock
+    from loralay_build.state import RunState
+    from loralay_build.write.shards import ShardFolder
+
+    out = copy_run(built_sample[0], tmp_path / "run")
+    outside = outside_things(tmp_path)
+    for name in ("report", "state", "data"):
+        shutil.rmtree(out / name)
+        (out / name).symlink_to(outside / "dir", target_is_directory=True)
+    (out / ".lock").unlink()
+    (out / ".lock").symlink_to(outside / "file")
+    (out / "report.md").unlink()
+    (out / "report.md").symlink_to(outside / "file")
+    before = tree(outside)
+    writes = [lambda: write_atomic(out / "report" / "funnel.png", b"png"),
+              lambda: write_text_atomic(out / "report.md", "report"),
+              lambda: RunLock(out).__enter__(),
+              lambda: ShardLock(RunLayout(out), 0, 1).__enter__(),
+              lambda: RunState(out / "state" / "fetch.sqlite"),
+              lambda: ShardFolder(out, "data").__enter__()]
+    for write in writes:
+        with pytest.raises(ConfigError, match="never writes through a link"):
+            write()
+    assert tree(outside) == before
+    # outside the tool's folders, a link on the way is the user's business
+    elsewhere = tmp_path / "linked"
+    elsewhere.symlink_to(outside / "dir", target_is_directory=True)
+    write_text_atomic(elsewhere / "page.png", "png")
+    assert (outside / "dir" / "page.png").read_text() == "png"
 
 
 def test_a_run_folder_of_an_earlier_version_is_resumed(built_sample, tmp_path):

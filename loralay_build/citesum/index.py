@@ -18,7 +18,7 @@ from itertools import islice
 from pathlib import Path
 from typing import TypeVar
 
-from ..atomic import TEMP_PREFIX, place
+from ..atomic import TEMP_PREFIX, place, refuse_link
 from .records import CitedPaper
 
 BATCH = 200  # ids or records per lookup: bounds what a step holds (and under SQLite's bound)
@@ -32,7 +32,7 @@ def batches(items: Iterable[T], size: int = BATCH) -> Iterator[list[T]]:
 
 
 def _fresh_db(dest: Path, schema: str) -> tuple[sqlite3.Connection, Path]:
-    tmp = dest.with_name(f"{TEMP_PREFIX}{dest.name}-{os.getpid()}")
+    tmp = refuse_link(dest.with_name(f"{TEMP_PREFIX}{dest.name}-{os.getpid()}"))
     tmp.unlink(missing_ok=True)
     con = sqlite3.connect(str(tmp), isolation_level=None)
     con.execute("PRAGMA journal_mode=OFF")

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..atomic import refuse_link
 from ..failures import Failure, FailureClass
 from ..records import Box
 
@@ -96,7 +97,7 @@ class RenderedPages:
 def staging_folder(staging: str | Path, doc_id: str) -> Path:
     """A fresh folder per attempt: a killed attempt's leftovers never mix with the next."""
     key = hashlib.sha1(doc_id.encode("utf-8")).hexdigest()[:16]
-    folder = Path(staging) / f"{key}-{uuid.uuid4().hex[:8]}"
+    folder = refuse_link(Path(staging) / f"{key}-{uuid.uuid4().hex[:8]}")
     folder.mkdir(parents=True)
     return folder
 

@@ -30,7 +30,7 @@ FOLDER_STATES = {"new": "would be created", "empty": "empty: would be used",
 def dry_run(req: BuildRequest, echo: Echo) -> bool:
     """Print what a build would do; True when no input line has a fault."""
     pipeline, _ = plan(req)
-    folder = check_folder(req.out, BUILD)
+    folder = check_folder(req.out, BUILD, fresh=req.fresh)
     problem = unwritable(req.out)
     if problem is not None:
         raise ConfigError(f"{req.out}: a build could not write here ({problem})")

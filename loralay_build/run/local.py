@@ -38,7 +38,7 @@ class LocalExecutor:
 
     def run(self, pipeline: Pipeline, req: BuildRequest) -> BuildResult:
         layout = RunLayout(req.out)
-        claim_folder(req.out, BUILD)
+        claim_folder(req.out, BUILD, fresh=req.fresh)
         if req.one_shard:
             assert req.shard is not None and req.num_shards is not None
             with ShardLock(layout, req.shard, req.num_shards):

@@ -115,7 +115,7 @@ class SlurmExecutor:
         layout = RunLayout(out)
         where = SlurmDir(out / "slurm")
         refuse_if_queued(where)  # first: running shards hold the run lock, this says more
-        claim_folder(out, BUILD)
+        claim_folder(out, BUILD, fresh=req.fresh)
         with RunLock(layout):
             sub = _submit_locked(pipeline, replace(req, out=out), layout, where)
         log.info(sub.follow_line())

@@ -21,7 +21,7 @@ import uuid
 from pathlib import Path
 from types import TracebackType
 
-from ..atomic import clean_swaps, file_digest, swap_folder
+from ..atomic import clean_swaps, file_digest, refuse_link, swap_folder
 from ..paths import SHARD_NAME as SHARD_NAME  # a shard's name, for existing importers
 
 _SPLIT_NAME = re.compile(r"^\w+$")
@@ -42,6 +42,7 @@ class ShardFolder:
         self._parts: dict[str, list[Path]] = {}
 
     def __enter__(self) -> ShardFolder:
+        refuse_link(self.out / self.name)  # before any shard is written, not at the swap
         self.out.mkdir(parents=True, exist_ok=True)
         clean_swaps(self.out, self.name)
         self.tmp.mkdir()

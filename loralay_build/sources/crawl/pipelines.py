@@ -10,7 +10,7 @@ from typing import Any
 
 from scrapy import signals
 
-from ...atomic import write_text_atomic
+from ...atomic import refuse_link, write_text_atomic
 
 
 class FeedLinePipeline:
@@ -26,6 +26,7 @@ class FeedLinePipeline:
         return pipe
 
     def open_spider(self, spider: Any = None) -> None:
+        refuse_link(self.path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.fh = self.path.open("a", encoding="utf-8")
 
