@@ -146,6 +146,34 @@ def test_missing_inputs_are_one_line(tmp_path):
     assert proc.returncode == 2 and "loralay:" in proc.stderr
 
 
+@pytest.mark.parametrize("setting", ["licenses", "exclude_datasets", "--exclude-dataset"])
+def test_settings_citesum_cannot_apply_are_refused_not_recorded(tmp_path, setting):
+    """Issue 32, 10: `licenses:` and `--exclude-dataset` were accepted, written into the
+    card's and the report's settings, and applied to nothing."""
+    other = tmp_path / "other-dataset"  # refused before anything reads it
+    other.mkdir()
+    keys = {"licenses": ["cc-by-4.0"], "exclude_datasets": [str(other)]}
+    base: dict = {"s2orc_format": "2020", "pdf_parses": f"{FIX}/2020/pdf_parses/*",
+                  "metadata": f"{FIX}/2020/metadata/*"}
+    extra: tuple[str, ...] = ()
+    if setting.startswith("--"):
+        extra, key = (setting, str(other)), "exclude_datasets"
+    else:
+        base[setting], key = keys[setting], setting
+    cfg = config(tmp_path, **base)
+    out = tmp_path / "o"
+    for dry in ((), ("--dry-run",)):
+        proc = loralay("build", "--source", "citesum", "--config", str(cfg), "--out",
+                       str(out), *extra, *dry)
+        lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("loralay: ")]
+        assert proc.returncode == 2 and len(lines) == 1, proc.stderr[-2000:]
+        assert f"{key}: " in lines[0] and "not applied by --source citesum, refused" \
+            in lines[0] and "Traceback" not in proc.stderr
+        assert not out.exists()
+    # the defaults (null, empty) are what every CiteSum build has, and build
+    build(config(tmp_path, **{**base, "licenses": None, "exclude_datasets": []}), out)
+
+
 def test_a_killed_task_s_half_files_are_swept_by_the_next_run(tmp_path):
     """A task writes through AtomicFile (`.part-*`); the sweep looked for the names the
     passes used before (`.*.tmp-*`), so a killed task's half file stayed in work/ for good."""

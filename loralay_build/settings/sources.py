@@ -154,6 +154,30 @@ class CiteSumSettings(CommonSettings):
         7200, description="wall clock of one shard task (a pass over one shard, or its scoring)")
     rows_per_shard: Count = 100_000
 
+    @field_validator("licenses")
+    @classmethod
+    def _no_licence_filter(cls, values: list[str] | None) -> list[str] | None:
+        """An example is two papers' text (the cited abstract, the citing sentence), and the
+        2020 release states no licence per paper: no filter could be applied, so asking for
+        one is refused rather than recorded and ignored."""
+        if values is not None:
+            raise ValueError("not applied by --source citesum, refused: an example joins two "
+                             "papers (the cited abstract, the citing sentence) and S2ORC's "
+                             "2020 release states no licence per paper; leave it null")
+        return values
+
+    @field_validator("exclude_datasets")
+    @classmethod
+    def _no_exclusion(cls, values: list[str]) -> list[str]:
+        """The exclusion compares the words of whole papers (PDF datasets' `data/`); a
+        CiteSum example holds an abstract and a sentence, never a paper's body."""
+        if values:
+            raise ValueError("--exclude-dataset is not applied by --source citesum, refused: "
+                             "it drops near-"
+                             "duplicate papers by their body's words, and a CiteSum example "
+                             "has no body (an abstract and one sentence); leave it empty")
+        return values
+
     @field_validator("related_work_pattern")
     @classmethod
     def _compiles(cls, value: str) -> str:
