@@ -79,21 +79,23 @@ def _marker_kind(path: Path) -> str | None:
 
 
 def _first_link(path: Path, kind: str, fresh: bool) -> Path | None:
-    """The first symbolic link among the tool's entries of `path` and below them (lstat,
-    never followed; `fresh`: in what `--fresh` keeps, since it removes the rest as links)."""
-    stack = [path / n for n in sorted(os.listdir(path), reverse=True)
-             if is_owned_name(n, kind) and (not fresh or n in KEPT_BY_FRESH)]
+    """The first symbolic link among the tool's entries of `path` and below them (never
+    followed; the directory entries' own types, so a `pdfs/` of 100k files costs no stat
+    each; `fresh`: in what `--fresh` keeps, since it removes the rest as links)."""
+    with os.scandir(path) as it:
+        stack = sorted((e for e in it if is_owned_name(e.name, kind)
+                        and (not fresh or e.name in KEPT_BY_FRESH)),
+                       key=lambda e: e.name, reverse=True)
     while stack:
         entry = stack.pop()
         if entry.is_symlink():
-            return entry
-        if entry.is_dir():
+            return Path(entry.path)
+        if entry.is_dir(follow_symlinks=False):
             try:
-                with os.scandir(entry) as it:
-                    children = sorted((e.name for e in it), reverse=True)
+                with os.scandir(entry.path) as it:
+                    stack += sorted(it, key=lambda e: e.name, reverse=True)
             except OSError:  # unreadable: its writes will say so
                 continue
-            stack += [entry / n for n in children]
     return None
 
 
