@@ -154,9 +154,10 @@ def test_a_link_in_the_run_folder_is_refused_never_written_through(built_sample,
     link.symlink_to(outside / ("dir" if is_dir else "file"), target_is_directory=is_dir)
     before, inside = tree(outside), tree(out)
     for extra in ((), ("--dry-run",), ("--shard", "0", "--num-shards", "1")):
-        one_line_error(build_local(SAMPLE, out, *extra), str(link), "symbolic link",
-                       "never writes through a link")
-    assert tree(outside) == before and tree(out) == inside and link.is_symlink()
+        proc = build_local(SAMPLE, out, *extra)
+        assert tree(outside) == before, f"written outside --out through {link}"
+        one_line_error(proc, str(link), "symbolic link", "never writes through a link")
+    assert tree(out) == inside and link.is_symlink()
 
 
 def test_every_writer_of_the_run_folder_refuses_a_link_made_after_the_check(built_sample,
