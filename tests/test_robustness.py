@@ -164,11 +164,12 @@ def test_every_writer_of_the_run_folder_refuses_a_link_made_after_the_check(buil
                                                                              tmp_path):
     """The claim's check is not the only guard: a link made while a command runs (or one
     the claim does not look at) is refused by the writer itself, before it opens anything:
-    the atomic files, the lock, the run state, the shard folders."""
+    the atomic files, the report's plots, the lock, the run state, the shard folders."""
     from loralay_build.atomic import write_atomic, write_text_atomic
     from loralay_build.layout import RunLayout
     from loralay_build.locks import RunLock, ShardLock
     from loralay_build.state import RunState
+    from loralay_build.write.plots import make_plots
     from loralay_build.write.shards import ShardFolder
 
     out = copy_run(built_sample[0], tmp_path / "run")
@@ -182,6 +183,7 @@ def test_every_writer_of_the_run_folder_refuses_a_link_made_after_the_check(buil
     (out / "report.md").symlink_to(outside / "file")
     before = tree(outside)
     writes = [lambda: write_atomic(out / "report" / "funnel.png", b"png"),
+              lambda: make_plots(out / "report", {}, None),  # not swallowed as a plot's error
               lambda: write_text_atomic(out / "report.md", "report"),
               lambda: RunLock(out).__enter__(),
               lambda: ShardLock(RunLayout(out), 0, 1).__enter__(),

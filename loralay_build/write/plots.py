@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..atomic import write_atomic
+from ..atomic import refuse_link, write_atomic
 from .doctable import DocTable
 
 _BINS = 30
@@ -90,6 +90,7 @@ def make_plots(folder: Path, data: Mapping[str, Any],
         import matplotlib  # noqa: F401
     except Exception as e:  # missing or broken install
         return {}, f"matplotlib unavailable ({type(e).__name__}: {e})"
+    refuse_link(folder)  # a link is the run's refusal, never one plot's error
     folder.mkdir(parents=True, exist_ok=True)
     files: dict[str, str] = {}
     errors: list[str] = []
