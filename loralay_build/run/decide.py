@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import logging
 from array import array
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..corpus.duplicates import DocPrint, Duplicate, DuplicateDetector, ExternalPrint
 from ..corpus.filters import Thresholds, check_document, compute_thresholds
@@ -130,21 +131,137 @@ def check_complete(fetched: set[str], done: set[str]) -> None:
                             f"{sorted(missing)[0]}): run the missing shards, or rerun `build`")
 
 
-def _survivors(states: list[RunState], current: set[str], failed: set[str],
-               cs: CorpusSettings, drops: list[tuple[str, Outcome]],
+class CorpusRun:
+    """What the corpus steps work on: the document table, the rows still in (row order),
+    and what the steps before decided (drops, funnel lines, thresholds, duplicates)."""
+
+    def __init__(self, cs: CorpusSettings, rows: DocTable, detector: DuplicateDetector,
+                 external: Iterable[ExternalPrint] = ()) -> None:
+        self.cs, self.rows, self.detector, self.external = cs, rows, detector, external
+        self.alive: list[int] = list(range(len(rows)))
+        self.drops: list[tuple[str, Outcome]] = []
+        self.funnel: list[tuple[str, int]] = []
+        self.thresholds = Thresholds(None, None, None, None)
+        self.duplicates: Mapping[str, Duplicate] = {}
+        self.order: array[int] = array("q")
+        self.fates: list[str | None] = []
+
+
+class CorpusStep:
+    """One corpus-wide rule. `admit` judges a document as the table is read (a rule that
+    needs no other document: the licence); `run` judges the table (duplicates,
+    percentiles, splits). `name` is the rule a drop records; `funnel` names the funnel
+    line counting the documents left after it (None: no line)."""
+
+    name: str = ""
+    funnel: str | None = None
+
+    def applies(self, cs: CorpusSettings) -> bool:
+        return True
+
+    def admit(self, summary: Mapping[str, Any], cs: CorpusSettings) -> Outcome | None:
+        return None
+
+    def run(self, c: CorpusRun) -> None:
+        return None
+
+
+class Licences(CorpusStep):
+    """A document outside the `licenses:` allow-list is `license_excluded` (before the
+    duplicates, so an excluded copy never stands in for a kept one)."""
+
+    name, funnel = "licenses", "licensed"
+
+    def applies(self, cs: CorpusSettings) -> bool:
+        return cs.licenses is not None
+
+    def admit(self, summary: Mapping[str, Any], cs: CorpusSettings) -> Outcome | None:
+        license_id = summary.get("license", UNKNOWN)
+        if cs.licenses is None or allowed(license_id, cs.licenses):
+            return None
+        return Outcome.dropped(FailureClass.LICENSE_EXCLUDED.value, self.name,
+                               f"licence {license_id} is not in licenses: "
+                               f"{', '.join(cs.licenses)}")
+
+
+class Duplicates(CorpusStep):
+    """The same paper under two ids, or a paper of an `exclude_datasets` dataset: every
+    copy but the kept one is `duplicate`, naming it (`corpus/duplicates.py`)."""
+
+    name, funnel = "duplicates", "distinct"
+
+    def run(self, c: CorpusRun) -> None:
+        c.detector.exclude(c.external)
+        c.duplicates = c.detector.decide().duplicates
+        distinct = []
+        for j in c.alive:  # in row order, as every other drop
+            dup = c.duplicates.get(c.rows.ids[j])
+            if dup is None:
+                distinct.append(j)
+            else:
+                c.drops.append((c.rows.ids[j], Outcome.dropped(
+                    FailureClass.DUPLICATE.value, self.name, dup.message())))
+        c.alive = distinct
+
+
+class Filters(CorpusStep):
+    """Page-count and summary-length bounds at percentiles of the documents left."""
+
+    name, funnel = "filter", "filtered"
+
+    def run(self, c: CorpusRun) -> None:
+        r = c.rows
+        c.thresholds = compute_thresholds([r.pages[j] for j in c.alive],
+                                          [r.summary_words[j] for j in c.alive],
+                                          c.cs.max_pages_percentile, c.cs.min_summary_percentile)
+        kept = []
+        for j in c.alive:
+            fail = check_document(r.pages[j], r.summary_words[j], c.thresholds)
+            if fail is None:
+                kept.append(j)
+            else:
+                c.drops.append((r.ids[j], Outcome.dropped(fail.cls.value, self.name,
+                                                          fail.message)))
+        c.alive = kept
+
+
+class Splits(CorpusStep):
+    """Chronological order (ties by id) of the rows left, and each one's split: the
+    source's own (`split_mode: given`) or by date (`corpus/split.py`)."""
+
+    name, funnel = "split", "kept"
+
+    def run(self, c: CorpusRun) -> None:
+        r, cs = c.rows, c.cs
+        if cs.split_mode == "given":
+            names = {j: given_name(r.ids[j], r.given[j]) for j in c.alive}  # refuse in order
+        c.order = array("q", sorted(c.alive, key=lambda j: (date_key(r.dates[j]), r.ids[j])))
+        if cs.split_mode == "given":
+            c.fates = [names[j] for j in c.order]
+        else:
+            c.fates = chronological_fates(r.dates, c.order, cs.split_proportions, cs.undated)
+        r.forget_dates()
+        c.alive = [j for j, f in zip(c.order, c.fates, strict=True) if f]
+
+
+# the corpus-wide rules, in the order they decide (a drop is recorded by the first rule
+# that makes it)
+CORPUS_STEPS: tuple[CorpusStep, ...] = (Licences(), Duplicates(), Filters(), Splits())
+
+
+def read_table(states: list[RunState], current: set[str], failed: set[str],
+               cs: CorpusSettings, steps: Sequence[CorpusStep], drops: list[tuple[str, Outcome]],
                detector: DuplicateDetector) -> DocTable:
-    """The processed documents of this run as table rows (each also shown to the duplicate
-    detector); a document outside the licence allow-list joins the drops instead."""
+    """The processed documents of this run as table rows, each shown to the duplicate
+    detector; a document a step does not `admit` joins the drops instead."""
     rows = DocTable()
     for i, st in enumerate(states):
         for s in st.document_summaries():
             if s["id"] not in current or s["id"] in failed:
                 continue
-            license_id = s.get("license", UNKNOWN)
-            if cs.licenses is not None and not allowed(license_id, cs.licenses):
-                drops.append((s["id"], Outcome.dropped(
-                    FailureClass.LICENSE_EXCLUDED.value, "licenses",
-                    f"licence {license_id} is not in licenses: {', '.join(cs.licenses)}")))
+            refused = next((o for o in (step.admit(s, cs) for step in steps) if o), None)
+            if refused is not None:
+                drops.append((s["id"], refused))
                 continue
             rows.add_summary(i, s)
             detector.add(s["id"], s.get("publication_date"), _sha(s.get("pdf_sha256")),
@@ -158,8 +275,10 @@ def _sha(value: str | None) -> str | None:
 
 
 def decide(cs: CorpusSettings, layout: RunLayout, states: list[RunState],
-           external: Iterable[ExternalPrint] = ()) -> Decisions:
-    """Every id's fate; `external`: the prints of the `exclude_datasets` datasets."""
+           external: Iterable[ExternalPrint] = (),
+           steps: Sequence[CorpusStep] = CORPUS_STEPS) -> Decisions:
+    """Every id's fate: the fetch's and the per-document steps' drops, then each corpus
+    step in turn; `external`: the prints of the `exclude_datasets` datasets."""
     with RunState(layout.fetch_db) as fstate:
         drops, proposed, fetched = fetch_outcomes(fstate)
         current = fstate.ids_with("fetch", OK)
@@ -168,59 +287,24 @@ def decide(cs: CorpusSettings, layout: RunLayout, states: list[RunState],
     check_complete(current, done)
     del done
     drops += proc_drops
+    active = [step for step in steps if step.applies(cs)]
     detector = DuplicateDetector()
-    before = len(drops)
-    rows = _survivors(states, current, {i for i, _ in proc_drops}, cs, drops, detector)
+    admitted: list[tuple[str, Outcome]] = []
+    rows = read_table(states, current, {i for i, _ in proc_drops}, cs, active, admitted,
+                      detector)
     del current
-    d = Decisions(Thresholds(None, None, None, None), rows, drops, bad_records=bad_records)
-    d.funnel = [("proposed", proposed), ("fetched", fetched),
-                ("processed", len(rows) + len(drops) - before)]
-    if cs.licenses is not None:
-        d.funnel.append(("licensed", len(rows)))
-    detector.exclude(external)
-    d.duplicates = detector.decide().duplicates
-    distinct = []
-    for j, doc_id in enumerate(rows.ids):  # in row order, as every other drop
-        dup = d.duplicates.get(doc_id)
-        if dup is None:
-            distinct.append(j)
-        else:
-            drops.append((doc_id, Outcome.dropped(FailureClass.DUPLICATE.value, "duplicates",
-                                                  dup.message())))
-    d.funnel.append(("distinct", len(distinct)))
-    d.thresholds = compute_thresholds([rows.pages[j] for j in distinct],
-                                      [rows.summary_words[j] for j in distinct],
-                                      cs.max_pages_percentile, cs.min_summary_percentile)
-    kept = _apply_filters(d, distinct)
-    d.funnel.append(("filtered", len(kept)))
-    _assign_splits(d, kept, cs)
-    d.funnel.append(("kept", sum(1 for f in d.fates if f)))
-    return d
+    c = CorpusRun(cs, rows, detector, external)
+    c.drops = drops + admitted
+    c.funnel = [("proposed", proposed), ("fetched", fetched),
+                ("processed", len(rows) + len(admitted))]
+    run_steps(c, active)
+    return Decisions(c.thresholds, rows, c.drops, c.order, c.fates, c.funnel, c.duplicates,
+                     bad_records)
 
 
-def _apply_filters(d: Decisions, rows: list[int]) -> list[int]:
-    """The rows within the thresholds; the others join the drops in row order."""
-    kept = []
-    r = d.rows
-    for j in rows:
-        fail = check_document(r.pages[j], r.summary_words[j], d.thresholds)
-        if fail is None:
-            kept.append(j)
-        else:
-            d.drops.append((r.ids[j], Outcome.dropped(fail.cls.value, "filter", fail.message)))
-    return kept
-
-
-def _assign_splits(d: Decisions, kept: list[int], cs: CorpusSettings) -> None:
-    """Chronological order (ties by id) of the kept rows, and each one's split."""
-    r = d.rows
-    if cs.split_mode == "given":
-        names = {j: given_name(r.ids[j], r.given[j]) for j in kept}  # refuse in row order
-    d.order = array("q", sorted(kept, key=lambda j: (date_key(r.dates[j]), r.ids[j])))
-    if cs.split_mode == "given":
-        d.fates = [names[j] for j in d.order]
-    else:
-        d.fates = chronological_fates(r.dates, d.order, cs.split_proportions, cs.undated)
-    r.forget_dates()
-
-
+def run_steps(c: CorpusRun, steps: Sequence[CorpusStep]) -> None:
+    """Each step over what the ones before left, with its funnel line."""
+    for step in steps:
+        step.run(c)
+        if step.funnel:
+            c.funnel.append((step.funnel, len(c.alive)))

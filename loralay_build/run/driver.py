@@ -16,7 +16,7 @@ import shutil
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tqdm.contrib.logging import logging_redirect_tqdm
@@ -210,8 +210,20 @@ def planned_work(fstate: RunState, plan: Plan, shard: int, num_shards: int,
     (a window's worth, not the corpus)."""
     for c in fetch_state_candidates(fstate, shard, num_shards):
         if c.id in plan.todo:
-            prints[c.id] = plan.fingerprint(c, sums)
-            yield c
+            prints[c.id] = fp = plan.fingerprint(c, sums)
+            yield with_checksum(c, fp)
+
+
+def with_checksum(c: Candidate, fingerprint: Fingerprint) -> Candidate:
+    """The candidate as its steps see it: with the sha256 of the very file its words are
+    read from (the fingerprint's `pdf` part, hashed once, cached by path, size and mtime),
+    the one home of `pdf_sha256` from here on (summary, payload, column). A source's own
+    hash of its download is the same file's; a file that could not be hashed ("missing")
+    fails extraction anyway."""
+    sha = fingerprint.part("pdf")
+    if sha and len(sha) == 64 and sha != c.pdf_sha256:
+        return replace(c, pdf_sha256=sha)
+    return c
 
 
 def record_outcome(state: RunState, ledger: Ledger, outcome: StepResults,
@@ -231,9 +243,6 @@ def record_outcome(state: RunState, ledger: Ledger, outcome: StepResults,
         state.forget(outcome.doc_id)
         if outcome.stored is not None and failed is None:
             summary, payload = outcome.stored
-            # the PDF's sha256 (hashed here once, cached by path, size and mtime): two ids
-            # of one PDF are the same paper (corpus/duplicates.py), and a column says it
-            summary["pdf_sha256"] = fingerprint.part("pdf")
             state.put_document(outcome.doc_id, summary, payload)
             ledger.put(Entry(outcome.doc_id, fingerprint, limits=limits, durations=durations))
             return "ok"

@@ -15,7 +15,6 @@ import logging
 import os
 import platform
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 
 import pyarrow as pa
@@ -30,8 +29,8 @@ from ..state import RunState
 from ..write.doctable import DocTable
 from ..write.features import ColumnDoc
 from .decide import Decisions, IncompleteRun, decide
+from .decisions import RecordedDecisions, record_decisions
 from .finish_images import write_images_config
-from .ledger import DOCUMENT, Ledger
 from .payload import read_columns
 from .preflight import ToolVersions
 
@@ -40,17 +39,9 @@ log = logging.getLogger("loralay.finish")
 
 def kept_documents(d: Decisions, states: list[RunState], split: str) -> Iterator[ColumnDoc]:
     """Streams one split's documents, in chronological order, from the shard states, as
-    Arrow columns (no Python object per word), each with its PDF's sha256 as the ledger
-    fingerprinted it (the same for every source, local files included)."""
-    ledgers = [Ledger(st, DOCUMENT) for st in states]
+    Arrow columns (no Python object per word)."""
     for j in d.kept_rows(split):
-        i, doc_id = d.rows.shard[j], d.rows.ids[j]
-        doc = read_columns(states[i].document_payload(doc_id))
-        entry = ledgers[i].get(doc_id)
-        sha = entry.fingerprint.part("pdf") if entry is not None else None
-        if sha and len(sha) == 64 and sha != doc.candidate.pdf_sha256:
-            doc = replace(doc, candidate=replace(doc.candidate, pdf_sha256=sha))
-        yield doc
+        yield read_columns(states[d.rows.shard[j]].document_payload(d.rows.ids[j]))
 
 
 def open_shard_states(layout: RunLayout, num_shards: int) -> list[RunState]:
@@ -113,44 +104,58 @@ def finish_run(settings: CommonSettings, layout: RunLayout, num_shards: int,
                versions: ToolVersions, workers: int = 1) -> Decisions:
     """Decide every document's fate from the current results, write the dataset and report.
     `workers` > 1: a second core makes each next row group while one is written."""
-    from ..write import CardFacts, RunFacts, write_dataset, write_report
-    from ..write.report import licenses_of
 
     lean_memory_pool()
     cs = settings.corpus()
     states = open_shard_states(layout, num_shards)
     try:
-        d = decide(cs, layout, states, exclude_datasets(cs.exclude_datasets, layout.out))
+        d = decide(cs, layout, states, exclude_datasets(cs.exclude_datasets))
         give_back_freed_memory()
-        name = cs.dataset_name or f"loralay-{settings.source}"
-        language = getattr(settings, "language", None)
-        thresholds = d.thresholds.to_json()
-        # before the card that names it: `images/` is complete whenever the card lists it
-        costs, image_files = write_images_config(layout.out, settings.images, d, states)
-        facts = CardFacts(name=name, source=settings.source, language=language,
-                          config_name=cs.config_name, license=cs.license,
-                          license_counts=licenses_of(d.rows.licenses[j] for s in SPLITS
-                                                     for j in d.kept_rows(s)),
-                          split_rule=split_rule(cs), thresholds=thresholds,
-                          images=settings.images, image_files=image_files)
-        splits = {s: kept_documents(d, states, s) for s in SPLITS}
-        write_dataset(layout.out, splits, facts, rows_per_shard=cs.rows_per_shard,
-                      row_group_bytes=cs.row_group_bytes, features=cs.features,
-                      read_ahead=workers > 1)
-        run = RunFacts(name=name, source=settings.source, funnel=d.funnel,
-                       thresholds=thresholds, outcomes=d.outcomes,
-                       leak_threshold=cs.leak_threshold, leak_ngram=settings.leak_ngram,
-                       language=language, split_rule=split_rule(cs),
-                       duplicates=[dup.to_json() for dup in d.duplicates.values()],
-                       bad_records=d.bad_records,
-                       extra={**provenance(write_config(settings, layout), layout, versions),
-                              **costs})
-        d.verdict = write_report(layout.out, run, _doc_table(d))["verdict"]
-        _record_decisions(layout, d)
+        record_decisions(layout.finish_db, d)
+        with RecordedDecisions(layout.finish_db) as recorded:
+            d.verdict = _write_outputs(settings, layout, d, recorded, states, workers,
+                                       versions)
     finally:
         for st in states:
             st.close()
     return d
+
+
+def _write_outputs(settings: CommonSettings, layout: RunLayout, d: Decisions,
+                   recorded: RecordedDecisions, states: list[RunState], workers: int,
+                   versions: ToolVersions) -> str:
+    """The dataset, its card and the report, every count and outcome read from the
+    recorded decisions; the rows themselves from the shard states. Returns the verdict."""
+    from ..write import CardFacts, RunFacts, write_dataset, write_report
+    from ..write.report import licenses_of
+
+    cs = settings.corpus()
+    name = cs.dataset_name or f"loralay-{settings.source}"
+    language = getattr(settings, "language", None)
+    thresholds = recorded.fact("thresholds")
+    # before the card that names it: `images/` is complete whenever the card lists it
+    costs, image_files = write_images_config(layout.out, settings.images, d, states)
+    facts = CardFacts(name=name, source=settings.source, language=language,
+                      config_name=cs.config_name, license=cs.license,
+                      license_counts=licenses_of(d.rows.licenses[j] for s in SPLITS
+                                                 for j in d.kept_rows(s)),
+                      split_rule=split_rule(cs), thresholds=thresholds,
+                      images=settings.images, image_files=image_files,
+                      counts=recorded.kept_counts())
+    splits = {s: kept_documents(d, states, s) for s in SPLITS}
+    write_dataset(layout.out, splits, facts, rows_per_shard=cs.rows_per_shard,
+                  row_group_bytes=cs.row_group_bytes, features=cs.features,
+                  read_ahead=workers > 1)
+    run = RunFacts(name=name, source=settings.source,
+                   funnel=[(str(s), int(n)) for s, n in recorded.fact("funnel")],
+                   thresholds=thresholds, outcomes=recorded,
+                   leak_threshold=cs.leak_threshold, leak_ngram=settings.leak_ngram,
+                   language=language, split_rule=split_rule(cs),
+                   duplicates=recorded.fact("duplicates"),
+                   bad_records=d.bad_records,
+                   extra={**provenance(write_config(settings, layout), layout, versions),
+                          **costs})
+    return str(write_report(layout.out, run, _doc_table(d))["verdict"])
 
 
 def write_config(settings: CommonSettings, layout: RunLayout) -> Path:
@@ -168,16 +173,3 @@ def provenance(config_file: Path, layout: RunLayout, versions: ToolVersions
             "python": platform.python_version(),
             "built_at": utc_now_iso(),
             "config": str(config_file.relative_to(layout.out))}
-
-
-def _record_decisions(layout: RunLayout, d: Decisions) -> None:
-    """The finish's own drops and the thresholds, kept in the state beside the rest."""
-    with RunState(layout.finish_db) as st, st.transaction():
-        st.clear_stage("finish")
-        for doc_id, o in d.outcomes.items():
-            if o.status == "kept":
-                st.record(doc_id, "finish")
-            elif o.stage in ("filter", "split"):
-                st.record_failure_raw(doc_id, "finish", o.cls or "", o.message or "")
-        st.set_checkpoint("thresholds", d.thresholds.to_json())
-        st.set_checkpoint("funnel", d.funnel)

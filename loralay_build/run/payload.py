@@ -112,7 +112,7 @@ def read_columns(payload: bytes) -> ColumnDoc:
 
 def summarize(p: ProcessedDoc, text_print: DocPrint) -> dict[str, Any]:
     """What the finish decides on (licences, duplicates, percentiles, splits, the report),
-    without the words; the driver adds the PDF's sha256."""
+    without the words."""
     c = p.candidate
     return {
         "id": c.id,
@@ -133,4 +133,6 @@ def summarize(p: ProcessedDoc, text_print: DocPrint) -> dict[str, Any]:
                      "pages": list(m.pages)} for m in p.matches],
         "license": normalise_license(c.license).id,
         "print": text_print.to_str(),
+        # two ids of one PDF are the same paper (corpus/duplicates.py)
+        "pdf_sha256": c.pdf_sha256,
     }

@@ -48,7 +48,10 @@ def write_dataset(out_dir: str | Path, splits: Mapping[str, Iterable[ProcessedDo
                           read_ahead=read_ahead)
     facts = replace(facts, languages=sorted({*facts.languages, *result.languages}),
                     data_files=result.shards)
-    write_card(out_dir, facts, result.counts, features=features)
+    if facts.counts is not None and dict(facts.counts) != dict(result.counts):
+        raise RuntimeError(f"rows written per split {dict(result.counts)} differ from the "
+                           f"decisions {dict(facts.counts)}")
+    write_card(out_dir, facts, facts.counts or result.counts, features=features)
     return result
 
 

@@ -61,6 +61,7 @@ class CardFacts:
     source_terms_url: str | None = None
     notes: Sequence[str] = ()
     images: bool = False  # a second config `images` (write/images.py) beside the main one
+    counts: Mapping[str, int] | None = None  # rows per split as decided; None: as written
     # the exact files of each split (`write/shards.py` names them after their content, so
     # `datasets`' cache, keyed on the card, never serves an earlier build's rows)
     data_files: Mapping[str, Sequence[str]] = field(default_factory=dict)

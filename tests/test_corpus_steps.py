@@ -1,0 +1,151 @@
+"""Each corpus step on its own, over a document table made from workers' summaries (as the
+per-document steps are tested one by one), then the record of the finish's decisions:
+written once, read back by the report and the card, the split of every kept id in it."""
+
+from __future__ import annotations
+
+import pyarrow.parquet as pq
+import pytest
+
+from loralay_build.corpus.duplicates import DuplicateDetector
+from loralay_build.run.decide import (
+    CORPUS_STEPS,
+    CorpusRun,
+    Duplicates,
+    Filters,
+    Licences,
+    Splits,
+    decide,
+    read_table,
+    run_steps,
+)
+from loralay_build.run.decisions import RecordedDecisions, record_decisions
+from loralay_build.settings import load_settings
+
+from .conftest import SAMPLE, build_local
+from .test_finish import make_run, summary
+
+
+def corpus(**keys) -> object:
+    return load_settings("local", None, {"manifest": "m.jsonl", **keys}).corpus()
+
+
+def run_of(docs: list[dict], cs, steps=()) -> CorpusRun:
+    """The table as the finish reads it (with the `admit` of `steps`), ready for a step."""
+    detector = DuplicateDetector()
+    drops: list = []
+    rows = read_table([_Summaries(docs)], {d["id"] for d in docs}, set(), cs, steps, drops,
+                      detector)
+    c = CorpusRun(cs, rows, detector)
+    c.drops = drops
+    return c
+
+
+class _Summaries:
+    """What `read_table` reads of a shard state: its documents' summaries."""
+
+    def __init__(self, docs: list[dict]) -> None:
+        self.docs = docs
+
+    def document_summaries(self):
+        return iter(sorted(self.docs, key=lambda d: d["id"]))
+
+
+def ids(c: CorpusRun) -> list[str]:
+    return [c.rows.ids[j] for j in c.alive]
+
+
+def test_the_steps_are_licences_duplicates_filters_splits_in_that_order():
+    assert [(s.name, s.funnel) for s in CORPUS_STEPS] == [
+        ("licenses", "licensed"), ("duplicates", "distinct"), ("filter", "filtered"),
+        ("split", "kept")]
+
+
+def test_licences_admits_only_the_allowed_and_applies_only_with_a_list():
+    cs = corpus(licenses=["cc-by-4.0"])
+    docs = [summary("a", 10, 100, "2001"), summary("b", 10, 100, "2002", license="unknown")]
+    c = run_of(docs, cs, [Licences()])
+    assert ids(c) == ["a"]
+    assert [(i, o.cls, o.stage, o.message) for i, o in c.drops] == [
+        ("b", "license_excluded", "licenses", "licence unknown is not in licenses: cc-by-4.0")]
+    assert Licences().applies(cs) and not Licences().applies(corpus())
+
+
+def test_duplicates_keeps_the_earliest_copy_and_drops_the_others_in_row_order():
+    docs = [summary("a", 10, 100, "2003", body="same"), summary("b", 10, 100, "2001",
+                                                                   body="same"),
+            summary("c", 10, 100, "2002", body="same"), summary("d", 10, 100, "2004")]
+    c = run_of(docs, corpus())
+    Duplicates().run(c)
+    assert ids(c) == ["b", "d"]
+    assert [(i, o.cls, o.message) for i, o in c.drops] == [
+        ("a", "duplicate", "same text as b, which is kept"),
+        ("c", "duplicate", "same text as b, which is kept")]
+
+
+def test_filters_take_their_thresholds_from_the_rows_left_only():
+    docs = [summary(f"d{k}", 10 + k, 100 + k, "2001") for k in range(10)]
+    c = run_of(docs, corpus(max_pages_percentile=80, min_summary_percentile=None))
+    c.alive = c.alive[:5]  # rows an earlier step dropped do not count
+    Filters().run(c)
+    assert c.thresholds.max_pages == pytest.approx(13.2)
+    assert ids(c) == ["d0", "d1", "d2", "d3"]
+    assert [(i, o.cls, o.stage) for i, o in c.drops] == [("d4", "too_many_pages", "filter")]
+
+
+def test_splits_order_by_date_then_id_and_drop_the_undated_when_asked():
+    docs = [summary("b", 10, 100, "2002"), summary("a", 10, 100, "2002"),
+            summary("c", 10, 100, None), summary("d", 10, 100, "2001")]
+    c = run_of(docs, corpus(split_proportions=[0.34, 0.33, 0.33], undated="drop"))
+    Splits().run(c)
+    assert [c.rows.ids[j] for j in c.order] == ["c", "d", "a", "b"]
+    assert c.fates == [None, "train", "validation", "test"]
+    assert ids(c) == ["d", "a", "b"]
+
+
+def test_run_steps_writes_one_funnel_line_per_step_that_has_one():
+    docs = [summary("a", 10, 100, "2001", body="x"), summary("b", 10, 100, "2002", body="x"),
+            summary("c", 10, 100, "2003")]
+    c = run_of(docs, corpus())
+    run_steps(c, [s for s in CORPUS_STEPS if s.applies(c.cs)])
+    assert c.funnel == [("distinct", 2), ("filtered", 2), ("kept", 2)]
+
+
+def test_the_record_reads_back_every_outcome_in_order_with_split_and_shard(tmp_path):
+    docs = [summary("d1", 10, 100, "2001"), summary("d2", 12, 120, "2005-03"),
+            summary("d3", 500, 150, "2002"), summary("d7", 13, 130, "2000")]
+    layout, shard = make_run(tmp_path, docs, {"broken": "corrupted"}, ["missing"])
+    cs = corpus(max_pages_percentile=90, split_proportions=[0.5, 0.25, 0.25])
+    try:
+        d = decide(cs, layout, [shard])
+    finally:
+        shard.close()
+    record_decisions(layout.finish_db, d)
+    with RecordedDecisions(layout.finish_db) as rec:
+        assert list(rec.items()) == list(d.outcomes.items())
+        assert len(rec) == 6 and rec["d3"].cls == "too_many_pages"
+        assert rec.kept_counts() == {"train": 1, "validation": 1, "test": 1}
+        assert [rec.split_and_shard(i) for i in ("d7", "d1", "d2", "d3")] == [
+            ("train", 0), ("validation", 0), ("test", 0), None]
+        assert rec.fact("funnel") == [list(f) for f in d.funnel]
+        assert rec.fact("thresholds") == d.thresholds.to_json()
+    record_decisions(layout.finish_db, d)  # a second finish replaces, never adds
+    with RecordedDecisions(layout.finish_db) as rec:
+        assert len(rec) == 6
+
+
+@pytest.mark.e2e
+def test_a_build_records_the_split_of_every_kept_id_as_the_dataset_has_it(tmp_path):
+    out = tmp_path / "ds"
+    build_local(SAMPLE, out, check=True)
+    in_parquet = {row["article_id"]: p.name.split("-")[0]
+                  for p in sorted((out / "data").glob("*.parquet"))
+                  for row in pq.read_table(p, columns=["article_id"]).to_pylist()}
+    with RecordedDecisions(out / "state" / "finish.sqlite") as rec:
+        recorded = {i: o.split for i, o in rec.items() if o.status == "kept"}
+        dropped = {i: (o.cls, o.stage) for i, o in rec.items() if o.status != "kept"}
+        assert recorded == in_parquet
+        assert dropped == {"en_corrupted_sensors": ("corrupted", "extract"),
+                           "es_encrypted_tutor": ("encrypted", "extract"),
+                           "pt_scanned_aves": ("scanned", "extract")}
+        assert {i: rec.split_and_shard(i)[1] for i in recorded} == {i: 0 for i in recorded}
