@@ -17,9 +17,9 @@ from typing import Any
 from .errors import BuildStopped, ConfigError, LoralayError, RunLocked, RunMismatch, ToolMissing
 from .failures import Failure
 from .limits import DEFAULT_LIMITS
+from .machinery.request import BuildRequest, BuildResult
 from .records import Document
 from .run.pipeline import run_build, run_fetch
-from .run.request import BuildRequest, BuildResult
 from .settings import CommonSettings, load_settings
 
 __all__ = ["BuildResult", "BuildStopped", "ConfigError", "ExtractFailed", "LoralayError",

@@ -200,8 +200,8 @@ def build(source: str, out: Path, config: Path | None, manifest: Path | None,
           dry_run: bool, executor: str, wait: bool, fetch_job: bool, fetched: bool,
           exclude_datasets: tuple[Path, ...], **slurm: Any) -> None:
     """Fetch, extract, strip abstracts, filter, split and write a dataset into --out."""
+    from .machinery.request import BuildRequest
     from .run.pipeline import run_build
-    from .run.request import BuildRequest
 
     slurm["slurm_extra_sbatch"] = list(slurm["slurm_extra_sbatch"]) or None
     more = {**slurm, "exclude_datasets": [str(p) for p in exclude_datasets] or None}

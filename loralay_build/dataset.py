@@ -29,7 +29,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .corpus.duplicates import ExternalPrint, doc_print
+from .corpus.prints import ExternalPrint, doc_print
 from .errors import ConfigError
 from .paths import DATA_DIR, SHARD_NAME
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from .errors import RunMismatch
 from .owned import LOCK_NAME
+from .paths import CRAWL_DIR, PDFS_DIR, REPORT_DIR, SLURM_DIR, STATE_DIR, WORK_DIR
 from .state import RunState
 
 SHARDS_KEY = "run.num_shards"
@@ -23,7 +24,7 @@ class RunLayout:
 
     @property
     def state_dir(self) -> Path:
-        return self.out / "state"
+        return self.out / STATE_DIR
 
     @property
     def fetch_db(self) -> Path:
@@ -73,7 +74,23 @@ class RunLayout:
 
     @property
     def pdf_dir(self) -> Path:
-        return self.out / "pdfs"
+        return self.out / PDFS_DIR
+
+    def crawl_dir(self, source: str) -> Path:
+        return self.out / CRAWL_DIR / source
+
+    @property
+    def slurm_dir(self) -> Path:
+        return self.out / SLURM_DIR
+
+    @property
+    def work_dir(self) -> Path:
+        return self.out / WORK_DIR
+
+    @property
+    def config_file(self) -> Path:
+        """The exact configuration of the build, as YAML a `--config` accepts."""
+        return self.out / REPORT_DIR / "config.yaml"
 
 
 def recorded_shards(layout: RunLayout) -> int | None:

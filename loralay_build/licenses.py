@@ -41,7 +41,7 @@ from functools import lru_cache
 from urllib.parse import urlsplit
 
 UNKNOWN = "unknown"
-# in the tool version the run state fingerprints (run/preflight.py): a result holds the id
+# in the tool version the run state fingerprints (pdf/preflight.py): a result holds the id
 # this module gave, so a change of what it reads redoes the results (2: negations, lists)
 LICENSE_RULE = "licence2"
 CC_VERSIONS = ("1.0", "2.0", "2.5", "3.0", "4.0")

@@ -28,17 +28,17 @@ from pathlib import Path
 
 from .atomic import MARKER, TEMP_PREFIX, link_refusal, write_text_atomic
 from .errors import ConfigError
+from .paths import PDFS_DIR, RUN_DIRS
 from .version import __version__
 
 LOCK_NAME = ".lock"  # the lock of a folder the tool writes (locks.RunLock)
 BUILD, EXPORT = "build", "export"
 # every name the tool writes at the top of a run folder, and its temporary names
-RUN_ENTRIES = ("README.md", "data", "images", "report", "report.md", "report.json", "state",
-               "pdfs", "slurm", "work", LOCK_NAME, MARKER)
+RUN_ENTRIES = (*RUN_DIRS, LOCK_NAME, MARKER)
 RUN_PATTERNS = (".data-tmp-*", ".data-old-*", ".images-tmp-*", ".images-old-*", f"{TEMP_PREFIX}*",
                 "eval-*.json")
 # what `--fresh` keeps: downloads are expensive; the lock and the marker are the folder's
-KEPT_BY_FRESH = ("pdfs", LOCK_NAME, MARKER)
+KEPT_BY_FRESH = (PDFS_DIR, LOCK_NAME, MARKER)
 EXPORT_ENTRIES = ("labels.json", "summary.json", LOCK_NAME, MARKER)
 EXPORT_PATTERNS = ("*-token.json", "*-groups.jsonl", "*-docs.jsonl", f"{TEMP_PREFIX}*")
 _OLD_STATES = ("state/fetch.sqlite", "state/citesum.sqlite")

@@ -14,10 +14,22 @@ from pathlib import Path
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
-# a dataset's folders and file names, here (stdlib only) so that reading a dataset does not
-# import the writers: the Parquet folder, and a shard's name (the content part is absent
-# from datasets written before it)
-DATA_DIR = "data"
+# a run folder's entries, named here once (stdlib only, so that reading a dataset does not
+# import the writers): `layout.RunLayout` builds every path from them and `owned.py`'s
+# RUN_ENTRIES lists them, so what --fresh removes and what the tool writes cannot drift
+# apart (crawl/ was written but not listed, and survived --fresh)
+README = "README.md"
+DATA_DIR = "data"  # the Parquet shards
+IMAGES_DIR = "images"  # the page images' config
+REPORT_DIR, REPORT_MD, REPORT_JSON = "report", "report.md", "report.json"
+STATE_DIR = "state"  # the run state (SQLite)
+PDFS_DIR = "pdfs"  # downloaded PDFs
+CRAWL_DIR = "crawl"  # the crawls' feeds and job folders (SciELO, KoreaScience)
+SLURM_DIR = "slurm"  # scripts, logs and statuses of a submitted run
+WORK_DIR = "work"  # CiteSum's intermediate files
+RUN_DIRS = (README, DATA_DIR, IMAGES_DIR, REPORT_DIR, REPORT_MD, REPORT_JSON, STATE_DIR,
+            PDFS_DIR, CRAWL_DIR, SLURM_DIR, WORK_DIR)
+# a shard's name (the content part is absent from datasets written before it)
 SHARD_NAME = re.compile(r"^(\w+?)-(\d{5})-of-(\d{5})(?:-[0-9a-f]{12})?\.parquet$")
 
 

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
 from itertools import compress
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 Box = tuple[float, float, float, float]
 # the per-word columns of a Document, in the order the run state's payload stores them
@@ -317,3 +320,53 @@ class ProcessedDoc:
     @property
     def summary_words(self) -> int:
         return len(self.summary.split())
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What happened to one input id, as `report.json["documents"]` shows it."""
+
+    status: str  # "kept" | "dropped"
+    split: str | None = None
+    cls: str | None = None  # a FailureClass value when dropped
+    stage: str | None = None
+    message: str | None = None
+
+    @classmethod
+    def kept(cls, split: str) -> Outcome:
+        return cls("kept", split=split)
+
+    @classmethod
+    def dropped(cls, failure_class: str, stage: str, message: str) -> Outcome:
+        return cls("dropped", cls=str(failure_class), stage=stage, message=message)
+
+    def to_json(self) -> dict[str, Any]:
+        if self.status == "kept":
+            return {"status": "kept", "split": self.split}
+        return {"status": self.status, "class": self.cls, "stage": self.stage,
+                "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
+class WordColumns:
+    """A body's word columns as arrays: what a row is built from, whichever payload
+    they came from (lists of a `ProcessedDoc`, or Arrow buffers of `pdf/payload.py`)."""
+
+    words: pa.Array  # string
+    boxes: np.ndarray  # (n, 4) float64 PDF points
+    pages: np.ndarray  # (n,) 1-based
+    line_ids: pa.Array | list[int]
+    block_ids: pa.Array | list[int]
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnDoc:
+    """A kept document as the finish reads it: the candidate, page sizes, word columns."""
+
+    candidate: Candidate
+    sizes: np.ndarray  # (pages, 2) float64 width, height
+    columns: WordColumns
+
+    @property
+    def summary(self) -> str:
+        return self.candidate.abstracts.get(self.candidate.language, "")

@@ -23,6 +23,7 @@ from .atomic import write_atomic
 from .dataset import find_row
 from .errors import ConfigError
 from .images.redact import removed_indices
+from .layout import RunLayout
 from .paths import readable_name
 from .records import Candidate
 from .state import RunState
@@ -42,7 +43,7 @@ class Cuts:
 
 
 def _state_candidate(dataset_dir: Path, article_id: str) -> Candidate | None:
-    db = dataset_dir / "state" / "fetch.sqlite"
+    db = RunLayout(dataset_dir).fetch_db
     if not db.is_file():
         return None
     with RunState.read_only(db) as state:
@@ -80,7 +81,7 @@ def run_settings(dataset_dir: Path, source: str) -> Any:
     """The build's settings, from the configuration it wrote beside its report."""
     from .settings import load_settings
 
-    config = dataset_dir / "report" / "config.yaml"
+    config = RunLayout(dataset_dir).config_file
     if not config.is_file():
         raise ConfigError(f"{config}: missing (not the folder of a finished build?)")
     return load_settings(source, config)
@@ -89,7 +90,7 @@ def run_settings(dataset_dir: Path, source: str) -> Any:
 def recut(pdf: Path, cand: Candidate, settings: Any, row_words: list[str]) -> Cuts:
     """The build's own steps re-run on the PDF (all but rendering images); where each
     removed word was."""
-    from .run.steps import DocumentJob, run_steps
+    from .pdf.steps import DocumentJob, run_steps
 
     job = DocumentJob(settings.document(), settings.limits())
     work, results = run_steps(cand.with_pdf(str(pdf)), job, until="leakage",

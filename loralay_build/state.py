@@ -1,6 +1,6 @@
 """The run state: SQLite files inside the output folder (fetch, each shard, the finish).
 
-Why SQLite: a document's result and its ledger entry (`run/ledger.py`) are written in one
+Why SQLite: a document's result and its ledger entry (`machinery/ledger.py`) are written in one
 transaction, so a run killed with SIGKILL at any instant leaves each document either fully
 recorded or not at all, and a rerun picks up exactly the rest. WAL mode keeps readers (the
 report, a merge) from blocking the writer. The `results` table holds the fetch's and the

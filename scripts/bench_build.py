@@ -31,10 +31,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from loralay_build.gcpolicy import settle_heap  # noqa: E402
+from loralay_build.machinery.ledger import DOCUMENT, Fingerprint, Ledger  # noqa: E402
+from loralay_build.pdf.driver import document_job, record_outcome  # noqa: E402
+from loralay_build.pdf.steps import process_candidate  # noqa: E402
 from loralay_build.records import Candidate  # noqa: E402
-from loralay_build.run.driver import document_job, record_outcome  # noqa: E402
-from loralay_build.run.ledger import DOCUMENT, Fingerprint, Ledger  # noqa: E402
-from loralay_build.run.steps import process_candidate  # noqa: E402
 from loralay_build.settings import load_settings  # noqa: E402
 from loralay_build.sources.manifest import read_manifest  # noqa: E402
 from loralay_build.state import RunState  # noqa: E402
@@ -141,7 +141,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.pin is not None:
         os.sched_setaffinity(0, {args.pin})
-    settle_heap()  # as a worker does once its imports are done (run/pool.py)
+    settle_heap()  # as a worker does once its imports are done (machinery/pool.py)
     manifest = SHARED / "corpus" / "manifest.jsonl"
     cands = [c for c in candidates(manifest) if c.pdf_path]
     with tempfile.TemporaryDirectory(prefix="loralay-bench-") as tmp:

@@ -32,7 +32,7 @@ from loralay_build.citesum.build import (  # noqa: E402
     run_score,
 )
 from loralay_build.citesum.stages import StageRun  # noqa: E402
-from loralay_build.run.pool import TaskLimits  # noqa: E402
+from loralay_build.machinery.pool import TaskLimits  # noqa: E402
 from loralay_build.settings import CiteSumSettings, load_settings  # noqa: E402
 from loralay_build.state import RunState  # noqa: E402
 

@@ -51,6 +51,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 from loralay_build.corpus import duplicates as dup  # noqa: E402
+from loralay_build.corpus import prints  # noqa: E402
 from loralay_build.dataset import exclude_datasets  # noqa: E402
 
 MB_GOAL, CPU_GOAL = 100.0, 0.05
@@ -71,7 +72,7 @@ def measure_prints(pdfs: list[Path], rounds: int, words_out: Path | None = None
     `words_out`: a built-dataset folder written with the last round's words (for (c))."""
     from loralay_build.extract import ExtractLimits, extract_document
 
-    dup.doc_print(["warm", "up"] * 60)  # the permutations and caches, made once per process
+    prints.doc_print(["warm", "up"] * 60)  # the permutations and caches, made once per process
     ratios, per_doc, sigs, bodies = [], [], {}, {}
     ex_total = pr_total = 0.0
     for r in range(rounds):
@@ -85,11 +86,11 @@ def measure_prints(pdfs: list[Path], rounds: int, words_out: Path | None = None
                 continue
             t = time.process_time()
             # as a build: the body and the summary (a stand-in of ABSTRACT_WORDS words)
-            fingerprint = dup.doc_print(doc.words, abstract=doc.words[:ABSTRACT_WORDS])
+            fingerprint = prints.doc_print(doc.words, abstract=doc.words[:ABSTRACT_WORDS])
             pr = time.process_time() - t
             ex_sum, pr_sum = ex_sum + ex, pr_sum + pr
             per_doc.append(pr / ex if ex > 0 else 0.0)
-            if fingerprint.words >= dup.MIN_WORDS:
+            if fingerprint.words >= prints.MIN_WORDS:
                 sigs[pdf.name] = fingerprint.signature
             if words_out is not None and r == rounds - 1:
                 bodies[pdf.stem] = doc.words
@@ -131,11 +132,11 @@ def exclusion_child(folder: str, trace: bool) -> None:
     meta = pq.ParquetFile(next(Path(folder, "data").glob("*.parquet"))).metadata
     n_words = sum(pq.read_table(Path(folder, "data"), columns=["article_words"])
                   .column(0).combine_chunks().value_lengths().to_numpy())
-    bases = np.stack([dup.doc_print([f"w{i}" for i in range(200)]).signature])
+    bases = np.stack([prints.doc_print([f"w{i}" for i in range(200)]).signature])
     det = dup.DuplicateDetector()
     for r in range(2000):
         sig, key, sha, _ = replica(bases, r)
-        det.add(f"doc{r:06d}", None, sha, dup.DocPrint(key, sig, 10_000))
+        det.add(f"doc{r:06d}", None, sha, prints.DocPrint(key, sig, 10_000))
     det._lsh_index()
     if trace:
         tracemalloc.start()
@@ -155,19 +156,19 @@ def _rng(*key: int) -> np.random.Generator:
 
 def redrawn(g: np.random.Generator, sig: np.ndarray, share: float) -> np.ndarray:
     """`sig` with about `share` of its positions drawn anew."""
-    redraw = g.random(dup.NUM_PERM) < share
-    return np.where(redraw, g.integers(0, 2**32, dup.NUM_PERM, dtype=np.uint32), sig)
+    redraw = g.random(prints.NUM_PERM) < share
+    return np.where(redraw, g.integers(0, 2**32, prints.NUM_PERM, dtype=np.uint32), sig)
 
 
 def abstract_of(root: int) -> tuple[bytes, np.ndarray]:
     """The abstract (key, signature) of distinct paper `root`: its copies carry it too."""
-    sig = _rng(2, root).integers(0, 2**32, dup.NUM_PERM, dtype=np.uint32)
+    sig = _rng(2, root).integers(0, 2**32, prints.NUM_PERM, dtype=np.uint32)
     return hashlib.blake2b(f"abstract{root}".encode(), digest_size=16).digest(), sig
 
 
-def replica_print(sig: np.ndarray, key: bytes, root: int) -> dup.DocPrint:
+def replica_print(sig: np.ndarray, key: bytes, root: int) -> prints.DocPrint:
     abstract_key, abstract_sig = abstract_of(root)
-    return dup.DocPrint(key, sig, 10_000, abstract_key, abstract_sig, 150)
+    return prints.DocPrint(key, sig, 10_000, abstract_key, abstract_sig, 150)
 
 
 def root_of(r: int) -> int:
@@ -197,7 +198,7 @@ def replica(bases: np.ndarray, r: int) -> tuple[np.ndarray, bytes, str, int | No
     return sig.astype(np.uint32), key, sha, src
 
 
-def external(bases: np.ndarray, n_run: int, e: int) -> tuple[dup.ExternalPrint, int | None]:
+def external(bases: np.ndarray, n_run: int, e: int) -> tuple[prints.ExternalPrint, int | None]:
     """Print e of the other dataset: 1 % near copies of a run row, the rest distinct."""
     g = _rng(1, e)
     if g.random() < 0.01:
@@ -209,7 +210,7 @@ def external(bases: np.ndarray, n_run: int, e: int) -> tuple[dup.ExternalPrint, 
     key = hashlib.blake2b(f"ext{e}".encode(), digest_size=16).digest()
     fp = replica_print(sig.astype(np.uint32), key, root_of(src) if src is not None
                        else 10**9 + e)
-    return dup.ExternalPrint("other", f"ext{e:06d}", fp), src
+    return prints.ExternalPrint("other", f"ext{e:06d}", fp), src
 
 
 def child(bases_file: str, n: int, trace: bool) -> None:

@@ -49,8 +49,8 @@ sys.path.insert(0, str(REPO))
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 
-from loralay_build.corpus.duplicates import NUM_PERM, DocPrint  # noqa: E402
-from loralay_build.run import payload as cp  # noqa: E402
+from loralay_build.corpus.prints import NUM_PERM, DocPrint  # noqa: E402
+from loralay_build.pdf import payload as cp  # noqa: E402
 
 RSS_GOAL_MB, MS_GOAL, AT = 600.0, 3.0, 200_000
 DUP_MB_GOAL, DUP_CPU_GOAL = 100.0, 0.05
@@ -59,7 +59,7 @@ KEEP = 0.25  # share of its original's MinHash values a replica's print keeps
 # `loralay` with the duplicate detector replaced by one that finds nothing: the reference
 NO_DUPLICATES = """
 import sys
-import loralay_build.run.decide as decide
+import loralay_build.pdf.decide as decide
 class NoDuplicates:
     duplicates = {}
     def add(self, *row): pass

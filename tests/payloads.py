@@ -1,10 +1,10 @@
 """Test-only reading of the run state's document payload as Python lists (the package reads
-it only as Arrow columns: `run/payload.py` `read_columns`)."""
+it only as Arrow columns: `pdf/payload.py` `read_columns`)."""
 
 from __future__ import annotations
 
+from loralay_build.pdf.payload import read
 from loralay_build.records import WORD_COLUMNS, AbstractMatch, Candidate, Document, ProcessedDoc
-from loralay_build.run.payload import read
 
 
 def decode(payload: bytes) -> ProcessedDoc:

@@ -495,7 +495,7 @@ def test_a_reworded_last_sentence_never_takes_the_conclusion_s_copy(s2orc):
 def test_the_strip_rule_is_in_the_fingerprinted_tool_version():
     """What is cut as an abstract changed (far parts, covers): a run made before must redo
     its documents, or a rerun would keep cuts a fresh build no longer makes."""
-    from loralay_build.run.preflight import tool_versions
+    from loralay_build.pdf.preflight import tool_versions
     from loralay_build.strip import STRIP_RULE
 
     assert f"+{STRIP_RULE}" in tool_versions().loralay_build

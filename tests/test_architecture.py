@@ -130,3 +130,46 @@ def test_an_import_of_the_root_is_found(tmp_path):
     code.write_text("from .. import __version__\nfrom .. import registry\n")
     assert _imports_of_the_package_root(code, "loralay_build.run.m") == [
         "loralay_build.run.m: from loralay_build import __version__"]
+
+
+def _layered_modules() -> set[str]:
+    import tomllib
+
+    contracts = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]
+    (layers,) = [c["layers"] for c in contracts["contracts"] if c["type"] == "layers"]
+    return {m.strip() for layer in layers for m in re.split(r"[|:]", layer)}
+
+
+def test_every_package_and_module_is_in_a_layer():
+    """A module outside every layer escapes the order (the layers contract once named 5 of
+    run/'s 21 modules, which let `show` reach up into the per-document steps)."""
+    import pkgutil
+
+    import loralay_build
+
+    named = _layered_modules()
+    top = {f"loralay_build.{m.name}" for m in pkgutil.iter_modules(loralay_build.__path__)}
+    top.discard("loralay_build.run")  # a folder of commands and executors, each named
+    run = {f"loralay_build.run.{m.name}"
+           for m in pkgutil.iter_modules([str(REPO / "loralay_build" / "run")])}
+    assert sorted((top | run) - named) == []
+    assert sorted(named - top - run) == []
+
+
+def test_no_cycle_between_packages():
+    """Modules collapsed to their top-level package (run/'s to each module): the pipelines,
+    the machinery and the stages import one another one way only."""
+    graph = grimp.build_graph("loralay_build", include_external_packages=False)
+    packages = grimp.ImportGraph()
+
+    def top(m: str) -> str:
+        parts = m.split(".")
+        return ".".join(parts[:3] if len(parts) > 2 and parts[1] == "run" else parts[:2])
+
+    for m in graph.modules:
+        packages.add_module(top(m))
+    for m in graph.modules:
+        for i in graph.find_modules_directly_imported_by(m):
+            if top(m) != top(i) and top(m) != "loralay_build":  # the root's lazy API
+                packages.add_import(importer=top(m), imported=top(i))
+    assert strongly_connected(packages) == []

@@ -9,7 +9,7 @@ import pytest
 
 from loralay_build.extract import parse
 from loralay_build.failures import RETRYABLE_ON_REQUEST
-from loralay_build.run import pdf
+from loralay_build.pdf import pipeline as pdf
 
 from .conftest import SAMPLE, build_local, loralay
 

@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from loralay_build.corpus.duplicates import DuplicateDetector
-from loralay_build.run.decide import (
+from loralay_build.pdf.decide import (
     CORPUS_STEPS,
     CorpusRun,
     Duplicates,
@@ -19,7 +19,7 @@ from loralay_build.run.decide import (
     read_table,
     run_steps,
 )
-from loralay_build.run.decisions import RecordedDecisions, record_decisions
+from loralay_build.pdf.decisions import RecordedDecisions, record_decisions
 from loralay_build.settings import load_settings
 
 from .conftest import SAMPLE, build_local

@@ -23,18 +23,17 @@ import pyarrow.parquet as pq
 import pytest
 
 from loralay_build.corpus import duplicates as dup
+from loralay_build.corpus import prints as pr
 from loralay_build.corpus.duplicates import (
     NEAR,
-    NUM_PERM,
     SAME_PDF,
     SAME_TEXT,
-    DocPrint,
     Duplicate,
     DuplicateDetector,
     Group,
     detect,
-    doc_print,
 )
+from loralay_build.corpus.prints import NUM_PERM, DocPrint, doc_print
 from loralay_build.dataset import exclude_datasets
 from loralay_build.errors import ConfigError
 from loralay_build.extract import extract_document
@@ -148,7 +147,7 @@ def test_the_same_bytes_under_another_id_is_same_pdf_even_without_text():
     """Two bodies too short to match by text (under MIN_WORDS) are one paper only when
     their PDF bytes are equal."""
     short = doc_print(["Erratum", "to", "the", "article", "published", "in", "volume"])
-    assert short.words < dup.MIN_WORDS
+    assert short.words < pr.MIN_WORDS
     rows = [("x1", "2010", "ab" * 32, short), ("x2", "2011", "ab" * 32, short),
             ("x3", "2012", "cd" * 32, short)]
     result = detect(rows)
@@ -222,7 +221,7 @@ def test_a_near_empty_paper_re_saved_under_a_second_id_is_one_paper():
     words = words_of(shared_path("corpus", "pdf", "en_bmc_trauma.pdf"))[:30]
     abstract = true_abstract("en_bmc_trauma")
     p = doc_print(words, abstract=abstract)
-    assert p.words < dup.MIN_WORDS <= p.words + p.abstract_words
+    assert p.words < pr.MIN_WORDS <= p.words + p.abstract_words
     rows = [("t1", "2017", "ab" * 32, p), ("t2", "2018", "cd" * 32, p)]
     assert detect(rows).duplicates == {"t2": Duplicate("t2", "t1", SAME_TEXT, 1.0)}
     other = doc_print(words, abstract=true_abstract("en_ieee_reqprio"))
@@ -259,7 +258,7 @@ def test_copies_of_one_text_are_judged_each_by_its_abstract(paper, prints):
     det = DuplicateDetector()
     for row in rows[:3]:
         det.add(*row)
-    det.exclude([dup.ExternalPrint("other", "x", near)])
+    det.exclude([pr.ExternalPrint("other", "x", near)])
     assert det.decide().duplicates == {
         "a": Duplicate("a", "x", NEAR, sim, dataset="other"),
         "c": Duplicate("c", "x", NEAR, sim, dataset="other")}
@@ -342,7 +341,8 @@ def test_decisions_do_not_depend_on_the_order_of_the_rows(paper, prints, chain):
 
 _CHILD = """
 import json, sys
-from loralay_build.corpus.duplicates import doc_print, detect
+from loralay_build.corpus.duplicates import detect
+from loralay_build.corpus.prints import doc_print
 data = json.load(open(sys.argv[1]))
 prints = {k: doc_print(w) for k, w in data["words"].items()}
 rows = [(r[0], r[1], r[2], prints[r[3]]) for r in data["rows"]]
@@ -432,7 +432,7 @@ GOLDEN = (
 
 
 def test_a_print_is_what_it_was_when_its_format_was_named():
-    assert dup.PRINT_VERSION == "dp2"
+    assert pr.PRINT_VERSION == "dp2"
     p = doc_print(GOLDEN_WORDS, abstract=GOLDEN_ABSTRACT)
     assert p.to_str() == GOLDEN
     assert p.to_bytes()[:532] == base64.urlsafe_b64decode(GOLDEN_DP1_BODY)
@@ -446,7 +446,7 @@ def test_normalisation_folds_case_punctuation_ligatures_and_line_end_hyphens():
     retyped = ["the", "first", "example", "is", "state-of-the-", "art", "and", "deja", "vu"]
     assert doc_print(body).key == doc_print(retyped).key
     assert doc_print(body).words == 8
-    assert np.array_equal(dup.shingle_hashes(body), dup.shingle_hashes(retyped))
+    assert np.array_equal(pr.shingle_hashes(body), pr.shingle_hashes(retyped))
     assert doc_print(body).key != doc_print(retyped[:-1]).key
 
 

@@ -17,9 +17,9 @@ import pytest
 from loralay_build.errors import BuildStopped
 from loralay_build.layout import RunLayout
 from loralay_build.locks import RunLock
+from loralay_build.machinery.request import BuildRequest, BuildResult
 from loralay_build.owned import MARKER
 from loralay_build.run.local import LocalExecutor
-from loralay_build.run.request import BuildRequest, BuildResult
 from loralay_build.run.slurm import SlurmExecutor
 from loralay_build.settings import load_settings
 

@@ -465,7 +465,7 @@ def test_word_cap_stops_a_dense_document_early_with_bounded_memory(tmp_path):
 
 
 def test_word_cap_comes_from_the_settings():
-    from loralay_build.run.steps import extract_limits
+    from loralay_build.pdf.steps import extract_limits
     from loralay_build.settings import load_settings
 
     assert ExtractLimits().max_words == 2_000_000
@@ -582,7 +582,7 @@ def test_without_the_compiled_reader_extraction_is_the_same_and_a_build_says_so(
     """A package built with no C compiler: the parser falls back to the NumPy/Arrow reader
     (same document, to the last bit) and a build warns once, naming the fix."""
     from loralay_build.extract import parse
-    from loralay_build.run.pdf import _note_slow_reader
+    from loralay_build.pdf.pipeline import _note_slow_reader
 
     pdf = shared_path("corpus", "pdf", "pt_scielo_rsp_hindex.pdf")
     compiled = extract_document(pdf, "d")

@@ -22,8 +22,8 @@ from loralay_build.extract.glyphs import (
     repair_glyphs,
 )
 from loralay_build.extract.parse import parse_bbox_layout
+from loralay_build.pdf.steps import DocumentJob, run_steps
 from loralay_build.records import Candidate, Document
-from loralay_build.run.steps import DocumentJob, run_steps
 from loralay_build.settings import DocumentSettings, LimitSettings
 
 from .conftest import REPO, shared_path

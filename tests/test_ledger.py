@@ -1,4 +1,4 @@
-"""The one record of what is done and still current (run/ledger.py) and the one retry rule
+"""The one record of what is done and still current (machinery/ledger.py) and the one retry rule
 (failures.py): a result's fingerprint holds what can change it and nothing else; a failure
 is retried when a rerun can change it, the same way for documents and CiteSum shards."""
 
@@ -8,9 +8,7 @@ import pytest
 
 from loralay_build.errors import ConfigError
 from loralay_build.failures import RetryRule, check_retry
-from loralay_build.records import Candidate
-from loralay_build.run.fingerprint import document_fingerprint, settings_print
-from loralay_build.run.ledger import (
+from loralay_build.machinery.ledger import (
     DOCUMENT,
     Entry,
     Fingerprint,
@@ -19,6 +17,8 @@ from loralay_build.run.ledger import (
     digest,
     stale_reason,
 )
+from loralay_build.pdf.fingerprint import document_fingerprint, settings_print
+from loralay_build.records import Candidate
 from loralay_build.settings import load_settings
 from loralay_build.state import RunState
 

@@ -667,6 +667,6 @@ def test_the_licence_rule_is_in_the_fingerprinted_tool_version() -> None:
     reads a text anew ("not licensed under CC BY 4.0": now unknown) must redo the results
     of an earlier run, as the Parquet column, normalised when written, would disagree."""
     from loralay_build.licenses import LICENSE_RULE
-    from loralay_build.run.preflight import tool_versions
+    from loralay_build.pdf.preflight import tool_versions
 
     assert f"+{LICENSE_RULE}" in tool_versions().loralay_build

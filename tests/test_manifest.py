@@ -383,7 +383,7 @@ def test_a_manifest_that_cannot_be_read_is_one_line(tmp_path, monkeypatch):
     import errno
 
     from loralay_build.errors import ConfigError
-    from loralay_build.run.preflight import check_inputs
+    from loralay_build.pdf.preflight import check_inputs
     from loralay_build.settings import load_settings
 
     path = write_manifest(tmp_path, [good()])

@@ -1,4 +1,4 @@
-"""The run state's document payload (run/payload.py) on the real sample build: it holds
+"""The run state's document payload (pdf/payload.py) on the real sample build: it holds
 every field of the document, the finish's rows built from its Arrow columns equal the rows
 built from lists for both feature sets, a worker hands the document back already encoded,
 and a run state written in another format is redone, never decoded."""
@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from loralay_build.pdf.driver import document_job, process_all
+from loralay_build.pdf.payload import encode, read_columns, summarize
+from loralay_build.pdf.steps import run_steps
 from loralay_build.records import Candidate
-from loralay_build.run.driver import document_job, process_all
-from loralay_build.run.payload import encode, read_columns, summarize
-from loralay_build.run.steps import run_steps
 from loralay_build.settings import load_settings
 from loralay_build.sources.manifest import read_manifest
 from loralay_build.state import RunState

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from loralay_build.extract import ExtractLimits, extract_document
 from loralay_build.failures import Failure, FailureClass
-from loralay_build.run.pool import TaskLimits, map_bounded
+from loralay_build.machinery.pool import TaskLimits, map_bounded
 
 from .conftest import REPO, shared_path
 
@@ -142,7 +142,7 @@ def _alive(pid: int) -> bool:
 SCRIPT = """
 import sys
 from loralay_build.extract import ExtractLimits
-from loralay_build.run.pool import TaskLimits, map_bounded
+from loralay_build.machinery.pool import TaskLimits, map_bounded
 from tests.test_pool import _extract, _task
 slow = ExtractLimits(timeout_s=600, max_words=10**9)
 work = [("t", "sleep:600"), ("x", sys.argv[-1]), ("t", "sleep:600")]
@@ -210,7 +210,7 @@ def test_the_per_document_worker_does_not_import_the_dataset_writer():
     ~0.7 s) is only the finish's business, so each worker start must not pay for it, nor
     its first document (`pa.array` imports pandas on first use; the payload is built from
     buffers)."""
-    code = ("import json, sys; from loralay_build.run.steps import DocumentJob, "
+    code = ("import json, sys; from loralay_build.pdf.steps import DocumentJob, "
             "process_candidate; "
             "from loralay_build.records import Candidate; "
             "from loralay_build.settings import load_settings; "

@@ -27,8 +27,8 @@ from loralay_build.failures import Failure
 from loralay_build.group import group_layout
 from loralay_build.images.redact import plan_redaction
 from loralay_build.images.render import open_pdf, paint_white, render_pages, render_rgb
+from loralay_build.pdf.payload import encode, read_columns
 from loralay_build.records import Candidate, Document, Page, ProcessedDoc
-from loralay_build.run.payload import encode, read_columns
 
 from .conftest import build_local, rows_as_written, shared_path
 from .payloads import decode

@@ -303,8 +303,8 @@ def test_the_submitter_plans_the_missing_shards_as_the_shards_do(tmp_path):
     makes both stale again, a changed Slurm setting or a raised limit does not, and a
     `--retry` class only the shards that hold such a failure."""
     from loralay_build.layout import RunLayout
-    from loralay_build.run.pdf import PdfPipeline
-    from loralay_build.run.request import BuildRequest
+    from loralay_build.machinery.request import BuildRequest
+    from loralay_build.pdf.pipeline import PdfPipeline
 
     out = tmp_path / "ds"
     ok(build(out, "--shard", "0", "--num-shards", "2"))

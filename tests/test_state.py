@@ -77,7 +77,7 @@ def test_a_state_written_before_the_index_gets_it_and_keeps_its_order(tmp_path):
 
 def _open_at_once(kind: str, path: str, barrier, errors) -> None:
     from loralay_build.images.store import ImageStore
-    from loralay_build.run.fingerprint import PdfChecksums
+    from loralay_build.pdf.fingerprint import PdfChecksums
 
     opener = {"state": RunState, "checksums": PdfChecksums, "images": ImageStore}[kind]
     barrier.wait()

@@ -1,4 +1,4 @@
-"""The one ordered list of per-document steps (run/steps.py): the workers and `loralay show`
+"""The one ordered list of per-document steps (pdf/steps.py): the workers and `loralay show`
 run the same steps, and a failure is recorded under the step that raised it."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from loralay_build.corpus.duplicates import DocPrint, doc_print
+from loralay_build.corpus.prints import DocPrint, doc_print
 from loralay_build.failures import FailureClass
+from loralay_build.pdf import steps
+from loralay_build.pdf.steps import STEP_NAMES, DocumentJob, process_candidate, run_steps
 from loralay_build.records import Candidate
-from loralay_build.run import steps
-from loralay_build.run.steps import STEP_NAMES, DocumentJob, process_candidate, run_steps
 from loralay_build.settings import DocumentSettings, LimitSettings
 from loralay_build.sources.manifest import read_manifest
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..atomic import TEMP_PREFIX
 from ..errors import ConfigError
-from ..run.ledger import digest
+from ..machinery.ledger import digest
 from ..state import RunState
 from . import index, passes, score
 from .report import write_report

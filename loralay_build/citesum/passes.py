@@ -6,7 +6,7 @@ and metadata shards and keeps only the papers pass 1 cited. A task writes its fi
 temporary name and renames it, and the driver records the shard in the run state after the
 rename: a killed run redoes at most the shards that were in flight. Memory holds one record
 (in pass 2 one batch of records, whose ids are looked up in the on-disk index of cited ids),
-never a shard. Each task runs in a worker of `run/pool.py` (`fn(task, config)`): the config
+never a shard. Each task runs in a worker of `machinery/pool.py` (`fn(task, config)`): the config
 comes once per worker, and what it builds (a compiled pattern, a splitter) is kept for the
 worker's next tasks.
 """

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from ..errors import BuildStopped, ConfigError
 from ..layout import RunLayout
+from ..machinery.pool import TaskLimits
+from ..machinery.request import BuildRequest, BuildResult
 from ..owned import remove
-from ..run.pool import TaskLimits
-from ..run.request import BuildRequest, BuildResult
 from ..settings import CiteSumSettings
 from ..state import RunState
 from .build import Work, inputs, run_passes, write_outputs
@@ -38,7 +38,7 @@ class CiteSumPipeline:
         inputs(_settings(req))
 
     def wipe(self, layout: RunLayout) -> None:
-        for entry in (layout.out / "work", layout.state_dir / "citesum.sqlite"):
+        for entry in (layout.work_dir, layout.state_dir / "citesum.sqlite"):
             if entry.exists() or entry.is_symlink():
                 remove(entry)
 
@@ -58,12 +58,12 @@ class CiteSumPipeline:
         run = StageRun(req.workers, TaskLimits(s.shard_timeout_s, s.worker_memory_mb),
                        req.retry)
         with RunState(self.state_path(layout)) as state:
-            run_passes(s, Work(layout.out / "work"), state, run)
+            run_passes(s, Work(layout.work_dir), state, run)
 
     def finish(self, req: BuildRequest, layout: RunLayout, stopped: str | None
                ) -> BuildResult:
         with RunState(self.state_path(layout)) as state:
-            report = write_outputs(_settings(req), layout.out, Work(layout.out / "work"), state)
+            report = write_outputs(_settings(req), layout.out, Work(layout.work_dir), state)
         counts = report["splits"]
         papers = report["funnel"][0]["count"]
         if not any(counts.values()):

@@ -1,11 +1,11 @@
 """One stage of the CiteSum build (pass 1, pass 2, scoring): its shard tasks on the project's
-bounded worker pool (`run/pool.py`), each outcome an entry of the run's ledger.
+bounded worker pool (`machinery/pool.py`), each outcome an entry of the run's ledger.
 
 Why the bounded pool: a shard task that runs past `shard_timeout_s`, past `worker_memory_mb`,
 or crashes its worker becomes that shard's recorded failure (timeout, memory,
 internal_error: one line naming the shard and the reason), the other shards go on, and the
 report lists it. Which shard is done again is the ledger's rule, the one the PDF pipeline's
-documents follow (`run/ledger.py`): a shard whose input file or stage settings changed, an
+documents follow (`machinery/ledger.py`): a shard whose input file or stage settings changed, an
 `internal_error`, a failure by a limit that has since been raised, or a class the user names
 with `--retry CLASS`.
 """
@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from ..failures import Failure, FailureClass, RetryRule
-from ..run.ledger import Entry, Fingerprint, Ledger, digest, stale_reason
-from ..run.pool import TaskLimits, map_bounded
+from ..machinery.ledger import Entry, Fingerprint, Ledger, digest, stale_reason
+from ..machinery.pool import TaskLimits, map_bounded
 from ..state import RunState
 
 log = logging.getLogger("loralay.citesum")

@@ -48,7 +48,7 @@ from ..records import Document, Page, turn_boxes
 from .parse import DISPLAY_TOLERANCE, BBoxLayoutParser
 
 Size = tuple[float, float]
-# for the tool version the run state fingerprints (as glyphs.GLYPH_RULE, run/preflight.py):
+# for the tool version the run state fingerprints (as glyphs.GLYPH_RULE, pdf/preflight.py):
 # bump when the boxes or the words of rotated or cropped pages change, so runs redo them
 ROTATION_RULE = "rotation1"
 # steps between words on one level that must go right to left before a page's text counts as

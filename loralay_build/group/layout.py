@@ -23,7 +23,7 @@ EQUATION_NUMBER = re.compile(r"\([A-Za-z]{0,3}[.\-]?\d[\w.\-′']{0,6}\)[.,]?$")
 # a number alone: "20", "-0.5", "1,000", "95%" (a chart's tick label, a table's cell)
 NUMBER = re.compile(r"[-−+]?\d[\d.,]*%?$")
 GROUPINGS: tuple[Grouping, ...] = ("geometry", "poppler")
-# in the tool version the run state fingerprints (as glyphs.GLYPH_RULE, run/preflight.py):
+# in the tool version the run state fingerprints (as glyphs.GLYPH_RULE, pdf/preflight.py):
 # bump when the geometric lines or blocks of any document change, so runs redo them
 GROUP_RULE = "groups2"  # 2: rotated pages laid out as read (issue 32)
 

@@ -4,5 +4,5 @@ render.py  pypdfium2 pages -> JPEG files, removed words painted white (in the wo
 redact.py  which pages, which boxes (the words the body lost, a dropped cover page)
 store.py   each shard's pages in SQLite, tied to the result they were rendered for
 The `images` config's Parquet shards are written by `write/images.py`, from the finish
-(`run/finish_images.py`).
+(`pdf/finish_images.py`).
 """

@@ -14,12 +14,12 @@ from ..errors import ConfigError
 from ..extract.poppler import check_pdf_file
 from ..failures import BadRecords
 from ..layout import RunLayout
+from ..machinery.request import BuildRequest
 from ..owned import BUILD, check_folder, unwritable
+from ..pdf.preflight import fresh_deletions
 from ..records import Candidate
 from ..sources.manifest import read_manifest
 from .pipeline import plan
-from .preflight import fresh_deletions
-from .request import BuildRequest
 
 Echo = Callable[[str], None]
 FOLDER_STATES = {"new": "would be created", "empty": "empty: would be used",

@@ -13,9 +13,9 @@ import logging
 from ..errors import ConfigError
 from ..layout import RunLayout
 from ..locks import RunLock, ShardLock
+from ..machinery.interfaces import Pipeline
+from ..machinery.request import BuildRequest, BuildResult
 from ..owned import BUILD, claim_folder
-from .interfaces import Pipeline
-from .request import BuildRequest, BuildResult
 
 log = logging.getLogger("loralay.build")
 

@@ -20,11 +20,11 @@ from pathlib import Path
 from .. import registry
 from ..citesum.pipeline import CiteSumPipeline
 from ..errors import ConfigError
+from ..machinery.interfaces import Executor, Pipeline
+from ..machinery.request import BuildRequest, BuildResult
+from ..pdf.pipeline import PdfPipeline
 from ..settings import CommonSettings
-from .interfaces import Executor, Pipeline
 from .local import LocalExecutor
-from .pdf import PdfPipeline
-from .request import BuildRequest, BuildResult
 from .slurm import SlurmExecutor
 
 PIPELINES: dict[str, Pipeline] = {p.name: p for p in (PdfPipeline(), CiteSumPipeline())}

@@ -27,11 +27,11 @@ from ..atomic import write_atomic
 from ..errors import BuildStopped, ConfigError, RunLocked
 from ..layout import RunLayout, recorded_shards
 from ..locks import RunLock
+from ..machinery.interfaces import Pipeline
+from ..machinery.request import BuildRequest, BuildResult
 from ..owned import BUILD, claim_folder
 from ..settings import CommonSettings
-from .interfaces import Pipeline
 from .jobscript import Job, SlurmDir, array_spec, script, shard_count_words
-from .request import BuildRequest, BuildResult
 from .slurmwait import Submission, wait_for
 from .squeue import queued
 
@@ -113,7 +113,7 @@ class SlurmExecutor:
     def run(self, pipeline: Pipeline, req: BuildRequest) -> BuildResult:
         out = req.out.resolve()
         layout = RunLayout(out)
-        where = SlurmDir(out / "slurm")
+        where = SlurmDir(layout.slurm_dir)
         refuse_if_queued(where)  # first: running shards hold the run lock, this says more
         claim_folder(out, BUILD, fresh=req.fresh)
         with RunLock(layout):

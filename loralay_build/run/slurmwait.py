@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import BuildStopped
+from ..machinery.request import BuildResult
 from .jobscript import SlurmDir
-from .request import BuildResult
 from .squeue import queue
 
 log = logging.getLogger("loralay.slurm")

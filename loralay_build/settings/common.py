@@ -42,7 +42,7 @@ class _Model(BaseModel):
 class LimitSettings(_Model):
     """How long and how much memory a piece of work may take. Never part of a result's
     fingerprint (a result reached under one limit is the result under any other); a failure
-    by a limit is retried by itself once the limit is raised (`run/ledger.py`)."""
+    by a limit is retried by itself once the limit is raised (`machinery/ledger.py`)."""
 
     extract_timeout_s: PositiveSeconds = Field(DEFAULT_LIMITS.timeout_s,
                                                description="wall clock of one pdftotext")

@@ -33,7 +33,7 @@ from .locate import Budget, Haystack, Span, more_copies
 from .locate import locate as locate_abstract
 from .normalise import KeyedText, text_key, word_keys
 
-# in the tool version the run state fingerprints (as group.GROUP_RULE, run/preflight.py):
+# in the tool version the run state fingerprints (as group.GROUP_RULE, pdf/preflight.py):
 # a change to where an abstract is found or what a cover page is redoes earlier results
 STRIP_RULE = "strip2"  # 2: far parts paid for or near the main piece; covers need every sign
 

@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..corpus.split import SPLITS
-from ..records import ProcessedDoc
+from ..records import Outcome, ProcessedDoc
 from .card import CardFacts, card_text, write_card
 from .doctable import DocTable
 from .features import (
@@ -29,7 +29,7 @@ from .parquet import (
     WriteResult,
     write_shards,
 )
-from .report import Outcome, RunFacts, build_report, write_report
+from .report import RunFacts, build_report, write_report
 
 
 def write_dataset(out_dir: str | Path, splits: Mapping[str, Iterable[ProcessedDoc | ColumnDoc]],

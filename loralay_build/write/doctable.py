@@ -66,7 +66,7 @@ class DocTable:
         self.leak_start.append(len(self.leak_share))
 
     def add_summary(self, shard: int, s: dict[str, Any]) -> None:
-        """A row from a processed document's summary in the run state (`run/payload.py`)."""
+        """A row from a processed document's summary in the run state (`pdf/payload.py`)."""
         self.add(s["id"], pages=s["pages"], summary_words=s["summary_words"],
                  article_words=s["article_words"], language_share=s["language_share"],
                  leak=s["leakage"].items(), words_repaired=s.get("words_repaired", 0),

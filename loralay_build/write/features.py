@@ -33,7 +33,7 @@ import pyarrow as pa
 from datasets import Features, List, Value
 
 from ..licenses import normalise_license
-from ..records import Candidate, ProcessedDoc
+from ..records import Candidate, ColumnDoc, ProcessedDoc, WordColumns
 
 COMPACT, PUBLISHED = "compact", "published"
 
@@ -81,31 +81,6 @@ def features_for(name: str) -> Features:
     except KeyError:
         raise ValueError(f"features must be one of {sorted(FEATURE_SETS)}, not {name!r}") \
             from None
-
-
-@dataclass(frozen=True, slots=True)
-class WordColumns:
-    """A body's word columns as arrays: what a row is built from, whichever payload
-    they came from (lists of a `ProcessedDoc`, or Arrow buffers of `run/payload.py`)."""
-
-    words: pa.Array  # string
-    boxes: np.ndarray  # (n, 4) float64 PDF points
-    pages: np.ndarray  # (n,) 1-based
-    line_ids: pa.Array | list[int]
-    block_ids: pa.Array | list[int]
-
-
-@dataclass(frozen=True, slots=True)
-class ColumnDoc:
-    """A kept document as the finish reads it: the candidate, page sizes, word columns."""
-
-    candidate: Candidate
-    sizes: np.ndarray  # (pages, 2) float64 width, height
-    columns: WordColumns
-
-    @property
-    def summary(self) -> str:
-        return self.candidate.abstracts.get(self.candidate.language, "")
 
 
 @dataclass(frozen=True, slots=True)

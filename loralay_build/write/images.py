@@ -20,9 +20,9 @@ import pyarrow.parquet as pq
 from datasets import Features, Image, Value
 
 from ..images.store import StoredPage
+from ..paths import IMAGES_DIR
 from .shards import ShardFolder, remove_folder
 
-IMAGES_DIR = "images"
 IMAGES_CONFIG = "images"
 IMAGE_FEATURES = Features({
     "article_id": Value("string"),

@@ -26,8 +26,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..paths import DATA_DIR as DATA_DIR  # the dataset's Parquet folder
-from ..records import ProcessedDoc
-from .features import COMPACT, SCHEMAS, ColumnDoc, doc_to_batch, features_for
+from ..records import ColumnDoc, ProcessedDoc
+from .features import COMPACT, SCHEMAS, doc_to_batch, features_for
 from .readahead import ReadAhead
 from .shards import ShardFolder
 

@@ -19,37 +19,13 @@ import numpy as np
 from ..atomic import atomic_text, write_text_atomic
 from ..corpus.split import SPLITS
 from ..failures import BadRecords, FailureClass
+from ..paths import REPORT_DIR
+from ..records import Outcome
 from .doctable import DocTable
 
-REPORT_DIR = "report"
 MAX_EXAMPLES = 5
 MAX_LISTED_LEAKS = 100
 LEAK_BINS = 20
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """What happened to one input id, as `report.json["documents"]` shows it."""
-
-    status: str  # "kept" | "dropped"
-    split: str | None = None
-    cls: str | None = None  # a FailureClass value when dropped
-    stage: str | None = None
-    message: str | None = None
-
-    @classmethod
-    def kept(cls, split: str) -> Outcome:
-        return cls("kept", split=split)
-
-    @classmethod
-    def dropped(cls, failure_class: str, stage: str, message: str) -> Outcome:
-        return cls("dropped", cls=str(failure_class), stage=stage, message=message)
-
-    def to_json(self) -> dict[str, Any]:
-        if self.status == "kept":
-            return {"status": "kept", "split": self.split}
-        return {"status": self.status, "class": self.cls, "stage": self.stage,
-                "message": self.message}
 
 
 @dataclass(frozen=True, slots=True)

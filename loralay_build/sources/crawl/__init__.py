@@ -23,6 +23,7 @@ from typing import Any
 
 from ...atomic import write_text_atomic
 from ...failures import FailureClass
+from ...layout import RunLayout
 from ...records import Candidate, Rejection
 from .. import FetchContext, HarvestStopped
 
@@ -30,7 +31,7 @@ CLEAN_MARK = "clean-stop"
 
 
 def crawl_dir(ctx: FetchContext) -> Path:
-    return ctx.out_dir / "crawl" / ctx.source
+    return RunLayout(ctx.out_dir).crawl_dir(ctx.source)
 
 
 def item_from_json(d: dict[str, Any]) -> Candidate | Rejection:

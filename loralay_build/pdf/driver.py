@@ -26,23 +26,17 @@ from ..failures import BadRecords, Failure, RetryRule
 from ..images.render import renderer_version
 from ..images.store import ImageStore
 from ..layout import RunLayout
+from ..machinery.ledger import DOCUMENT, Entry, Fingerprint, Ledger, changed_keys, stale_reason
+from ..machinery.pool import TaskLimits, map_bounded
+from ..machinery.progress import Progress
+from ..machinery.request import BuildRequest
 from ..records import Candidate, Rejection
 from ..settings import CommonSettings, DocumentSettings
-from ..sources import (
-    BAD_RECORDS,
-    FetchContext,
-    get_fetcher,
-    read_bad_records,
-    record_fetch_item,
-)
+from ..sources import BAD_RECORDS, FetchContext, get_fetcher, read_bad_records, record_fetch_item
 from ..state import OK, RunState
 from .fingerprint import PdfChecksums, document_fingerprint, settings_print
-from .ledger import DOCUMENT, Entry, Fingerprint, Ledger, changed_keys, stale_reason
 from .payload import FORMAT
-from .pool import TaskLimits, map_bounded
 from .preflight import ToolVersions
-from .progress import Progress
-from .request import BuildRequest
 from .steps import DocumentJob, StepResults, prepare_worker, process_candidate
 
 log = logging.getLogger("loralay.run")

@@ -15,8 +15,8 @@ from typing import Any, Protocol
 from ..corpus.split import SPLITS
 from ..images.store import ImageStore
 from ..layout import RunLayout
+from ..machinery.ledger import DOCUMENT, Ledger
 from ..state import RunState
-from .ledger import DOCUMENT, Ledger
 
 
 class KeptRows(Protocol):

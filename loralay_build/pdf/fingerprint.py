@@ -15,10 +15,10 @@ import stat
 from pathlib import Path
 
 from ..atomic import file_digest
+from ..machinery.ledger import Fingerprint, digest
 from ..records import Candidate
 from ..settings import DocumentSettings
 from ..state import connect_shared
-from .ledger import Fingerprint, digest
 
 # the candidate fields that reach a stage or a column; pdf_path is where, not what;
 # retrieved_at is when: a record fetched again unchanged keeps the document (and the time

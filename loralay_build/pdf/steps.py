@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..corpus.duplicates import DocPrint, doc_print, prepare_prints
+from ..corpus.prints import DocPrint, doc_print, prepare_prints
 from ..extract import ExtractLimits, extract_document
 from ..extract.glyphs import repair_glyphs
 from ..failures import Failure, FailureClass, internal_error

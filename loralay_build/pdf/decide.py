@@ -16,18 +16,19 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..corpus.duplicates import DocPrint, Duplicate, DuplicateDetector, ExternalPrint
+from ..corpus.duplicates import Duplicate, DuplicateDetector
 from ..corpus.filters import Thresholds, check_document, compute_thresholds
+from ..corpus.prints import DocPrint, ExternalPrint
 from ..corpus.split import SPLITS, chronological_fates, date_key, given_name
 from ..failures import BadRecords, FailureClass
 from ..layout import RunLayout
 from ..licenses import UNKNOWN, allowed
+from ..machinery.ledger import DOCUMENT, Ledger
+from ..records import Outcome
 from ..settings import CorpusSettings
 from ..sources import read_bad_records
 from ..state import OK, RunState
 from ..write.doctable import DocTable
-from ..write.report import Outcome
-from .ledger import DOCUMENT, Ledger
 
 log = logging.getLogger("loralay.finish")
 

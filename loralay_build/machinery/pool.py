@@ -38,7 +38,7 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
-_BOOT = "import sys; from loralay_build.run.pool import serve; serve(sys.argv[1:])"
+_BOOT = "import sys; from loralay_build.machinery.pool import serve; serve(sys.argv[1:])"
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,11 +12,11 @@ from ..dataset import open_excluded
 from ..errors import BuildStopped, ConfigError
 from ..extract import parse
 from ..layout import RunLayout, claim_shards, recorded_shards
+from ..machinery.request import BuildRequest, BuildResult
 from ..sources import BadRunInput, SourceNotBuilt
 from .driver import fetch_phase, plan_shard_of, process_phase
 from .finish import Decisions, IncompleteRun, finish_run
 from .preflight import ToolVersions, check_inputs, tool_versions, wipe_run
-from .request import BuildRequest, BuildResult
 
 log = logging.getLogger("loralay.build")
 

@@ -24,10 +24,10 @@ from ..atomic import utc_now_iso, write_text_atomic
 from ..corpus.split import SPLITS
 from ..dataset import exclude_datasets
 from ..layout import RunLayout
+from ..records import ColumnDoc
 from ..settings import CommonSettings, CorpusSettings
 from ..state import RunState
 from ..write.doctable import DocTable
-from ..write.features import ColumnDoc
 from .decide import Decisions, IncompleteRun, decide
 from .decisions import RecordedDecisions, record_decisions
 from .finish_images import write_images_config
@@ -160,7 +160,7 @@ def _write_outputs(settings: CommonSettings, layout: RunLayout, d: Decisions,
 
 def write_config(settings: CommonSettings, layout: RunLayout) -> Path:
     """The exact configuration of the build, as YAML a `--config` accepts to redo it."""
-    conf = layout.out / "report" / "config.yaml"
+    conf = layout.config_file
     write_text_atomic(conf, yaml.safe_dump(settings.user_view(), sort_keys=True,
                                            allow_unicode=True))
     return conf

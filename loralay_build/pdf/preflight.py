@@ -12,7 +12,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..corpus.duplicates import PRINT_VERSION
+from ..corpus.prints import PRINT_VERSION
 from ..errors import ConfigError
 from ..extract.glyphs import GLYPH_RULE
 from ..extract.poppler import poppler_version

@@ -22,8 +22,8 @@ from ..licenses import normalise_license
 from ..records import Candidate, Document, ProcessedDoc
 
 if TYPE_CHECKING:  # the write side imports `datasets` (~0.7 s): workers only encode
-    from ..corpus.duplicates import DocPrint
-    from ..write.features import ColumnDoc
+    from ..corpus.prints import DocPrint
+    from ..records import ColumnDoc
 
 MAGIC = b"LZA1"
 FORMAT = "payload-" + MAGIC.decode("ascii")  # in the fingerprint: another format is redone
@@ -99,7 +99,7 @@ def read(payload: bytes) -> tuple[dict[str, Any], pa.RecordBatch]:
 
 def read_columns(payload: bytes) -> ColumnDoc:
     """What the finish's row needs, word columns as Arrow/numpy (no per-word objects)."""
-    from ..write.features import ColumnDoc, WordColumns
+    from ..records import ColumnDoc, WordColumns
 
     meta, b = read(payload)
     sizes = np.asarray([p[1:3] for p in meta["document"]["pages"]], np.float64)

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from ..corpus.split import SPLITS
+from ..records import Outcome
 from ..state import RunState
-from ..write.report import Outcome
 from .decide import Decisions
 
 SCHEMA = """
