@@ -272,5 +272,26 @@ def eval_(dataset: Path, split: str, predictions: Path | None) -> None:
     click.echo(f"written: {written}")
 
 
+@main.command()
+@click.argument("dataset_dir", type=PATH)
+@click.option("--repo", required=True, metavar="OWNER/NAME",
+              help="The Hub dataset repository; created when missing.")
+@click.option("--private", is_flag=True, help="Create the repository private.")
+@click.option("--allow-restricted", is_flag=True,
+              help="Publish rows whose licence lets nobody but its holder redistribute "
+                   "them (unknown, all-rights-reserved, arXiv's default); refused otherwise.")
+@click.option("--endpoint", default=None, metavar="URL",
+              help="Another Hub (default: HF_ENDPOINT, else huggingface.co).")
+def publish(dataset_dir: Path, repo: str, private: bool, allow_restricted: bool,
+            endpoint: str | None) -> None:
+    """Upload a built dataset to the Hugging Face Hub: one commit and tag per version
+    (token: HF_TOKEN or `hf auth login`; docs/publishing.md)."""
+    from .publish import publish as run_publish
+
+    _guarded(lambda: run_publish(dataset_dir, repo, private=private,
+                                 allow_restricted=allow_restricted, endpoint=endpoint,
+                                 echo=click.echo))
+
+
 if __name__ == "__main__":
     main()

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import IO
 
 from .atomic import refuse_link
-from .errors import RunLocked
+from .errors import ConfigError, RunLocked
 from .layout import RunLayout
 from .owned import LOCK_NAME
 
@@ -71,6 +71,43 @@ def _flock(path: Path, mode: int, busy: str) -> IO[str]:
         fh.close()
         raise RunLocked(busy) from None
     return fh
+
+
+class ReadLock:
+    """A reader of a whole run folder (`publish`): the run lock held *shared*, so a build
+    or a `--finish` (which hold it exclusively while they rewrite the dataset) is waited
+    for by no one and refused meanwhile, and readers never exclude each other. A folder
+    without a `.lock` (never built here, or copied without it) is read without one: the
+    lock file is opened, never created, so a reader writes nothing into the folder."""
+
+    def __init__(self, folder: Path, what: str = "a build") -> None:
+        self.path = Path(folder) / LOCK_NAME
+        self.what = what
+        self.fh: IO[str] | None = None
+
+    def __enter__(self) -> ReadLock:
+        refuse_link(self.path)
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return self
+        except OSError as e:  # a link (O_NOFOLLOW), a folder, no permission
+            raise ConfigError(f"{self.path}: the folder's lock cannot be opened "
+                              f"({e.strerror})") from None
+        fh = os.fdopen(fd, "r", encoding="utf-8")
+        try:
+            fcntl.flock(fh, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pid = fh.read().strip() or "?"
+            fh.close()
+            raise RunLocked(f"{self.path.parent}: {self.what} is running (pid {pid}); "
+                            "run this again when it is done") from None
+        self.fh = fh
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fh is not None:
+            self.fh.close()
 
 
 class ShardLock:
