@@ -408,3 +408,57 @@ def test_repo_ids():
     for bad in ("hal-lay", "a/b/c", "me/x.git", "me/a--b", "/x"):
         with pytest.raises(ConfigError, match="not a Hub repository id"):
             check_repo_id(bad)
+
+
+def test_the_files_are_the_dataset_s_own(built_sample, tmp_path):
+    """The top files present, every shard of data/ and images/; nothing else of the folder."""
+    from loralay_build.publish import local_files
+
+    ds = copy_run(built_sample[0], tmp_path / "ds")
+    (ds / "images").mkdir()
+    pq.write_table(pa.table({"article_id": ["x"]}), ds / "images" / "train-00000-of-00001.parquet")
+    (ds / "images" / "notes.txt").write_text("mine")
+    (ds / "data" / "notes.txt").write_text("mine")
+    (ds / "notes.txt").write_text("mine")
+    rels = sorted(f.path_in_repo for f in local_files(ds, Dataset.open(ds)))
+    shards = sorted(p.relative_to(ds).as_posix() for p in (ds / "data").glob("*.parquet"))
+    assert rels == sorted(["README.md", "report.md", "report.json",
+                           "images/train-00000-of-00001.parquet", *shards])
+
+
+def test_a_link_among_the_files_is_refused(built_sample, tmp_path):
+    from loralay_build.publish import local_files
+
+    ds = copy_run(built_sample[0], tmp_path / "ds")
+    outside = tmp_path / "elsewhere.json"
+    outside.write_text("{}")
+    (ds / "report.json").unlink()
+    (ds / "report.json").symlink_to(outside)
+    with pytest.raises(ConfigError, match="report.json: a symbolic link"):
+        local_files(ds, Dataset.open(ds))
+
+
+@pytest.mark.e2e
+def test_endpoint_option_wins_and_an_unreachable_hub_is_one_line(sample_copy, hub, tmp_path):
+    import socket
+
+    with socket.socket() as s:  # a loopback port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}"
+    env = hub_env(hub, tmp_path / "home")
+    env["HF_ENDPOINT"] = dead
+    proc = publish(sample_copy, env, "--allow-restricted", "--endpoint", hub.url)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert set(repo_tags(hub)) == {"v1"}
+    proc = publish(sample_copy, env, "--allow-restricted", repo="tester/other")
+    one_line_error(proc, f"cannot reach {dead}", "creating the repository")
+
+
+@pytest.mark.e2e
+def test_private_on_a_public_repository_is_refused(sample_copy, hub, tmp_path):
+    env = hub_env(hub, tmp_path / "home")
+    assert publish(sample_copy, env, "--allow-restricted").returncode == 0
+    commits = len(hub.commit_bodies)
+    proc = publish(sample_copy, env, "--allow-restricted", "--private")
+    one_line_error(proc, "already on", "public; --private cannot make it private")
+    assert len(hub.commit_bodies) == commits
