@@ -300,8 +300,8 @@ def _hub_errors(endpoint: str, repo: str, step: list[str]) -> Iterator[None]:
         elif status == 412:
             why = f"{repo} changed while publishing (412): run the same command again"
         elif status is not None and status >= 500:
-            why = (f"answered {status} after the library's retries: the Hub is failing, "
-                   "run the same command again later")
+            why = (f"answered {status} (after the retries huggingface_hub makes): the Hub "
+                   "is failing, run the same command again later")
         else:
             why = f"answered {status}: {_message(e)}"
         raise ConfigError(f"{endpoint} {why} ({step[0]}; no tag was made)") from None

@@ -462,3 +462,18 @@ def test_private_on_a_public_repository_is_refused(sample_copy, hub, tmp_path):
     proc = publish(sample_copy, env, "--allow-restricted", "--private")
     one_line_error(proc, "already on", "public; --private cannot make it private")
     assert len(hub.commit_bodies) == commits
+
+
+@pytest.mark.e2e
+def test_a_publish_stopped_before_its_tag_tags_when_run_again(sample_copy, hub, tmp_path):
+    env = hub_env(hub, tmp_path / "home")
+    hub.fail("POST", "/api/datasets/tester/sample-lay/tag/", 503, times=1)
+    one_line_error(publish(sample_copy, env, "--allow-restricted"), "answered 503",
+                   "tagging v1")
+    assert repo_tags(hub) == {} and len(hub.commit_bodies) == 1
+    uploads = list(hub.uploads)
+    proc = publish(sample_copy, env, "--allow-restricted")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "already there" in proc.stdout and "nothing uploaded, tagged v1" in proc.stdout
+    assert len(hub.commit_bodies) == 1 and hub.uploads == uploads
+    assert repo_tags(hub) == {"v1": hub.repos["tester/sample-lay"].branches["main"]}
