@@ -477,3 +477,21 @@ def test_a_publish_stopped_before_its_tag_tags_when_run_again(sample_copy, hub, 
     assert "already there" in proc.stdout and "nothing uploaded, tagged v1" in proc.stdout
     assert len(hub.commit_bodies) == 1 and hub.uploads == uploads
     assert repo_tags(hub) == {"v1": hub.repos["tester/sample-lay"].branches["main"]}
+
+
+def test_the_read_lock_is_shared_and_creates_nothing(tmp_path):
+    from loralay_build.errors import RunLocked
+    from loralay_build.locks import ReadLock
+
+    with ReadLock(tmp_path):  # a folder without a .lock: read without one, none made
+        assert not (tmp_path / ".lock").exists()
+    with RunLock(tmp_path):
+        pass
+    with ReadLock(tmp_path), ReadLock(tmp_path):  # readers never exclude each other
+        with pytest.raises(RunLocked):  # a build is refused while one reads
+            with RunLock(tmp_path):
+                pass
+    running = rf"a build is running \(pid {os.getpid()}\)"
+    with RunLock(tmp_path), pytest.raises(RunLocked, match=running):
+        with ReadLock(tmp_path):
+            pass
