@@ -270,19 +270,34 @@ def _message(e: BaseException) -> str:
     return text[:200] or type(e).__name__
 
 
+def _transport_errors() -> tuple[type[Exception], ...]:
+    """The HTTP client's own errors (a refused connection, a timeout): `huggingface_hub`
+    2.x sends through httpx2, earlier versions through httpx."""
+    import importlib
+
+    for name in ("httpx2", "httpx"):
+        try:
+            return (importlib.import_module(name).HTTPError,)
+        except (ImportError, AttributeError):
+            continue
+    return ()
+
+
 @contextmanager
 def _hub_errors(endpoint: str, repo: str, step: list[str]) -> Iterator[None]:
     """The library's errors, each one line naming the repository and what was being done."""
-    import httpx2
     from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled, RepositoryNotFoundError
 
+    transport = _transport_errors()
     try:
         yield
     except RuntimeError as e:  # the library wraps an upload's error, the cause is the news
         cause = e.__cause__
-        if isinstance(cause, (HfHubHTTPError, httpx2.HTTPError, OfflineModeIsEnabled)):
+        if isinstance(cause, Exception) and isinstance(
+                cause, (HfHubHTTPError, OfflineModeIsEnabled, *transport)):
+            news: Exception = cause
             with _hub_errors(endpoint, repo, step):
-                raise cause from None
+                raise news from None
         raise
     except OfflineModeIsEnabled:
         raise ConfigError("HF_HUB_OFFLINE is set: publishing needs the network (unset "
@@ -305,7 +320,9 @@ def _hub_errors(endpoint: str, repo: str, step: list[str]) -> Iterator[None]:
         else:
             why = f"answered {status}: {_message(e)}"
         raise ConfigError(f"{endpoint} {why} ({step[0]}; no tag was made)") from None
-    except httpx2.HTTPError as e:
+    except Exception as e:
+        if not isinstance(e, transport):
+            raise
         raise ConfigError(f"cannot reach {endpoint} ({_message(e)}) while {step[0]}; "
                           "nothing was tagged: run the same command again") from None
 

@@ -495,3 +495,12 @@ def test_the_read_lock_is_shared_and_creates_nothing(tmp_path):
     with RunLock(tmp_path), pytest.raises(RunLocked, match=running):
         with ReadLock(tmp_path):
             pass
+
+
+@pytest.mark.e2e
+def test_a_failed_shard_upload_is_one_line(sample_copy, hub, tmp_path):
+    """The library wraps an LFS upload's error in a RuntimeError; the line gives the Hub's."""
+    hub.fail("PUT", "/lfs-upload/", 400)
+    proc = publish(sample_copy, hub_env(hub, tmp_path / "home"), "--allow-restricted")
+    one_line_error(proc, "answered 400", "uploading and committing", "no tag was made")
+    assert hub.commit_bodies == [] and repo_tags(hub) == {}
