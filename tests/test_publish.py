@@ -358,6 +358,7 @@ def test_restricted_licences_are_those_outside_open():
                                   "all-rights-reserved": 1}
 
 
+@pytest.mark.e2e  # the sample's build
 def test_licence_counts_come_from_the_rows(built_sample, tmp_path):
     ds = copy_run(built_sample[0], tmp_path / "ds")
     shard = next((ds / "data").glob("train-*.parquet"))
@@ -410,6 +411,7 @@ def test_repo_ids():
             check_repo_id(bad)
 
 
+@pytest.mark.e2e  # the sample's build
 def test_the_files_are_the_dataset_s_own(built_sample, tmp_path):
     """The top files present, every shard of data/ and images/; nothing else of the folder."""
     from loralay_build.publish import local_files
@@ -426,6 +428,7 @@ def test_the_files_are_the_dataset_s_own(built_sample, tmp_path):
                            "images/train-00000-of-00001.parquet", *shards])
 
 
+@pytest.mark.e2e  # the sample's build
 def test_a_link_among_the_files_is_refused(built_sample, tmp_path):
     from loralay_build.publish import local_files
 
