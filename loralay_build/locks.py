@@ -89,8 +89,8 @@ class ReadLock:
         refuse_link(self.path)
         try:
             fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-        except FileNotFoundError:
-            return self
+        except (FileNotFoundError, NotADirectoryError):  # no lock; the reader says what is
+            return self                                 # wrong with the folder, if anything
         except OSError as e:  # a link (O_NOFOLLOW), a folder, no permission
             raise ConfigError(f"{self.path}: the folder's lock cannot be opened "
                               f"({e.strerror})") from None

@@ -387,10 +387,10 @@ def publish(root: str | Path, repo: str, *, private: bool = False,
                 "if you hold the rights; nothing was uploaded")
         files = local_files(root, ds)
         token = _token()
-        return _push(root, repo, version, files, token, private, endpoint, echo)
+        return _push(repo, version, files, token, private, endpoint, echo)
 
 
-def _push(root: Path, repo: str, version: Version, files: list[LocalFile], token: str,
+def _push(repo: str, version: Version, files: list[LocalFile], token: str,
           private: bool, endpoint: str | None, echo: Callable[[str], None]) -> Published:
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
     from huggingface_hub.hf_api import RepoFile

@@ -507,3 +507,11 @@ def test_a_failed_shard_upload_is_one_line(sample_copy, hub, tmp_path):
     proc = publish(sample_copy, hub_env(hub, tmp_path / "home"), "--allow-restricted")
     one_line_error(proc, "answered 400", "uploading and committing", "no tag was made")
     assert hub.commit_bodies == [] and repo_tags(hub) == {}
+
+
+def test_a_file_given_as_the_folder_is_one_line(tmp_path):
+    from loralay_build.publish import publish as run
+
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(ConfigError, match="f: not a folder"):
+        run(tmp_path / "f", "me/x", echo=lambda line: None)
