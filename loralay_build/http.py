@@ -15,6 +15,7 @@ and JSON bodies are checked here and downloads are retried by hand for truncatio
 from __future__ import annotations
 
 import contextlib
+import email.utils
 import functools
 import http.client
 import json
@@ -102,6 +103,33 @@ def forbidden_host(message: str) -> str | None:
     return m.group(1) if m else None
 
 
+_DELTA_SECONDS = re.compile(r"^[0-9]+$")  # ASCII digits: "²".isdigit() is true
+
+
+def retry_after_seconds(value: str | None, cap: float) -> float:
+    """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date), within
+    [0, cap]; a value that is neither is no pause (0). The one parser of the header: the
+    polite client's retries (`_Retry`) and the crawls' middleware read it here."""
+    text = (value or "").strip()
+    if not text:
+        return 0.0
+    if _DELTA_SECONDS.match(text):
+        return min(float(text), cap)
+    try:
+        when = email.utils.parsedate_to_datetime(text).timestamp()
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return 0.0
+    return max(0.0, min(when - time.time(), cap))
+
+
+class _Retry(Retry):
+    """urllib3's retries with the project's Retry-After parser: a malformed header is no
+    pause instead of urllib3's `InvalidHeader`, and the cap is the same everywhere."""
+
+    def parse_retry_after(self, retry_after: str) -> float:
+        return retry_after_seconds(retry_after, float(self.retry_after_max))
+
+
 class _RateLimiter:
     def __init__(self, per_second: float) -> None:
         self.interval = 1.0 / per_second if per_second > 0 else 0.0
@@ -134,7 +162,7 @@ class PoliteClient:
     def _session(self, host: str) -> requests.Session:
         if host not in self._sessions:
             s = self.settings
-            retry = Retry(
+            retry = _Retry(
                 total=s.max_retries, connect=s.max_retries, read=s.max_retries,
                 status=s.max_retries, status_forcelist=RETRY_STATUSES,
                 backoff_factor=s.backoff_factor, backoff_jitter=s.backoff_factor / 2,

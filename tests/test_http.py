@@ -21,6 +21,7 @@ from loralay_build.http import (
     HttpSettings,
     PoliteClient,
     forbidden_host,
+    retry_after_seconds,
 )
 
 from .conftest import shared_path
@@ -53,6 +54,31 @@ def test_429_with_retry_after_then_success_is_capped(fake_server):
     t = time.monotonic()
     assert client().get_json(fake_server.url("/j")) == {"n": 2}
     assert time.monotonic() - t < 3  # Retry-After 3600 s capped at retry_after_max_s=1
+    assert fake_server.hits("/j") == 2
+
+
+def test_one_retry_after_parser_for_the_client_and_the_crawls():
+    """Delta-seconds and HTTP dates, capped; anything else is no pause (not an error)."""
+    from datetime import datetime, timedelta, timezone
+    from email.utils import format_datetime
+
+    from loralay_build.sources.crawl import middlewares
+
+    assert middlewares.retry_after_seconds is retry_after_seconds
+    assert retry_after_seconds("3", 120) == 3.0
+    assert retry_after_seconds(" 3600 ", 120) == 120.0
+    soon = format_datetime(datetime.now(timezone.utc) + timedelta(seconds=30), usegmt=True)
+    assert 25 < retry_after_seconds(soon, 120) <= 30
+    assert retry_after_seconds("Wed, 21 Oct 2015 07:28:00 GMT", 120) == 0.0  # past
+    for junk in (None, "", "soon", "²", "-5", "1.5"):
+        assert retry_after_seconds(junk, 120) == 0.0, junk
+
+
+def test_malformed_retry_after_is_no_pause_not_an_error(fake_server):
+    """urllib3's own parser raised InvalidHeader on this; the project's reads it as 0."""
+    fake_server.add("/j", Reply(503, "busy", {"Retry-After": "in a while"}),
+                    Reply(200, '{"n": 3}'))
+    assert client().get_json(fake_server.url("/j")) == {"n": 3}
     assert fake_server.hits("/j") == 2
 
 

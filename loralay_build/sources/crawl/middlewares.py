@@ -3,26 +3,14 @@ pause get it here, capped so a hostile value cannot stall the crawl for hours.""
 
 from __future__ import annotations
 
-import time
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 from scrapy.downloadermiddlewares.retry import RetryMiddleware
 from twisted.internet import reactor, task
 
+from ...http import retry_after_seconds  # the one Retry-After parser (the HTTP client's)
 
-def retry_after_seconds(value: str | None, cap: float) -> float:
-    """Seconds to wait from a Retry-After header (delta or HTTP date), within [0, cap]."""
-    if not value:
-        return 0.0
-    value = value.strip()
-    if value.isdigit():
-        return min(float(value), cap)
-    try:
-        when = parsedate_to_datetime(value).timestamp()
-    except (TypeError, ValueError):
-        return 0.0
-    return max(0.0, min(when - time.time(), cap))
+__all__ = ["RetryAfterMiddleware", "retry_after_seconds"]
 
 
 class RetryAfterMiddleware(RetryMiddleware):
