@@ -514,3 +514,16 @@ def allowed(license_id: str, allow: Sequence[str]) -> bool:
     """Whether a document's licence id is in an allow-list of ids and shorthands."""
     return any(license_id == a or (a in SHORTHANDS and license_id in SHORTHANDS[a])
                for a in allow)
+
+
+LICENSE_STAGE = "licenses"  # the stage a `license_excluded` document is reported under
+
+
+def exclusion(license_id: str, allow: Sequence[str] | None) -> str | None:
+    """The one licence rule: why a document under `license_id` is `license_excluded` by
+    the `licenses:` allow-list (None: it is kept, or there is no list). The fetch applies
+    it as soon as a candidate's licence is known, before its PDF is fetched; the finish
+    applies it again to what was fetched under an earlier list."""
+    if allow is None or allowed(license_id, allow):
+        return None
+    return f"licence {license_id} is not in licenses: {', '.join(allow)}"

@@ -150,8 +150,9 @@ def test_hal_build_produces_a_dataset(fake_server, tmp_path):
 
 
 def test_licence_allow_list_keeps_only_those_licences(fake_server, tmp_path):
-    """`licenses: [cc-by-4.0]`: the all-rights-reserved paper is dropped at the licence stage;
-    the card's licence is that one id, and the report counts it."""
+    """`licenses: [cc-by-4.0]`: the all-rights-reserved paper is dropped at the licence stage
+    (decided at the fetch, before its PDF); the card's licence is that one id, and the
+    report counts it."""
     from datasets import load_dataset
 
     out = build(fake_server, tmp_path, licenses=["cc-by-4.0"])
@@ -164,9 +165,13 @@ def test_licence_allow_list_keeps_only_those_licences(fake_server, tmp_path):
     assert docs["hal-09000000"] == {**docs["hal-09000000"], "status": "dropped",
                                     "class": "license_excluded", "stage": "licenses"}
     assert "all-rights-reserved" in docs["hal-09000000"]["message"]
-    # the documents that failed before are still reported for their own reason
-    assert docs["hal-09000003"]["class"] == "wrong_language"
-    assert docs["hal-09000004"]["class"] == "unavailable"
+    # the two records without a licence (`unknown`) are outside the list too: excluded
+    # before their PDF was fetched, whatever it would have given (wrong_language, and an
+    # HTML page: unavailable, without the list)
+    for doc_id in ("hal-09000003", "hal-09000004"):
+        assert docs[doc_id] == {**docs[doc_id], "status": "dropped",
+                                "class": "license_excluded", "stage": "licenses"}
+        assert fake_server.hits(f"/{doc_id}/document") == 0
     assert sorted(docs) == [f"hal-0900{i:04d}" for i in range(5)]
     assert report["licenses"] == {"cc-by-4.0": 2}
 
@@ -220,3 +225,34 @@ def test_harvest_killed_part_way_resumes_from_its_checkpoint(fake_server, tmp_pa
     assert sorted(ids) == [f"hal-0900{i:04d}" for i in range(5)]
     assert search.cursors[first_run_requests] != "*"  # the rerun started from the checkpoint
     assert cursor["cursor"] == "c3"
+
+
+def test_licence_outside_the_list_is_excluded_before_its_pdf_is_fetched(fake_server, tmp_path):
+    """`licenses: [cc-by-4.0]` and the all-rights-reserved record's PDF URL serving a corrupted
+    PDF (the magic, then garbage): the record is `license_excluded` (not `corrupted`), and the
+    server saw no request for that PDF; the licence stage reports it as before."""
+    corrupted = b"%PDF-1.4\n" + b"\x00garbage, no objects, no xref\n" * 40
+    fake_server.add_handler("/search/", PagedSearch(records(fake_server.url("")), rows=2))
+    serve(fake_server)  # every other record's PDF, as in the plain build
+    fake_server.add("/hal-09000000/document", Reply(200, corrupted, PDF_TYPE))
+    out = tmp_path / "hal"
+    cfg = write_config(tmp_path, fake_server.url("/search/"), licenses=["cc-by-4.0"])
+    proc = loralay("build", "--source", "hal", "--config", str(cfg), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    docs = json.loads((out / "report.json").read_text())["documents"]
+    assert docs["hal-09000000"] == {**docs["hal-09000000"], "status": "dropped",
+                                    "class": "license_excluded", "stage": "licenses"}
+    assert docs["hal-09000000"]["message"] == \
+        "licence all-rights-reserved is not in licenses: cc-by-4.0"
+    assert fake_server.hits("/hal-09000000/document") == 0
+    assert not list((out / "pdfs").glob("hal-09000000*"))
+    assert sorted(i for i, o in docs.items() if o["status"] == "kept") == \
+        ["hal-09000001", "hal-09000002"]
+    # the list widened: the excluded record is fetched now (its PDF for the first time)
+    cfg = write_config(tmp_path, fake_server.url("/search/"), licenses=["cc-by-4.0",
+                                                                        "all-rights-reserved"])
+    proc = loralay("build", "--source", "hal", "--config", str(cfg), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    docs = json.loads((out / "report.json").read_text())["documents"]
+    assert fake_server.hits("/hal-09000000/document") == 1
+    assert docs["hal-09000000"]["class"] == "corrupted", docs["hal-09000000"]

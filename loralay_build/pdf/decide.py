@@ -22,7 +22,7 @@ from ..corpus.prints import DocPrint, ExternalPrint
 from ..corpus.split import SPLITS, chronological_fates, date_key, given_name
 from ..failures import BadRecords, FailureClass
 from ..layout import RunLayout
-from ..licenses import UNKNOWN, allowed
+from ..licenses import LICENSE_STAGE, UNKNOWN, exclusion
 from ..machinery.ledger import DOCUMENT, Ledger
 from ..records import Outcome
 from ..settings import CorpusSettings
@@ -102,8 +102,10 @@ def fetch_outcomes(fstate: RunState) -> tuple[list[tuple[str, Outcome]], int, in
         proposed += 1
         if r.status == OK:
             fetched += 1
-        else:
-            out.append((r.doc_id, Outcome.dropped(r.failure_class, "fetch",  # type: ignore[arg-type]
+        else:  # a licence outside the list is the licence stage's drop wherever decided
+            stage = LICENSE_STAGE if r.failure_class == FailureClass.LICENSE_EXCLUDED.value \
+                else "fetch"
+            out.append((r.doc_id, Outcome.dropped(r.failure_class, stage,  # type: ignore[arg-type]
                                                   r.message or "")))
     return out, proposed, fetched
 
@@ -171,18 +173,18 @@ class Licences(CorpusStep):
     """A document outside the `licenses:` allow-list is `license_excluded` (before the
     duplicates, so an excluded copy never stands in for a kept one)."""
 
-    name, funnel = "licenses", "licensed"
+    name, funnel = LICENSE_STAGE, "licensed"
 
     def applies(self, cs: CorpusSettings) -> bool:
         return cs.licenses is not None
 
     def admit(self, summary: Mapping[str, Any], cs: CorpusSettings) -> Outcome | None:
-        license_id = summary.get("license", UNKNOWN)
-        if cs.licenses is None or allowed(license_id, cs.licenses):
+        """The fetch applies the same rule before any download (`licenses.exclusion`);
+        here it meets what an earlier, wider list fetched, and local files."""
+        excluded = exclusion(summary.get("license", UNKNOWN), cs.licenses)
+        if excluded is None:
             return None
-        return Outcome.dropped(FailureClass.LICENSE_EXCLUDED.value, self.name,
-                               f"licence {license_id} is not in licenses: "
-                               f"{', '.join(cs.licenses)}")
+        return Outcome.dropped(FailureClass.LICENSE_EXCLUDED.value, self.name, excluded)
 
 
 class Duplicates(CorpusStep):

@@ -22,6 +22,7 @@ breaks another.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import logging
 from collections.abc import Callable, Iterator
@@ -30,9 +31,10 @@ from pathlib import Path
 
 from .. import registry
 from ..atomic import file_digest, utc_now_iso
-from ..failures import BadRecords, RetryRule, StageError
+from ..failures import BadRecords, FailureClass, RetryRule, StageError
 from ..http import HostDown, HostForbidden, PoliteClient
 from ..layout import RunLayout
+from ..licenses import exclusion, normalise_license
 from ..paths import pdf_path_for
 from ..pdfmagic import is_pdf_file
 from ..records import Candidate, Rejection
@@ -83,6 +85,8 @@ class FetchContext:
 
     def already_fetched(self, doc_id: str) -> bool:
         """Recorded by an earlier run, unless as a failure this run retries."""
+        if doc_id in self.readmitted:
+            return False
         return self.state.settled(doc_id, "fetch", self.retried_classes)
 
     def settled_ids(self) -> set[str]:
@@ -90,8 +94,28 @@ class FetchContext:
         return self.state.ids_with("fetch") - self.to_retry()
 
     def to_retry(self) -> set[str]:
-        """Ids recorded with a failure this run tries again."""
-        return self.state.ids_with_class("fetch", self.retried_classes)
+        """Ids recorded with a failure this run tries again (and those `readmitted`)."""
+        return self.state.ids_with_class("fetch", self.retried_classes) | self.readmitted
+
+    @functools.cached_property
+    def readmitted(self) -> frozenset[str]:
+        """Ids an earlier run left `license_excluded` whose licence this run's `licenses:`
+        allows: their PDF was never fetched, so they are fetched now."""
+        excluded = self.state.ids_with_class("fetch", {FailureClass.LICENSE_EXCLUDED.value})
+        if not excluded:
+            return frozenset()
+        allow = self.settings.licenses
+        return frozenset(c.id for c in self.state.candidates(keep=excluded.__contains__)
+                         if exclusion(normalise_license(c.license).id, allow) is None)
+
+    def license_excluded(self, cand: Candidate) -> Rejection | None:
+        """The candidate's `license_excluded` when `licenses:` leaves its (known) licence
+        out: the one rule (`licenses.exclusion`), applied before any download."""
+        why = exclusion(normalise_license(cand.license).id, self.settings.licenses)
+        if why is None:
+            return None
+        return Rejection(cand.id, cand.source, FailureClass.LICENSE_EXCLUDED.value, why,
+                         replace(cand, pdf_path=None, pdf_sha256=None))
 
 
 FetchFn = Callable[[FetchContext], Iterator[Candidate | Rejection]]
@@ -148,8 +172,12 @@ def download_candidate(ctx: FetchContext, client: PoliteClient, cand: Candidate,
     the record: it was written atomically and checked, so it is reused. A PDF host that
     answered 403 costs only its own papers (`forbidden`, said once per host), so the
     harvest goes on with the others; a host that is down stops it (`HarvestStopped`)
-    instead of burning the rest of the list."""
+    instead of burning the rest of the list. A candidate whose licence `licenses:` leaves
+    out is `license_excluded` first: its PDF is never fetched."""
     assert cand.pdf_url is not None
+    excluded = ctx.license_excluded(cand)
+    if excluded is not None:
+        return excluded
     dest = pdf_path_for(ctx.pdf_dir, cand.id)
     if is_pdf_file(dest):
         try:

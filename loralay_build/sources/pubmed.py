@@ -162,6 +162,15 @@ def choose_license(statements: list[tuple[str, str]], cloud_code: str | None = N
     return None, None
 
 
+def licence_is_final(item: Candidate) -> bool:
+    """Whether the OAI record's licence is the one the candidate keeps: a JATS statement
+    naming a licence comes before the cloud's `license_code` (`choose_license`), so the
+    allow-list can be applied before the cloud is asked."""
+    where = item.extra.get("license_field")
+    return bool(where) and not str(where).startswith(("cloud:", "custom-meta:")) \
+        and normalise_license(item.license).id != UNKNOWN
+
+
 def oai_record_url(s: PubmedSettings, digits: str) -> str:
     """The GetRecord URL of an article (without `tool`/`email`: they name the user)."""
     query = urlencode({"verb": "GetRecord", "identifier": f"oai:pubmedcentral.nih.gov:{digits}",
@@ -296,6 +305,10 @@ class PubmedHarvest:
         if isinstance(found, Rejection):
             return found
         item: Candidate = found
+        if licence_is_final(item):  # the cloud's code cannot change it: decide now
+            excluded = self.ctx.license_excluded(item)
+            if excluded is not None:
+                return excluded
         try:
             url, md5, code = self.retrying(f"{article_id} PDF metadata",
                                            lambda: self.pdf_location(item))
