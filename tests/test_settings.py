@@ -81,6 +81,21 @@ def test_hal_keys_belong_to_hal_only(tmp_path):
         load_settings("local", path)
 
 
+def test_a_renamed_key_keeps_working_under_its_old_name(tmp_path):
+    """HAL's `page_attempts` is now the sources' one `attempts`: an old config file still
+    works; both spelled with different values is one line naming the new key."""
+    assert load_settings("hal", write(tmp_path, "page_attempts: 5\n")).attempts == 5
+    assert load_settings("hal", write(tmp_path, "attempts: 4\n")).attempts == 4
+    assert load_settings("hal", write(tmp_path, "attempts: 4\npage_attempts: 4\n")).attempts == 4
+    assert "page_attempts" not in load_settings("hal").user_view()
+    path = write(tmp_path, "attempts: 4\npage_attempts: 2\n")
+    with pytest.raises(ConfigError) as err:
+        load_settings("hal", path)
+    assert "\n" not in str(err.value)
+    assert "`page_attempts` is the old name of `attempts`: set only `attempts`" in str(err.value)
+    assert load_settings("pubmed", write(tmp_path, "attempts: 2\n")).attempts == 2
+
+
 def test_source_is_chosen_on_the_command_line(tmp_path):
     with pytest.raises(ConfigError, match="--source"):
         load_settings("local", write(tmp_path, "source: hal\n"))

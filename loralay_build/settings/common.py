@@ -12,7 +12,14 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from ..limits import DEFAULT_LIMITS
 from .fields import (
@@ -165,7 +172,25 @@ class CommonSettings(DocumentSettings, LimitSettings, CorpusSettings, HttpFields
     # those among them naming one file the source reads through (not a folder, a FIFO, a
     # device: checked without opening it, so a FIFO cannot hang the check)
     INPUT_FILES: ClassVar[tuple[str, ...]] = ()
+    # old key -> its new name: a config file written for an earlier version still works
+    # (both spelled with different values is refused, in one line naming the new one)
+    RENAMED: ClassVar[dict[str, str]] = {}
     source: str = Field("local", description="set by --source; not a key of the YAML files")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed_keys(cls, values: Any) -> Any:
+        if not isinstance(values, dict) or not any(k in values for k in cls.RENAMED):
+            return values
+        values = dict(values)
+        for old, new in cls.RENAMED.items():
+            if old not in values:
+                continue
+            value = values.pop(old)
+            if new in values and values[new] != value:
+                raise ValueError(f"`{old}` is the old name of `{new}`: set only `{new}`")
+            values.setdefault(new, value)
+        return values
 
     @field_validator("images")
     @classmethod

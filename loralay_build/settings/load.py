@@ -98,6 +98,8 @@ def describe_error(e: ValidationError, cls: type[CommonSettings], origin: str,
     key = ".".join(str(p) for p in first["loc"][:1]) or "?"
     more = f" (and {len(errors) - 1} more problem{'s' * (len(errors) > 2)})" \
         if len(errors) > 1 else ""
+    if not first["loc"]:  # a rule over several keys (a renamed key given twice)
+        return f"{origin}: {str(first.get('msg', '')).removeprefix('Value error, ')}{more}"
     if first["type"] == "extra_forbidden":
         return f"{origin}: unknown key {key!r}{_did_you_mean(key, cls, source)}{more}"
     value = _short(first.get("input"))

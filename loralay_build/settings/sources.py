@@ -26,6 +26,9 @@ HAL_FIELDS = ["docid", "halId_s", "uri_s", "title_s", "language_s", "docType_s",
               "files_s", "producedDate_s", "producedDate_tdate", "publicationDate_s",
               "publicationDate_tdate"]
 SCIELO_COLLECTIONS = ["bol", "col", "ecu", "esp", "per", "prt", "pry", "scl", "ury"]
+# the one retry rule of the sources' harvest kit (sources/kit/harvest.py), one key
+ATTEMPTS = ("tries of a request whose answer could not be used (a search page, an OAI "
+            "record, a metadata JSON), on top of the HTTP retries")
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
 
 
@@ -50,7 +53,8 @@ class HalSettings(CommonSettings):
     doc_types: list[str] = Field(["ART", "COMM"], description="fq=docType_s; [] for all")
     extra_filters: list[str] = Field([], description="more fq's")
     fields: list[str] = Field(HAL_FIELDS, min_length=1, description="fl: what is read")
-    page_attempts: Count = Field(3, description="tries for a failing search page")
+    RENAMED = {"page_attempts": "attempts"}
+    attempts: Count = Field(3, description=ATTEMPTS)
     pdf_attempts: Count = Field(3, description="tries for a PDF cut short")
     max_future_years: NonNegativeCount = Field(1, description="later dates are kept unknown")
     split_proportions: Proportions = [0.94, 0.03, 0.03]
@@ -83,7 +87,7 @@ class PubmedSettings(CommonSettings):
     email: str | None = Field(None, pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$",
                               description="NCBI's `email` (null: contact)")
     send_tool_email: bool = Field(True, description="send tool and email with OAI requests")
-    attempts: Count = Field(3, description="tries for an unreadable OAI record")
+    attempts: Count = Field(3, description=ATTEMPTS)
     pdf_metadata_url: HttpUrl = Field(
         "https://pmc-oa-opendata.s3.amazonaws.com/metadata/{pmcid_ver}.json",
         description="PMC cloud metadata")

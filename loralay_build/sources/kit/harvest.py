@@ -1,0 +1,235 @@
+"""One paged harvest, and the one retry rule of a request whose answer could not be used.
+
+`attempts` is the rule every source applies on top of the HTTP client's own retries
+(`http.py`: 429/5xx/network errors, Retry-After): a request whose answer came back but
+could not be used (an error page behind a 200, malformed JSON or XML, a body cut short)
+is tried `attempts` times in all, `backoff_factor * 2**n` seconds apart (at most 60 s).
+Never retried: a blocked host (a 403, a host down: `HostBlocked`) and a definite answer
+of the service (`StageError.final`, e.g. an OAI error code such as `idDoesNotExist`).
+
+`PagedHarvest` walks a service's pages (a Solr cursor, an OAI resumption token): the
+position after a page is checkpointed with a fingerprint of the query once every item of
+the page has been yielded (the driver records each item before asking for the next, so a
+kill at any moment loses nothing and duplicates nothing); a changed query starts again
+from the first position, still skipping recorded ids; records an earlier run gave up for
+a reason this run retries are downloaded again from their stored candidates first (the
+position has moved past them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any, Generic, TypeVar
+
+from ...failures import StageError
+from ...http import HostBlocked, PoliteClient
+from ...records import Candidate, Rejection
+from .. import FetchContext, HarvestStopped, download_candidate
+
+T = TypeVar("T")
+Item = Candidate | Rejection
+MAX_BACKOFF_S = 60.0
+
+
+def retryable(e: StageError) -> bool:
+    """The one rule: every failure of a request but a blocked host and a final answer."""
+    return not isinstance(e, HostBlocked) and not getattr(e, "final", False)
+
+
+def with_attempts(fn: Callable[[], T], attempts: int, backoff_factor: float,
+                  on_retry: Callable[[int, int, StageError], None] | None = None,
+                  sleep: Callable[[float], None] = time.sleep) -> T:
+    """`fn()`, tried `attempts` times in all while it fails `retryable`ly; the last failure
+    (or one not to retry) is raised as it is. `on_retry(attempt, attempts, error)` is told
+    of each failure that is tried again (attempt counts from 1)."""
+    attempts = max(1, attempts)
+    for attempt in range(attempts):
+        try:
+            return fn()
+        except StageError as e:
+            if attempt + 1 == attempts or not retryable(e):
+                raise
+            if on_retry is not None:
+                on_retry(attempt + 1, attempts, e)
+            sleep(min(backoff_factor * 2 ** attempt, MAX_BACKOFF_S))
+    raise AssertionError("unreachable")
+
+
+def fingerprint(query: Any) -> str:
+    """A short stable digest of what decides which records a harvest walks over."""
+    key = json.dumps(query, sort_keys=False)
+    return hashlib.sha1(key.encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A harvest's position in the run state (`name`), stored as `{key: position, "query":
+    fingerprint}`; a position saved under another fingerprint is not resumed."""
+
+    ctx: FetchContext
+    name: str
+    query: str  # `fingerprint(...)` of the query
+    first: str  # where a harvest starts
+    key: str = "cursor"  # the position's name, in the state and in messages
+
+    def resume(self) -> str:
+        saved = self.ctx.state.get_checkpoint(self.name)
+        if not isinstance(saved, dict) or not saved.get(self.key):
+            return self.first
+        if saved.get("query") != self.query:
+            self.ctx.log.warning("%s: the query changed since the saved %s; starting over "
+                                 "(records already fetched are skipped)", self.ctx.source,
+                                 self.key)
+            return self.first
+        self.ctx.log.info("%s: resuming from the saved %s %s", self.ctx.source, self.key,
+                          saved[self.key])
+        return str(saved[self.key])
+
+    def save(self, position: str) -> None:
+        self.ctx.state.set_checkpoint(self.name, {self.key: position, "query": self.query})
+
+    def clear(self) -> None:
+        """Start the next run from `first` (a position the service no longer knows)."""
+        self.ctx.state.set_checkpoint(self.name, None)
+
+
+@dataclass
+class Page(Generic[T]):
+    """One answer of a paged service: its records, and where the next page starts (None
+    when this was the last)."""
+
+    position: str
+    records: list[T]
+    next_position: str | None
+    retrieved_at: str | None = None
+    total: int | None = None  # records the whole query matches, when the service says
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_last(self) -> bool:
+        return not self.records or self.next_position is None \
+            or self.next_position == self.position
+
+
+class PagedHarvest(Generic[T]):
+    """A harvest over a paged service; a source gives its pages and its records' items.
+
+    Subclasses set `checkpoint`, `client`, `attempts` and `pdf_attempts`, and define
+    `fetch_page(position)` and `to_item(record, page)` (a Candidate still to download,
+    or a Rejection; its id decides skip-known)."""
+
+    checkpoint: Checkpoint
+    client: PoliteClient
+    attempts: int
+    backoff_factor: float
+    pdf_attempts: int
+
+    def __init__(self, ctx: FetchContext) -> None:
+        self.ctx = ctx
+        self.yielded = 0
+        self.retried_now: set[str] = set()  # ids the retry pass of this run tried
+
+    # --- what a source defines ------------------------------------------------------
+    def fetch_page(self, position: str) -> Page[T]:
+        raise NotImplementedError
+
+    def to_item(self, record: T, page: Page[T]) -> Item:
+        raise NotImplementedError
+
+    def page_what(self, position: str) -> str:
+        """A page in messages."""
+        return f"page at {self.checkpoint.key} {position}"
+
+    def first_page(self, page: Page[T]) -> None:
+        """Told of the first page of the run (to log the query's size)."""
+
+    # --- the rule and the loop ---------------------------------------------------------
+    def limit_reached(self) -> bool:
+        return self.ctx.limit_reached(self.yielded)
+
+    def get_page(self, position: str) -> Page[T]:
+        """One page under the retry rule; a blocked host or a lasting failure stops the
+        harvest (`HarvestStopped`), the checkpoint left on this page."""
+        what = self.page_what(position)
+
+        def told(attempt: int, attempts: int, e: StageError) -> None:
+            self.ctx.log.warning("%s: %s, attempt %d/%d: %s", self.ctx.source, what, attempt,
+                                 attempts, e)
+
+        try:
+            return with_attempts(lambda: self.fetch_page(position), self.attempts,
+                                 self.backoff_factor, told)
+        except HostBlocked as e:
+            raise HarvestStopped(f"search stopped: {e}") from e
+        except StageError as e:
+            if not retryable(e):
+                raise HarvestStopped(f"search stopped at {self.checkpoint.key} {position}: "
+                                     f"{e}") from e
+            told(max(1, self.attempts), max(1, self.attempts), e)
+            raise HarvestStopped(f"search stopped after {max(1, self.attempts)} attempts at "
+                                 f"{self.checkpoint.key} {position}: {e}") from e
+
+    def process(self, record: T, page: Page[T]) -> Item | None:
+        """The item to yield for one record, None when it was fetched by an earlier run."""
+        item = self.to_item(record, page)
+        if item.id in self.retried_now or self.ctx.already_fetched(item.id):
+            return None
+        if isinstance(item, Rejection):
+            return item
+        return self.download(item)
+
+    def download(self, cand: Candidate) -> Item:
+        return download_candidate(self.ctx, self.client, cand, self.pdf_attempts)
+
+    def retry_recorded(self) -> Iterator[Item]:
+        """Records an earlier run gave up for a reason this run retries (`unreachable`,
+        `--retry` classes such as `forbidden`, a licence the list now allows), downloaded
+        again from their stored candidate: the position moved past them."""
+        wanted = self.ctx.to_retry()
+        if not wanted:
+            return
+        cands = [c for c in self.ctx.state.candidates() if c.id in wanted and c.pdf_url]
+        self.ctx.log.info("%s: %d recorded failures to retry (%s)", self.ctx.source,
+                          len(cands), ", ".join(sorted(self.ctx.retried_classes)))
+        for cand in sorted(cands, key=lambda c: c.id):
+            if self.limit_reached():
+                return
+            self.retried_now.add(cand.id)
+            self.yielded += 1
+            yield self.download(replace(cand, pdf_path=None))
+
+    def run(self) -> Iterator[Item]:
+        yield from self.retry_recorded()
+        position = self.checkpoint.resume()
+        first = True
+        while not self.limit_reached():
+            page = self.get_page(position)
+            if first:
+                self.first_page(page)
+                first = False
+            yield from self.run_page(page)
+            if self.limit_reached():
+                return
+            if page.is_last:
+                self.ctx.log.info("%s: harvest complete (%s %s)", self.ctx.source,
+                                  self.checkpoint.key, position)
+                return
+            position = str(page.next_position)
+
+    def run_page(self, page: Page[T]) -> Iterator[Item]:
+        """Every record of the page, then the next position saved: each record is recorded
+        whatever became of it (a refusing PDF host included), so the position never stalls."""
+        for record in page.records:
+            if self.limit_reached():
+                return  # the position stays on this page; a rerun skips what was recorded
+            item = self.process(record, page)
+            if item is None:
+                continue
+            self.yielded += 1
+            yield item
+        if page.next_position is not None:
+            self.checkpoint.save(page.next_position)
