@@ -178,14 +178,17 @@ class PoliteClient:
             self._limiters[host] = _RateLimiter(s.requests_per_second)
         return self._sessions[host]
 
-    def get(self, url: str, params: Any = None, stream: bool = False) -> requests.Response:
+    def get(self, url: str, params: Any = None, stream: bool = False,
+            body_statuses: frozenset[int] = frozenset()) -> requests.Response:
         """GET with manners; raises a classed StageError for what retries could not fix.
 
         Without `stream` the body is read here, decoded, under `max_body_mb` and the
         request's deadline (`.content`, `.text` then work as usual); with `stream` the
-        caller reads it with `iter_body`, which holds it to the same deadline."""
+        caller reads it with `iter_body`, which holds it to the same deadline.
+        `body_statuses`: 4xx statuses (not 403) whose body the caller reads itself rather
+        than failing on the status (an OAI-PMH error document behind an HTTP 422)."""
         started = time.monotonic()
-        resp = self._open(url, params)
+        resp = self._open(url, params, body_statuses)
         resp.loralay_deadline = started + self.settings.request_deadline_s  # type: ignore
         if not stream:
             cap = int(self.settings.max_body_mb * MB)
@@ -197,7 +200,8 @@ class PoliteClient:
             resp._content_consumed = True  # type: ignore[attr-defined]
         return resp
 
-    def _open(self, url: str, params: Any) -> requests.Response:
+    def _open(self, url: str, params: Any,
+              body_statuses: frozenset[int] = frozenset()) -> requests.Response:
         """The response with its headers read; a status that ends the request raises."""
         host = urlsplit(url).netloc
         self._check_blocked(host)
@@ -213,10 +217,11 @@ class PoliteClient:
             self._count(f"error/{e.__class__.__name__}")
             raise self._unreachable(host, f"{url}: {e.__class__.__name__} after retries") from e
         self._count(f"status/{resp.status_code}")
-        self._check_status(host, url, resp)
+        self._check_status(host, url, resp, body_statuses)
         return resp
 
-    def _check_status(self, host: str, url: str, resp: requests.Response) -> None:
+    def _check_status(self, host: str, url: str, resp: requests.Response,
+                      body_statuses: frozenset[int] = frozenset()) -> None:
         if resp.status_code in RETRY_STATUSES:
             resp.close()
             raise self._unreachable(host, f"{url}: HTTP {resp.status_code} after retries")
@@ -225,7 +230,7 @@ class PoliteClient:
             resp.close()
             self._blocked[host] = functools.partial(HostForbidden, host, refused_now=False)
             raise HostForbidden(host)
-        if resp.status_code >= 400:
+        if resp.status_code >= 400 and resp.status_code not in body_statuses:
             resp.close()
             raise StageError(FailureClass.UNAVAILABLE, f"{url}: HTTP {resp.status_code}")
 

@@ -19,6 +19,10 @@ from dataclasses import dataclass
 
 from lxml import etree
 
+# the one strict XML parser, kept importable from here
+from .kit.oai import parse_xml as parse_xml
+from .kit.oai import strict_parser as strict_parser
+
 PLAIN_TYPES = frozenset({"", "abstract"})
 XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
 XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
@@ -27,14 +31,6 @@ _WS = re.compile(r"\s+")
 _DATE_PREFERENCE = ("epub", "ppub", "pub", "epub-ppub", "collection", "pmc-release")
 
 
-def strict_parser() -> etree.XMLParser:
-    """No entity expansion, no network, no silent repair of a body cut short."""
-    return etree.XMLParser(resolve_entities=False, no_network=True, recover=False,
-                           huge_tree=False)
-
-
-def parse_xml(data: bytes) -> etree._Element:
-    return etree.fromstring(data.lstrip(), strict_parser())
 
 
 def _local(el: etree._Element) -> str:

@@ -1,11 +1,11 @@
 """PubMed-Lay: Cohan et al. PMC ids, abstracts from PMC's OAI-PMH service, PDFs from the PMC cloud.
 
-Abstracts: `GetRecord` (`metadataPrefix` pmc_fm by default) through sickle, whose
-protocol handling (OAI error codes as exceptions, record parsing) we keep, while the
-HTTP goes through our PoliteClient (rate limit, UA, retries, a 403 from the OAI service
-stops the harvest) and the XML is parsed strictly (no entities, no network, no silent
-repair of a body cut short). A 403 from the cloud bucket costs only the paper asked for
-and the later ones (`forbidden`, no request sent): the harvest goes on.
+Abstracts: `GetRecord` (`metadataPrefix` pmc_fm by default) through the sources' one
+OAI-PMH client (`kit/oai.py`: OAI error codes, strict XML, an error body behind an HTTP
+4xx) over our PoliteClient (rate limit, UA, retries, a 403 from the OAI service stops
+the harvest), tried under the kit's one retry rule (`attempts`). A 403 from the cloud
+bucket costs only the paper asked for and the later ones (`forbidden`, no request
+sent): the harvest goes on.
 
 PDFs: PMC retired the OA web service (`oa.fcgi`) and the FTP tree the original used in
 August 2026. The cloud dataset has, per article version, a metadata JSON
@@ -22,17 +22,13 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
-from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlencode, urlsplit
 
 from lxml import etree
-from sickle import Sickle, oaiexceptions
-from sickle.response import OAIResponse
 
 from ..atomic import file_digest
 from ..failures import FailureClass, StageError
@@ -50,15 +46,12 @@ from . import (
     retrieved_now,
 )
 from .cohan import read_ids
+from .kit.harvest import with_attempts
+from .kit.oai import OaiClient
 
 SOURCE = "pubmed"
 PMC_ID = re.compile(r"^(?:PMC)?(\d+)$", re.IGNORECASE)
 T = TypeVar("T")
-# what a retry may mend: the network, a maintenance page behind a 200
-TRANSIENT = (FailureClass.UNREACHABLE, FailureClass.UNAVAILABLE)
-# sickle's OAI error classes share no base class
-OAI_ERRORS = tuple(c for c in vars(oaiexceptions).values()
-                   if isinstance(c, type) and issubclass(c, Exception))
 
 
 def require_inputs(s: PubmedSettings) -> PubmedSettings:
@@ -93,34 +86,6 @@ def in_ncbi_peak(moment: dt.datetime) -> bool:
     """NCBI's peak: Monday to Friday, 05:00 to 21:00 US Eastern."""
     local = moment.astimezone(_eastern())
     return local.weekday() < 5 and 5 <= local.hour < 21
-
-
-class _StrictResponse(OAIResponse):
-    """sickle's response with our strict parser, parsed once (sickle re-parses per access)."""
-
-    @cached_property
-    def xml(self) -> etree._Element:
-        try:
-            root = jats.parse_xml(self.http_response.content)
-        except etree.XMLSyntaxError as e:
-            raise StageError(FailureClass.UNAVAILABLE, f"OAI response is not XML ({e})") from e
-        if etree.QName(root).localname != "OAI-PMH":
-            raise StageError(FailureClass.UNAVAILABLE, "not an OAI-PMH response (root "
-                             f"<{etree.QName(root).localname}>)")
-        return root
-
-
-class PoliteSickle(Sickle):
-    """sickle over a PoliteClient: one HTTP stack, one rate limit, one 403 rule."""
-
-    def __init__(self, endpoint: str, client: PoliteClient, extra: dict[str, str]) -> None:
-        super().__init__(endpoint, max_retries=0)
-        self.client = client
-        self.extra = extra
-
-    def harvest(self, **kwargs: Any) -> OAIResponse:
-        resp = self.client.get(self.endpoint, params={**kwargs, **self.extra})
-        return _StrictResponse(resp, params=kwargs)
 
 
 def pmc_digits(article_id: str) -> str | None:
@@ -228,7 +193,7 @@ class PubmedHarvest:
         self.ctx = ctx
         self.settings = settings
         self.client = cloud_client
-        self.oai = PoliteSickle(settings.oai_url, oai_client, oai_extra(settings))
+        self.oai = OaiClient(settings.oai_url, oai_client, oai_extra(settings))
         self.yielded = 0
         self.oai_requests = 0
 
@@ -242,38 +207,19 @@ class PubmedHarvest:
         self.oai_requests += 1
 
     def retrying(self, what: str, fn: Callable[[], T]) -> T:
-        """`fn` tried `attempts` times on a transient StageError; a blocked host is not
-        retried (the caller decides whether it stops the harvest)."""
-        attempts = max(1, self.settings.attempts)
-        for attempt in range(attempts):
-            try:
-                return fn()
-            except HostBlocked:
-                raise
-            except StageError as e:
-                if attempt + 1 == attempts or e.failure.cls not in TRANSIENT:
-                    raise
-                self.ctx.log.warning("pubmed: %s, attempt %d/%d: %s", what, attempt + 1,
-                                     attempts, e)
-                time.sleep(min(self.settings.backoff_factor * 2 ** attempt, 60.0))
-        raise AssertionError("unreachable")
+        """`fn` under the kit's one retry rule (`attempts`); a blocked host or a final
+        answer (an OAI error code) is not retried (the caller decides what it costs)."""
+        def told(attempt: int, attempts: int, e: StageError) -> None:
+            self.ctx.log.warning("pubmed: %s, attempt %d/%d: %s", what, attempt, attempts, e)
+
+        return with_attempts(fn, self.settings.attempts, self.settings.backoff_factor, told)
 
     def get_record(self, digits: str) -> etree._Element:
-        """The OAI `record` element; OAI error codes become classed StageErrors."""
+        """The OAI `record` element; OAI error codes are classed StageErrors (`OaiError`)."""
         self.check_peak()
-        try:
-            record = self.oai.GetRecord(identifier=f"oai:pubmedcentral.nih.gov:{digits}",
-                                        metadataPrefix=self.settings.metadata_prefix)
-        except oaiexceptions.IdDoesNotExist as e:
-            raise StageError(FailureClass.UNAVAILABLE, "OAI: idDoesNotExist") from e
-        except OAI_ERRORS as e:
-            raise StageError(FailureClass.BAD_METADATA,
-                             f"OAI error {e.__class__.__name__}: {e}") from e
-        except StopIteration as e:
-            raise StageError(FailureClass.UNAVAILABLE, "OAI response without a record") from e
-        if record.deleted:
-            raise StageError(FailureClass.UNAVAILABLE, "OAI record is deleted")
-        return record.xml
+        record = self.oai.get_record(f"oai:pubmedcentral.nih.gov:{digits}",
+                                     self.settings.metadata_prefix)
+        return record.element
 
     def pdf_location(self, cand: Candidate) -> tuple[str, str | None, str | None]:
         """(HTTPS URL, md5, license_code) of the PDF from the cloud metadata JSON."""

@@ -1,0 +1,298 @@
+"""One OAI-PMH client over the project's polite HTTP client: `GetRecord`, and `ListRecords`
+one page at a time so a harvest can checkpoint the resumption token after each page.
+
+Why not sickle's (or oaipmh-scythe's) iterators: they hide page boundaries (no place to
+checkpoint a token), raise on `noRecordsMatch` (an empty list, not a failure), fail a
+whole page on one broken record, send requests through their own HTTP stack (no rate
+limit, no 403 rule, no body cap: scythe's is httpx), and read an HTTP 422 as a failure
+before looking at its OAI error body (Zenodo answers `noRecordsMatch` and
+`badResumptionToken` so). What the protocol itself defines is taken from sickle, already a
+dependency: its error vocabulary (`sickle.oaiexceptions`, one class per OAI error code)
+and its `Header` model (identifier, datestamp, setSpecs, deleted). The XML is parsed
+strictly: no entity expansion, no network, no silent repair of a body cut short.
+
+- An OAI error code is an `OaiError`, a *final* answer (the harvest kit's retry rule does
+  not ask again): `idDoesNotExist` is `unavailable`, any other code `bad_metadata`.
+- `noRecordsMatch` to a `ListRecords` is an empty last page, whether it answers the first
+  request or a resumption token, with HTTP 200 or 422.
+- An HTTP 400/404/422 whose body is an OAI-PMH document is read as that document; any other
+  such body fails as the status (`<url>: HTTP 404`), as every other request does.
+- A `ListRecords` page whose XML does not parse is read again record by record: a record
+  whose own XML is broken is a `BrokenRecord` (one bad record) and the rest of its page goes
+  on; an envelope that does not parse is the page's failure (`unavailable`, retried).
+- Deleted records are returned with `deleted` set (a harvest skips them); `GetRecord` of a
+  deleted record is `unavailable`.
+- 503 with Retry-After, 429, 5xx: the HTTP client's retries (`http.py`), then `unreachable`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import requests
+from lxml import etree
+from sickle import oaiexceptions
+from sickle.models import Header
+
+from ...failures import FailureClass, StageError
+from ...http import PoliteClient
+
+OAI_NS = "http://www.openarchives.org/OAI/2.0/"
+_NS = f"{{{OAI_NS}}}"
+# statuses whose body may be an OAI-PMH error document (Zenodo: 422)
+OAI_BODY_STATUSES = frozenset({400, 404, 422})
+NO_RECORDS = "noRecordsMatch"
+BAD_TOKEN = "badResumptionToken"
+# a record element's start and end tags, any prefix; `record` elements nested in the
+# metadata (MARCXML's) are counted so a page splits at the OAI records only
+_RECORD_TAG = re.compile(rb"<(/?)((?:[A-Za-z_][\w.-]*:)?record)(?=[\s/>])[^>]*?(/?)>")
+_IDENTIFIER = re.compile(rb"<(?:[\w.-]+:)?identifier[^>]*>\s*([^<\s]+)\s*</")
+
+
+def strict_parser() -> etree.XMLParser:
+    """No entity expansion, no network, no silent repair of a body cut short."""
+    return etree.XMLParser(resolve_entities=False, no_network=True, recover=False,
+                           huge_tree=False)
+
+
+def parse_xml(data: bytes) -> etree._Element:
+    return etree.fromstring(data.lstrip(), strict_parser())
+
+
+class OaiError(StageError):
+    """The service answered with an OAI error code: a definite answer, never retried."""
+
+    final = True
+
+    def __init__(self, code: str, text: str = "") -> None:
+        self.code = code
+        self.text = text
+        if code == "idDoesNotExist":
+            super().__init__(FailureClass.UNAVAILABLE, "OAI: idDoesNotExist")
+        else:
+            super().__init__(FailureClass.BAD_METADATA,
+                             f"OAI error {exception_name(code)}: {text}")
+
+
+def exception_name(code: str) -> str:
+    """sickle's class of an OAI error code (`cannotDisseminateFormat` ->
+    `CannotDisseminateFormat`; an unknown code is `OAIError`)."""
+    name = code[:1].upper() + code[1:]
+    known = getattr(oaiexceptions, name, None)
+    return name if isinstance(known, type) and issubclass(known, Exception) else "OAIError"
+
+
+@dataclass(frozen=True)
+class OaiRecord:
+    """One `record` of an answer: its header and the element itself (metadata inside)."""
+
+    element: etree._Element
+    header: Header
+
+    @property
+    def identifier(self) -> str | None:
+        return self.header.identifier
+
+    @property
+    def datestamp(self) -> str | None:
+        return self.header.datestamp
+
+    @property
+    def deleted(self) -> bool:
+        return bool(self.header.deleted)
+
+    @property
+    def metadata(self) -> etree._Element | None:
+        """The metadata format's root element (`oai_dc:dc`, JATS `article`, ...)."""
+        meta = self.element.find(f"{_NS}metadata")
+        if meta is None:
+            return None
+        return next((c for c in meta if isinstance(c.tag, str)), None)
+
+
+@dataclass(frozen=True)
+class BrokenRecord:
+    """A record of a page whose own XML does not parse: one bad record."""
+
+    index: int  # its place in the page, from 0
+    identifier: str | None  # as far as it can be read
+    reason: str
+
+
+@dataclass
+class OaiPage:
+    """One `ListRecords` answer."""
+
+    records: list[OaiRecord | BrokenRecord]
+    token: str | None  # the resumption token to ask for next; None: the list is complete
+    cursor: int | None = None
+    complete_list_size: int | None = None
+    expiration: str | None = None
+    no_records: bool = False  # the service said noRecordsMatch
+
+    @property
+    def is_last(self) -> bool:
+        return not self.token
+
+
+@dataclass
+class OaiClient:
+    """An OAI-PMH endpoint; `extra` goes with every request (NCBI's `tool` and `email`)."""
+
+    endpoint: str
+    client: PoliteClient
+    extra: Mapping[str, str] = field(default_factory=dict)
+
+    # --- requests -------------------------------------------------------------------
+    def request(self, **params: str) -> etree._Element:
+        """The parsed `OAI-PMH` root of one answer; an OAI error code raises `OaiError`."""
+        return self._check_error(self._root(self._get(params)))
+
+    def _get(self, params: Mapping[str, str]) -> requests.Response:
+        return self.client.get(self.endpoint, params={**params, **self.extra},
+                               body_statuses=OAI_BODY_STATUSES)
+
+    def _root(self, resp: requests.Response, body: bytes | None = None) -> etree._Element:
+        """The OAI-PMH root of a body; a 4xx whose body is none fails as its status."""
+        data = resp.content if body is None else body
+        try:
+            root = parse_xml(data)
+        except etree.XMLSyntaxError as e:
+            raise self._status_error(resp) or StageError(
+                FailureClass.UNAVAILABLE, f"OAI response is not XML ({e})") from e
+        if etree.QName(root).localname != "OAI-PMH":
+            raise self._status_error(resp) or StageError(
+                FailureClass.UNAVAILABLE,
+                f"not an OAI-PMH response (root <{etree.QName(root).localname}>)")
+        return root
+
+    def _status_error(self, resp: requests.Response) -> StageError | None:
+        if resp.status_code < 400:
+            return None
+        return StageError(FailureClass.UNAVAILABLE, f"{self.endpoint}: HTTP {resp.status_code}")
+
+    def _check_error(self, root: etree._Element) -> etree._Element:
+        error = _find(root, "error")
+        if error is not None:
+            raise OaiError(error.get("code", "") or "OAIError", (error.text or "").strip())
+        return root
+
+    # --- verbs ------------------------------------------------------------------------
+    def get_record(self, identifier: str, metadata_prefix: str) -> OaiRecord:
+        """The record; a deleted one or an answer without one is `unavailable`."""
+        root = self.request(verb="GetRecord", identifier=identifier,
+                            metadataPrefix=metadata_prefix)
+        element = next(root.iter(f"{_NS}record"), None)
+        if element is None:
+            raise StageError(FailureClass.UNAVAILABLE, "OAI response without a record")
+        record = _record(element)
+        if record.deleted:
+            raise StageError(FailureClass.UNAVAILABLE, "OAI record is deleted")
+        return record
+
+    def list_records(self, metadata_prefix: str | None = None, token: str | None = None,
+                     **selective: str) -> OaiPage:
+        """One page: the first of a list (`metadata_prefix` and the selective arguments
+        `from`, `until`, `set`), or the one a resumption `token` names. `badResumptionToken`
+        raises `OaiError` with that code (the caller restarts its window)."""
+        if token is not None:
+            params = {"verb": "ListRecords", "resumptionToken": token}
+        else:
+            assert metadata_prefix is not None
+            params = {"verb": "ListRecords", "metadataPrefix": metadata_prefix,
+                      **{k.rstrip("_"): v for k, v in selective.items() if v is not None}}
+        resp = self._get(params)
+        try:
+            root = self._root(resp)
+        except StageError as whole:
+            if whole.failure.message.startswith("OAI response is not XML"):
+                return self._page_by_record(resp, whole)
+            raise
+        return self._page(root)
+
+    def _page(self, root: etree._Element) -> OaiPage:
+        error = _find(root, "error")
+        if error is not None and error.get("code") == NO_RECORDS:
+            return OaiPage([], None, no_records=True)
+        self._check_error(root)
+        records: list[OaiRecord | BrokenRecord] = []
+        listed = _find(root, "ListRecords")
+        if listed is not None:
+            records = [_record(r) for r in listed.iterchildren(f"{_NS}record")]
+        return _with_token(OaiPage(records, None), listed)
+
+    def _page_by_record(self, resp: requests.Response, whole: StageError) -> OaiPage:
+        """A page whose XML does not parse, read record by record (see the module)."""
+        body = resp.content
+        spans = record_spans(body)
+        if not spans:
+            raise whole
+        head, tail = body[:spans[0][0]], body[spans[-1][1]:]
+        try:
+            envelope = self._root(resp, head + tail)
+        except StageError:
+            raise whole from None
+        page = self._page(envelope)
+        for index, (start, end) in enumerate(spans):
+            chunk = body[start:end]
+            try:
+                root = parse_xml(head + chunk + tail)
+                element = next(root.iter(f"{_NS}record"))
+                page.records.append(_record(element))
+            except (etree.XMLSyntaxError, StopIteration) as e:
+                found = _IDENTIFIER.search(chunk)
+                ident = found.group(1).decode("utf-8", "replace") if found else None
+                page.records.append(BrokenRecord(index, ident, f"record XML does not parse "
+                                                 f"({e})"))
+        return page
+
+
+def record_spans(body: bytes) -> list[tuple[int, int]]:
+    """Byte spans of the top-level `record` elements of a ListRecords body, found without
+    parsing it (it does not parse); nested `record`s (MARCXML) stay inside their span."""
+    spans: list[tuple[int, int]] = []
+    depth, start = 0, 0
+    for m in _RECORD_TAG.finditer(body):
+        closing, self_closing = m.group(1) == b"/", m.group(3) == b"/"
+        if self_closing:
+            continue
+        if not closing:
+            if depth == 0:
+                start = m.start()
+            depth += 1
+        elif depth > 0:
+            depth -= 1
+            if depth == 0:
+                spans.append((start, m.end()))
+    return spans
+
+
+def _find(root: etree._Element, name: str) -> etree._Element | None:
+    return root.find(f"{_NS}{name}")
+
+
+def _record(element: etree._Element) -> OaiRecord:
+    header = element.find(f"{_NS}header")
+    if header is None:  # sickle's Header reads an element: an empty one says nothing
+        header = etree.SubElement(etree.Element(f"{_NS}record"), f"{_NS}header")
+    return OaiRecord(element, Header(header))
+
+
+def _with_token(page: OaiPage, listed: etree._Element | None) -> OaiPage:
+    el = listed.find(f"{_NS}resumptionToken") if listed is not None else None
+    if el is None:
+        return page
+    page.token = (el.text or "").strip() or None
+    page.cursor = _int(el.get("cursor"))
+    page.complete_list_size = _int(el.get("completeListSize"))
+    page.expiration = el.get("expirationDate")
+    return page
+
+
+def _int(value: str | None) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
