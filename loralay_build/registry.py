@@ -27,6 +27,9 @@ class Source:
     # the fetch proposes every candidate on each run (a manifest, read whole): a candidate
     # it no longer proposes leaves the run, and each shard of a sharded run fetches itself
     relists: bool = False
+    # the fetch reads its input files whole on each run (id lists, a metadata snapshot):
+    # their bad lines are counted anew each run, not added to an earlier run's count
+    rereads_inputs: bool = False
     summary: str = ""  # one line for `--help`
 
 
@@ -36,8 +39,10 @@ SOURCES: dict[str, Source] = {s.name: s for s in (
     Source("hal", "HalSettings", "pdf", "loralay_build.sources.hal", network=True,
            summary="HAL's search API (French articles with a file)"),
     Source("arxiv", "ArxivSettings", "pdf", "loralay_build.sources.arxiv", network=True,
+           rereads_inputs=True,
            summary="arXiv-Lay: Cohan et al.'s ids, the metadata snapshot, the PDF bucket"),
     Source("pubmed", "PubmedSettings", "pdf", "loralay_build.sources.pubmed", network=True,
+           rereads_inputs=True,
            summary="PubMed-Lay: PMC OAI-PMH front matter, the PMC cloud bucket"),
     Source("scielo-es", "ScieloSettings", "pdf", "loralay_build.sources.scielo",
            network=True, summary="SciELO ArticleMeta, Spanish articles"),

@@ -30,7 +30,8 @@ from loralay_build.sources.arxiv import (
     latest_version,
     publication_date,
 )
-from loralay_build.sources.cohan import read_ids
+from loralay_build.sources.cohan import CohanId, read_ids
+from loralay_build.sources.kit.jsonl import BadLine
 from loralay_build.state import RunState
 
 from .conftest import harvest_source, shared_path
@@ -194,8 +195,13 @@ def test_cohan_ids_keep_split_and_first_occurrence(tmp_path: Path) -> None:
     folder = write_cohan(tmp_path, {"train": ["a1", "b2"], "val": ["b2", "c3"]})
     with (folder / "test.txt").open("w") as fh:
         fh.write('{"article_id": "d4"}\nnot json\n{"no_id": 1}\n')
-    got = [(c.article_id, c.split) for c in read_ids(folder)]
+    read = list(read_ids(folder))
+    got = [(c.article_id, c.split) for c in read if isinstance(c, CohanId)]
     assert got == [("a1", "train"), ("b2", "train"), ("c3", "validation"), ("d4", "test")]
+    # the lines naming no id are bad input records now (they were logged and skipped)
+    bad = [b for b in read if isinstance(b, BadLine)]
+    assert [(b.where, b.reason) for b in bad] == [
+        ("test.txt:2", "not JSON (Expecting value)"), ("test.txt:3", "no 'article_id'")]
 
 
 # --- the harvest -------------------------------------------------------------------------
@@ -327,6 +333,45 @@ def test_limit_counts_items(setup: dict[str, Any]) -> None:
     with RunState(setup["tmp"] / "state.sqlite") as state:
         assert len(harvest(setup["cfg"], state, setup["out"], limit=3)) == 3
         assert len(list(state.results("fetch"))) == 3
+
+
+def test_bad_lines_of_the_id_files_and_the_snapshot_are_bad_input_records(
+        setup: dict[str, Any]) -> None:
+    """A Cohan line naming no id and a snapshot line that is no JSON object are counted among
+    the report's bad input records (they were logged, or skipped without a word), the ids
+    and the snapshot gzipped; a rerun counts them anew (the inputs are read whole again),
+    not on top of the first run's count."""
+    import gzip
+
+    from loralay_build.layout import RunLayout
+    from loralay_build.run.driver import fetch_phase
+    from loralay_build.sources import read_bad_records
+
+    cfg, tmp = setup["cfg"], setup["tmp"]
+    ids = Path(cfg.ids_dir)
+    test_ids = (ids / "test.txt").read_bytes() + b'not json\n{"no_id": 1}\n'
+    (ids / "test.txt").unlink()
+    (ids / "test.txt.gz").write_bytes(gzip.compress(test_ids))
+    snapshot = Path(cfg.metadata_path).read_bytes()
+    n = snapshot.count(b"\n")
+    snapshot += b"[1, 2]\n{\"id\": \"0704.00\n"
+    gz = tmp / "snapshot.jsonl.gz"
+    gz.write_bytes(gzip.compress(snapshot))
+    cfg = cfg.replace(metadata_path=str(gz))
+    layout = RunLayout(setup["out"])
+    layout.state_dir.mkdir(parents=True)
+    for _ in range(2):
+        fetch_phase(cfg, layout, None)
+        with RunState(layout.fetch_db) as state:
+            bad = read_bad_records(state)
+        assert bad.counts == {"bad_metadata": 4}
+        examples = " | ".join(e for ex in bad.examples.values() for e in ex)
+        assert "test.txt.gz:4: not JSON" in examples and "test.txt.gz:5: no 'article_id'" \
+            in examples
+        assert f"snapshot.jsonl.gz:{n + 1}: not a JSON object" in examples
+        assert f"snapshot.jsonl.gz:{n + 2}: not JSON" in examples
+    with RunState(layout.fetch_db) as state:  # every id was still fetched once
+        assert len(list(state.results("fetch"))) == 8
 
 
 def test_missing_inputs_are_a_clear_error(tmp_path: Path, fake_server: FakeServer) -> None:

@@ -60,10 +60,12 @@ def fetch_phase(settings: CommonSettings, layout: RunLayout, limit: int | None,
     fetch = get_fetcher(source)
     counts = {"ok": 0, "failed": 0}
     seen: set[str] = set()
-    relists = registry.source(source).relists
+    spec = registry.source(source)
+    relists = spec.relists
     with RunState(layout.fetch_db) as state:
-        # a source that lists everything again counts its bad records again
-        bad = BadRecords() if relists else read_bad_records(state)
+        # a source that lists everything (or reads its input files) again counts its bad
+        # records again
+        bad = BadRecords() if relists or spec.rereads_inputs else read_bad_records(state)
         ctx = FetchContext(source, settings, state, layout.out, limit, retry=retry)
         progress = Progress(f"fetch {source}", None, settings.log_every_s)
         with logging_redirect_tqdm():

@@ -18,14 +18,12 @@ is recorded as that licence's id, with a note in `extra["license_note"]`.
 from __future__ import annotations
 
 import email.utils
-import gzip
-import json
 import re
 import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import Any
 from urllib.parse import quote
 
 from pylatexenc.latex2text import LatexNodes2Text
@@ -44,6 +42,7 @@ from . import (
     retrieved_now,
 )
 from .cohan import read_ids
+from .kit.jsonl import BadLine, bad_record, numbered_lines, parse_line
 
 SOURCE = "arxiv"
 NEW_ID = re.compile(r"^(\d{4})\.(\d{4,5})$")  # 0704.0001, 1501.00001
@@ -156,35 +155,31 @@ def to_candidate(article_id: str, split: str, meta: dict[str, Any],
                      retrieved_at=retrieved_at)
 
 
-def _open_binary(path: Path) -> IO[bytes]:
-    if path.suffix == ".gz":
-        return cast(IO[bytes], gzip.open(path, "rb"))
-    return path.open("rb")
-
-
 def stream_snapshot(path: str | Path, wanted: dict[str, str]
-                    ) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(Cohan id, metadata) for each snapshot line whose slash-less id is in `wanted`.
+                    ) -> Iterator[tuple[str, dict[str, Any]] | BadLine]:
+    """(Cohan id, metadata) for each snapshot line whose slash-less id is in `wanted`,
+    read by the one JSON-lines reader (plain or gzipped).
 
     The id is read from the start of the line without parsing the rest; a line of
-    another shape is parsed in full. A line that is not JSON (or nests too deep to
-    parse) is skipped."""
-    with _open_binary(Path(path)) as fh:
-        for line in fh:
-            m = _SNAPSHOT_ID.match(line)
-            if m is not None:
-                key = m.group(1).decode("utf-8", "replace").replace("/", "")
-                if key not in wanted:
-                    continue
-            try:
-                meta = json.loads(line)
-            except (ValueError, RecursionError):  # not JSON, or nested past the stack
+    another shape is parsed in full. A line so parsed that is not a JSON object with a
+    string `id` is yielded as a `BadLine` (one of the report's bad input records)."""
+    path = Path(path)
+    for lineno, line in numbered_lines(path):
+        m = _SNAPSHOT_ID.match(line)
+        if m is not None:
+            key = m.group(1).decode("utf-8", "replace").replace("/", "")
+            if key not in wanted:
                 continue
-            if not isinstance(meta, dict) or not isinstance(meta.get("id"), str):
-                continue
-            key = meta["id"].replace("/", "")
-            if key in wanted:
-                yield key, meta
+        meta = parse_line(lineno, line, path)
+        if isinstance(meta, BadLine):
+            yield meta
+            continue
+        if not isinstance(meta.get("id"), str):
+            yield BadLine(lineno, "no string 'id'", path)
+            continue
+        key = meta["id"].replace("/", "")
+        if key in wanted:
+            yield key, meta
 
 
 # --- the harvest -----------------------------------------------------------------------
@@ -199,11 +194,15 @@ class ArxivHarvest:
         return self.ctx.limit_reached(self.yielded)
 
     def pending(self) -> tuple[dict[str, str], list[Rejection]]:
-        """Ids still to fetch (id -> split) and rejections for ids of no known form."""
+        """Ids still to fetch (id -> split) and rejections for ids of no known form (and
+        bad records for lines naming no id)."""
         wanted: dict[str, str] = {}
         bad: list[Rejection] = []
         assert self.settings.ids_dir is not None  # require_inputs
         for cid in read_ids(self.settings.ids_dir):
+            if isinstance(cid, BadLine):
+                bad.append(bad_record(cid, SOURCE))
+                continue
             key = cid.article_id.replace("/", "")  # the record's id: Cohan's slash-less form
             if self.ctx.already_fetched(key) or key in wanted:
                 continue
@@ -220,14 +219,21 @@ class ArxivHarvest:
         self.ctx.log.info("arxiv: %d ids to fetch, %d ids of an unknown form", len(wanted),
                           len(bad))
         for item in bad:
+            if item.bad_record:  # an input line, not a document: not one of the limit's
+                yield item
+                continue
             if self.limit_reached():
                 return
             self.yielded += 1
             yield item
         assert self.settings.metadata_path is not None  # require_inputs
-        for key, meta in stream_snapshot(self.settings.metadata_path, wanted):
+        for found in stream_snapshot(self.settings.metadata_path, wanted):
+            if isinstance(found, BadLine):
+                yield bad_record(found, SOURCE)
+                continue
             if self.limit_reached():
                 return
+            key, meta = found
             split = wanted.pop(key)
             self.yielded += 1
             yield self.process(key, split, meta)

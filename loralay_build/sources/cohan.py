@@ -3,7 +3,8 @@
 Each of `train.txt`, `val.txt`, `test.txt` holds one JSON object per line with an
 `article_id` (old-style arXiv ids without their slash, `hep-th9608091`; PMC ids for
 PubMed). The published corpora keep Cohan's split, so the file an id comes from is its
-split. Lines are parsed one at a time: the files hold full article texts (GBs).
+split. Lines are parsed one at a time (`kit/jsonl.py`, plain or gzipped): the files hold
+full article texts (GBs).
 
 Also the pieces both id-list sources share: a stop that keeps the checkpoint, and the
 PDF download step with its reuse of a file left by a kill.
@@ -11,15 +12,14 @@ PDF download step with its reuse of a file left by a kill.
 
 from __future__ import annotations
 
-import gzip
 import json
 import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
 from . import BadRunInput
+from .kit.jsonl import BadLine, records
 
 log = logging.getLogger(__name__)
 
@@ -39,12 +39,6 @@ class CohanId:
     line: int  # 1-based line in its file, for messages
 
 
-def _open(path: Path) -> IO[str]:
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8")
-    return path.open("r", encoding="utf-8")
-
-
 def split_files(ids_dir: str | Path) -> list[tuple[Path, str]]:
     """The split files present in `ids_dir` (`train.txt` or `train.txt.gz`, ...)."""
     base = Path(ids_dir)
@@ -59,24 +53,24 @@ def split_files(ids_dir: str | Path) -> list[tuple[Path, str]]:
     return found
 
 
-def read_ids(ids_dir: str | Path) -> Iterator[CohanId]:
-    """Every id once, in file order; a bad line is logged and skipped, never fatal."""
+def read_ids(ids_dir: str | Path) -> Iterator[CohanId | BadLine]:
+    """Every id once, in file order, read by the one JSON-lines reader; a line naming no
+    id (not JSON, no `article_id`) is yielded as a `BadLine` (the fetcher makes it one of
+    the report's bad input records), never fatal; an id listed again is logged."""
     seen: set[str] = set()
     for path, split in split_files(ids_dir):
-        with _open(path) as fh:
-            for n, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                    article_id = str(obj["article_id"]).strip()
-                except (ValueError, KeyError, TypeError):
-                    log.warning("%s:%d: not a JSON line with article_id; skipped", path, n)
-                    continue
-                if not article_id or article_id in seen:
-                    if article_id:
-                        log.warning("%s:%d: %s listed twice; the first split wins",
-                                    path, n, article_id)
-                    continue
-                seen.add(article_id)
-                yield CohanId(article_id, split, n)
+        for n, rec in records(path):
+            if isinstance(rec, BadLine):
+                yield rec
+                continue
+            value = rec.get("article_id")
+            article_id = str(value).strip() if isinstance(value, (str, int)) else ""
+            if not article_id:
+                yield BadLine(n, "no 'article_id'" if value is None else
+                              f"'article_id' {json.dumps(value)[:40]} is not an id", path)
+                continue
+            if article_id in seen:
+                log.warning("%s:%d: %s listed twice; the first split wins", path, n, article_id)
+                continue
+            seen.add(article_id)
+            yield CohanId(article_id, split, n)

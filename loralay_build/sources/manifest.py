@@ -20,6 +20,9 @@ no id, message or value that reaches the run state, the report or Parquet holds 
 A `file` whose path cannot even be looked at (a symlink loop, a name too long, a folder
 without permission, a NUL byte) is that line's `unavailable`, naming the path and the
 reason; a missing file is left to the extractor's "file not found", as before.
+
+Lines are read by the one JSON-lines reader (`kit/jsonl.py`: plain or gzipped, numbered,
+blank ones skipped) and decoded here, where each fault has its own documented message.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from typing import Any
 from ..failures import FailureClass
 from ..langcodes import is_iso639_1
 from ..records import Candidate, Rejection
+from .kit.jsonl import numbered_lines
 
 KEYS = ("id", "file", "language", "abstracts", "title", "publication_date", "pdf_url", "split",
         "license", "record_url")
@@ -237,16 +241,15 @@ def unread_splits(path: Path) -> str | None:
     check), which that mode would ignore, so a paper marked `test` could land in train.
     Only lines holding `"split"` are parsed: a manifest without one costs a byte search."""
     lines: list[int] = []
-    with open(path, "rb") as fh:
-        for n, raw in enumerate(fh, 1):
-            if b'"split"' not in raw:
-                continue
-            try:
-                obj = json.loads(raw)
-                if isinstance(obj, dict) and split_of(obj) is not None:
-                    lines.append(n)
-            except (ValueError, RecursionError):  # ManifestError too: the line's own fault
-                continue
+    for n, raw in numbered_lines(path):
+        if b'"split"' not in raw:
+            continue
+        try:
+            obj = json.loads(raw)
+            if isinstance(obj, dict) and split_of(obj) is not None:
+                lines.append(n)
+        except (ValueError, RecursionError):  # ManifestError too: the line's own fault
+            continue
     if not lines:
         return None
     more = len(lines) - 1
@@ -288,19 +291,16 @@ def read_manifest(path: Path, split_mode: str = "chronological") -> Iterator[Lin
     before is rejected as `duplicate` under the line's own name (the first one stands)."""
     base = path.parent
     first_line: dict[str, int] = {}
-    with open(path, "rb") as fh:
-        for n, raw in enumerate(fh, 1):
-            if not raw.strip():
-                continue
-            item = parse_line(raw, n, path, base, split_mode)
-            if isinstance(item, Candidate):
-                if item.id in first_line:
-                    item = Rejection(f"{path.name}:{n}", "local", FailureClass.DUPLICATE.value,
-                                     f"{path}:{n}: id {item.id!r} is already on line "
-                                     f"{first_line[item.id]}", bad_record=True)
-                else:
-                    first_line[item.id] = n
-            yield Line(n, item)
+    for n, raw in numbered_lines(path):
+        item = parse_line(raw, n, path, base, split_mode)
+        if isinstance(item, Candidate):
+            if item.id in first_line:
+                item = Rejection(f"{path.name}:{n}", "local", FailureClass.DUPLICATE.value,
+                                 f"{path}:{n}: id {item.id!r} is already on line "
+                                 f"{first_line[item.id]}", bad_record=True)
+            else:
+                first_line[item.id] = n
+        yield Line(n, item)
 
 
 def parse_line(raw: bytes, n: int, path: Path, base: Path,

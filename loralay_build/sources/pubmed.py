@@ -47,6 +47,7 @@ from . import (
 )
 from .cohan import read_ids
 from .kit.harvest import with_attempts
+from .kit.jsonl import BadLine, bad_record
 from .kit.oai import OaiClient
 
 SOURCE = "pubmed"
@@ -285,6 +286,9 @@ class PubmedHarvest:
         for cid in read_ids(self.settings.ids_dir):
             if self.ctx.limit_reached(self.yielded):
                 return
+            if isinstance(cid, BadLine):  # one of the report's bad input records
+                yield bad_record(cid, SOURCE)
+                continue
             if self.ctx.already_fetched(cid.article_id):
                 continue
             self.yielded += 1
