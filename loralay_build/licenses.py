@@ -519,6 +519,14 @@ def allowed(license_id: str, allow: Sequence[str]) -> bool:
 LICENSE_STAGE = "licenses"  # the stage a `license_excluded` document is reported under
 
 
+def stated_exclusion(stated: str | None, allow: Sequence[str] | None) -> str | None:
+    """`exclusion` of a licence as its source states it (a candidate's `license`), read by
+    the normaliser: what the fetch asks before it downloads a PDF."""
+    if allow is None:
+        return None
+    return exclusion(normalise_license(stated).id, allow)
+
+
 def exclusion(license_id: str, allow: Sequence[str] | None) -> str | None:
     """The one licence rule: why a document under `license_id` is `license_excluded` by
     the `licenses:` allow-list (None: it is kept, or there is no list). The fetch applies

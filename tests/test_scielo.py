@@ -109,6 +109,33 @@ def test_pt_and_es_candidates_with_abstracts_and_pdfs(tmp_path, fake_server):
 
 
 @pytest.mark.e2e
+def test_a_licence_outside_the_list_is_excluded_before_its_pdf(tmp_path, fake_server):
+    """`licenses: [cc-by-4.0]`: the article under `by-nc/3.0` is `license_excluded` and its
+    PDF (an HTML page: it would be `unavailable`) is never requested; the `by/4.0` one is
+    downloaded. A rerun whose list allows both fetches the excluded one then."""
+    base = _record()
+    recs = {"S1": _variant(base, "S1", "pt", fake_server.url("/pdf/s1.pdf")),
+            "S2": _variant(base, "S2", "pt", fake_server.url("/pdf/s2.pdf"))}
+    recs["S1"]["license"], recs["S2"]["license"] = "by/4.0", "by-nc/3.0"
+    _serve(fake_server, recs)
+    fake_server.add("/pdf/s1.pdf", Reply(200, _pdf("pt_scielo_rsp_hindex"),
+                                         {"Content-Type": "application/pdf"}))
+    fake_server.add("/pdf/s2.pdf", Reply(200, "<html>login</html>",
+                                         {"Content-Type": "application/pdf"}))
+    ctx = _ctx(tmp_path, fake_server, licenses=["cc-by-4.0"])
+    by_id = {i.id: i for i in _run(ctx)}
+    assert by_id["scl-S1"].pdf_path
+    assert (by_id["scl-S2"].cls, by_id["scl-S2"].message) == (
+        "license_excluded", "licence cc-by-nc-3.0 is not in licenses: cc-by-4.0")
+    assert fake_server.hits("/pdf/s2.pdf") == 0
+    ctx.state.close()
+    wider = _ctx(tmp_path, fake_server, licenses=["cc-by-4.0", "cc-by-nc-3.0"])
+    again = {i.id: i for i in _run(wider)}
+    assert again["scl-S2"].cls == "unavailable" and fake_server.hits("/pdf/s2.pdf") == 1
+    assert "scl-S1" not in again
+
+
+@pytest.mark.e2e
 def test_faults_retry_or_class(tmp_path, fake_server):
     base = _record()
     names = ["P429", "P500", "PHTML", "PTRUNC", "P404"]

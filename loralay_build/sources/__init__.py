@@ -34,7 +34,7 @@ from ..atomic import file_digest, utc_now_iso
 from ..failures import BadRecords, FailureClass, RetryRule, StageError
 from ..http import HostDown, HostForbidden, PoliteClient
 from ..layout import RunLayout
-from ..licenses import exclusion, normalise_license
+from ..licenses import stated_exclusion
 from ..paths import pdf_path_for
 from ..pdfmagic import is_pdf_file
 from ..records import Candidate, Rejection
@@ -106,12 +106,12 @@ class FetchContext:
             return frozenset()
         allow = self.settings.licenses
         return frozenset(c.id for c in self.state.candidates(keep=excluded.__contains__)
-                         if exclusion(normalise_license(c.license).id, allow) is None)
+                         if stated_exclusion(c.license, allow) is None)
 
     def license_excluded(self, cand: Candidate) -> Rejection | None:
         """The candidate's `license_excluded` when `licenses:` leaves its (known) licence
         out: the one rule (`licenses.exclusion`), applied before any download."""
-        why = exclusion(normalise_license(cand.license).id, self.settings.licenses)
+        why = stated_exclusion(cand.license, self.settings.licenses)
         if why is None:
             return None
         return Rejection(cand.id, cand.source, FailureClass.LICENSE_EXCLUDED.value, why,

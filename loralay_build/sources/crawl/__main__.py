@@ -23,7 +23,7 @@ def main(job_path: str) -> int:
                                clean_mark=job["clean_mark"], log_file=job["log"])
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(SPIDERS[job["spider"]])
-    process.crawl(crawler, skip_ids=skip, **job["args"])
+    process.crawl(crawler, skip_ids=skip, licenses=typed.licenses, **job["args"])
     process.start()
     write_stats(crawler.stats.get_stats(), Path(job["stats"]))
     return 0

@@ -26,6 +26,7 @@ from twisted.internet.defer import DeferredLock
 from ....atomic import write_atomic
 from ....failures import FailureClass
 from ....http import RETRY_STATUSES, check_pdf_bytes, forbidden_message
+from ....licenses import stated_exclusion
 from ....paths import pdf_path_for
 from ....records import Candidate
 
@@ -99,11 +100,12 @@ class PdfSpider(scrapy.Spider):
     """Subclasses build a Candidate and hand it to `pdf_request`."""
 
     def __init__(self, *args: Any, skip_ids: set[str] | None = None, source: str = "",
-                 pdf_dir: str = "", **kwargs: Any) -> None:
+                 pdf_dir: str = "", licenses: list[str] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.skip_ids = set(skip_ids or ())
         self.source = source
         self.pdf_dir = Path(pdf_dir)
+        self.licenses = licenses  # the `licenses:` allow-list, applied before a download
         self.forbidden_hosts: set[str] = set()  # PDF hosts that answered 403 this run
 
     @classmethod
@@ -115,8 +117,13 @@ class PdfSpider(scrapy.Spider):
         settings.set("DOWNLOADER_MIDDLEWARES", middlewares, priority="spider")
 
     def pdf_request(self, cand: Candidate) -> scrapy.Request | dict[str, Any]:
-        """The PDF's request, or at once a `forbidden` item when its host refused us."""
+        """The PDF's request, or at once a `license_excluded` item when `licenses:` leaves
+        its licence out, or a `forbidden` one when its host refused us."""
         assert cand.pdf_url
+        excluded = stated_exclusion(cand.license, self.licenses)
+        if excluded is not None:
+            return rejection_item(cand.id, cand.source, FailureClass.LICENSE_EXCLUDED,
+                                  excluded, cand)
         host = urlsplit(cand.pdf_url).netloc
         if host in self.forbidden_hosts:
             return rejection_item(cand.id, cand.source, FailureClass.FORBIDDEN,
