@@ -374,6 +374,22 @@ def test_bad_lines_of_the_id_files_and_the_snapshot_are_bad_input_records(
         assert len(list(state.results("fetch"))) == 8
 
 
+def test_a_licence_outside_the_list_is_excluded_before_the_bucket_is_asked(
+        setup: dict[str, Any]) -> None:
+    """The snapshot states the licence (a null one is arXiv's default): with
+    `licenses: [open]` every paper is `license_excluded` before its listing and its PDF."""
+    srv = setup["server"]
+    cfg = setup["cfg"].replace(licenses=["open"])
+    with RunState(setup["tmp"] / "state.sqlite") as state:
+        items = {i.id: i for i in harvest(cfg, state, setup["out"])}
+    excluded = {i for i, item in items.items() if item.cls == "license_excluded"}
+    assert excluded == {"0704.0001", "0704.0002", "0704.0004", "0704.0005", "0704.0006",
+                        "hep-th9608091"}
+    assert items["0704.0002"].message == ("licence arxiv-nonexclusive-distrib-1.0 is not in "
+                                          "licenses: open")
+    assert not [r for r in srv.requests if r.path == API or r.path.endswith(".pdf")]
+
+
 def test_missing_inputs_are_a_clear_error(tmp_path: Path, fake_server: FakeServer) -> None:
     cfg = load_settings("arxiv")
     with RunState(tmp_path / "s.sqlite") as state, pytest.raises(ValueError, match="ids_dir"):

@@ -248,6 +248,30 @@ def test_fetch_records_pdfs_and_manners(setup: dict[str, Any]) -> None:
     assert "mailto:" in oai[0].headers["User-Agent"]
 
 
+def test_a_licence_outside_the_list_is_excluded_before_the_cloud_and_the_pdf(
+        setup: dict[str, Any]) -> None:
+    """`licenses: [cc0-1.0]`: a record whose JATS names its licence (PMC10858524's
+    ali:license_ref CC BY 4.0, PMC3460867's CC BY license-p) is `license_excluded` straight
+    after the OAI record, before the cloud is asked; one whose JATS names none (PMC42) after
+    the cloud metadata (its `license_code` could have named it), before the PDF. No PDF is
+    requested; a rerun allowing them fetches them then."""
+    srv = setup["server"]
+    cfg = setup["cfg"].replace(licenses=["cc0-1.0"])
+    items = {i.id: i for i in harvest(cfg, setup["state"], setup["out"])}
+    for doc_id, licence in (("PMC10858524", "cc-by-4.0"), ("PMC3460867", "cc-by"),
+                            ("PMC42", "unknown")):
+        assert (items[doc_id].cls, items[doc_id].message) == (
+            "license_excluded", f"licence {licence} is not in licenses: cc0-1.0"), doc_id
+    assert items["PMC5828200"].cls == "unavailable"  # no licence known: as before
+    cloud = [r.path for r in srv.requests if not r.path.startswith("/oai")]
+    assert cloud == ["/cloud/metadata/PMC42.3.json"]
+    again = {i.id: i for i in harvest(setup["cfg"].replace(licenses=["cc-by-4.0", "cc-by",
+                                                                     "unknown"]),
+                                      setup["state"], setup["out"])}
+    assert sorted(again) == ["PMC10858524", "PMC3460867", "PMC42"]
+    assert all(isinstance(i, Candidate) for i in again.values())
+
+
 def test_faults_end_in_retries_or_classed_failures(setup: dict[str, Any]) -> None:
     pmc, rec = setup["pmc"], setup["pmc"].records
     good = rec["10858524"][0]

@@ -249,6 +249,9 @@ class ArxivHarvest:
         item = to_candidate(key, split, meta, retrieved_now())
         if isinstance(item, Rejection):
             return item
+        excluded = self.ctx.license_excluded(item)  # the snapshot states it: before listing
+        if excluded is not None:
+            return excluded
         prefix = bucket_prefix(key)
         assert prefix is not None  # pending() kept only known forms
         try:
