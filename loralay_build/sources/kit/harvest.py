@@ -22,7 +22,7 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Generic, TypeVar
 
 from ...failures import StageError
@@ -60,8 +60,9 @@ def with_attempts(fn: Callable[[], T], attempts: int, backoff_factor: float,
 
 
 def fingerprint(query: Any) -> str:
-    """A short stable digest of what decides which records a harvest walks over."""
-    key = json.dumps(query, sort_keys=False)
+    """A short stable digest of what decides which records a harvest walks over (keys in
+    the order given: a checkpoint saved by an earlier version still matches)."""
+    key = json.dumps(query)
     return hashlib.sha1(key.encode("utf-8")).hexdigest()[:16]
 
 
@@ -107,7 +108,6 @@ class Page(Generic[T]):
     next_position: str | None
     retrieved_at: str | None = None
     total: int | None = None  # records the whole query matches, when the service says
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def is_last(self) -> bool:

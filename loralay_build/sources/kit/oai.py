@@ -61,6 +61,14 @@ def parse_xml(data: bytes) -> etree._Element:
     return etree.fromstring(data.lstrip(), strict_parser())
 
 
+class NotXml(StageError):
+    """An answer that does not parse as XML (`unavailable`, retried): a `ListRecords` page
+    so answered is read again record by record."""
+
+    def __init__(self, e: etree.XMLSyntaxError) -> None:
+        super().__init__(FailureClass.UNAVAILABLE, f"OAI response is not XML ({e})")
+
+
 class OaiError(StageError):
     """The service answered with an OAI error code: a definite answer, never retried."""
 
@@ -160,8 +168,7 @@ class OaiClient:
         try:
             root = parse_xml(data)
         except etree.XMLSyntaxError as e:
-            raise self._status_error(resp) or StageError(
-                FailureClass.UNAVAILABLE, f"OAI response is not XML ({e})") from e
+            raise self._status_error(resp) or NotXml(e) from e
         if etree.QName(root).localname != "OAI-PMH":
             raise self._status_error(resp) or StageError(
                 FailureClass.UNAVAILABLE,
@@ -206,10 +213,8 @@ class OaiClient:
         resp = self._get(params)
         try:
             root = self._root(resp)
-        except StageError as whole:
-            if whole.failure.message.startswith("OAI response is not XML"):
-                return self._page_by_record(resp, whole)
-            raise
+        except NotXml as whole:
+            return self._page_by_record(resp, whole)
         return self._page(root)
 
     def _page(self, root: etree._Element) -> OaiPage:
