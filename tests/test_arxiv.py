@@ -344,7 +344,7 @@ def test_bad_lines_of_the_id_files_and_the_snapshot_are_bad_input_records(
     import gzip
 
     from loralay_build.layout import RunLayout
-    from loralay_build.run.driver import fetch_phase
+    from loralay_build.pdf.driver import fetch_phase
     from loralay_build.sources import read_bad_records
 
     cfg, tmp = setup["cfg"], setup["tmp"]

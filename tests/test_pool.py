@@ -206,7 +206,7 @@ def _name(pid: int) -> str:
 
 
 def test_the_per_document_worker_does_not_import_the_dataset_writer():
-    """A worker imports `run.steps` for its task; the writer's `datasets` (with pandas,
+    """A worker imports `pdf.steps` for its task; the writer's `datasets` (with pandas,
     ~0.7 s) is only the finish's business, so each worker start must not pay for it, nor
     its first document (`pa.array` imports pandas on first use; the payload is built from
     buffers)."""

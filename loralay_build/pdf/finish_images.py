@@ -20,7 +20,7 @@ from ..state import RunState
 
 
 class KeptRows(Protocol):
-    """What the finish decided (`run.finish.Decisions`): per split, the rows of its kept
+    """What the finish decided (`pdf.finish.Decisions`): per split, the rows of its kept
     documents in dataset order; `rows` holds their `ids`, `shard` and `pages` columns."""
 
     rows: Any
