@@ -1,0 +1,426 @@
+"""Every block's category: VILA's S2-VL layout labels from rules on the grouped page.
+
+`label_words(doc)` takes a grouped document (words, boxes, pages, line ids, block ids and
+page sizes: `group_layout`'s output, or Poppler's groups) and gives each word the label of
+its block, as an int8 code into `LABELS`; the codes are VILA's S2-VL ids (its
+`datasets/s2-vl-utils/config.json`, `selected_categories` in order; default `Paragraph`).
+
+The rules, in order of precedence (a block keeps the first label it gets; the rest are
+paragraphs), each from what the page already tells (docs/layout-groups.md, "Labels"):
+
+1. header / footer: a block in the page's top or bottom band whose text (digits masked)
+   recurs at about the same height on other pages, or a page number alone there;
+2. caption: a block starting with a caption prefix in any language of the corpora
+   ("Figure 3:", "Fig. 2.", "Table II", "Tabela 1 -", "Quadro 2", "그림 1", "<표 2>", ...);
+3. table: a block most of whose lines hold cell gaps (spaces of >= 1.5 heights);
+4. equation: a short block dense in mathematical symbols, or ending in an equation
+   number "(12)";
+5. section: a short isolated block, numbered or set larger than the body, or a known
+   heading word ("Introduction", "References", "Referências", "참고문헌", ...);
+6. bibliography: the blocks after a reference-list heading, up to the next heading that
+   is not one, or a run of blocks shaped like entries ("[12] ...", "Smith, J. (2001)");
+7. footnote: a block set smaller than the body at the foot of its column;
+8. first page: title (the largest type in its upper half), authors (between title and
+   abstract), abstract (after its heading, or the cut abstract), keywords (by prefix);
+9. list: a block starting with a bullet or an item label ("•", "(a)", "1)", "i.");
+10. figure: short blocks of small type near a figure's caption, not sentences.
+
+Everything is per block (a few dozen per page), mostly NumPy over the blocks; text is read
+only from the first words of each block and from short blocks. Deterministic: no sets or
+dicts iterated for a result, every sort stable.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..records import Document
+from .geometry import run_starts
+
+# VILA's S2-VL categories, in its order (the index is VILA's label id), in lower case
+LABELS: tuple[str, ...] = ("title", "author", "abstract", "keywords", "section", "paragraph",
+                           "list", "bibliography", "equation", "algorithm", "figure",
+                           "table", "caption", "header", "footer", "footnote")
+CODE = {name: k for k, name in enumerate(LABELS)}
+PARAGRAPH = CODE["paragraph"]
+# in the tool version the run state fingerprints (as GROUP_RULE): bump when any rule changes
+LABEL_RULE = "labels1"
+
+# share of the page height that is the top (bottom) band where running headers (footers) are
+BAND = 0.14
+# a header's text must recur on this many other pages (at least), within this many heights
+REPEAT_PAGES = 1
+REPEAT_SLACK = 2.0
+# a line holding a space this many heights wide is a table row (blocks.CELL_GAP)
+CELL_GAP = 1.5
+
+_CAPTION_WORD = (r"fig(?:ure|\.|s\.?)?|figura|gr[áa]fico|graph|chart|table|tab\.?|tableau|"
+                 r"tabla|tabela|cuadro|quadro|plate|scheme|sch[ée]ma|esquema|mapa|map|"
+                 r"imagem|imagen|illustration|ilustra[çc][ãa]o|photo|foto|exhibit|box|"
+                 r"algorithm|algoritmo|listing|planche|carte|gráf\.|diagrama|diagram")
+# the prefix and its number: "Figure 3:", "Fig. 2.", "TABLE IV", "Tabela 1 -", "Fig.3"
+CAPTION = re.compile(rf"[<\[(]?(?:{_CAPTION_WORD})\s*(?:[A-Z]?\d+[\w.]*|[IVXLC]+\b|[A-Z]\b)",
+                     re.IGNORECASE)
+CAPTION_KO = re.compile(r"[<\[(]?(?:그림|표|도표|사진|그래프)\s*\d")
+# a number with a caption's punctuation after it (else "Figure 3 shows" may be a sentence)
+CAPTION_MARK = re.compile(r"^(?:[A-Z]?\d+(?:[.\-–]\d+)*[a-z]?|[IVXLC]+|[A-Z])\s*[.:|—–\-)>\]]")
+
+# reference-list headings in the corpora's languages
+REFERENCES = re.compile(
+    r"^(?:[\dIVX]+\.?\s*)?(?:references?(?:\s+cited)?|bibliography|literature(?:\s+cited)?|"
+    r"works\s+cited|refer[êe]ncias(?:\s+bibliogr[áa]ficas)?|r[ée]f[ée]rences"
+    r"(?:\s+bibliographiques)?|bibliographie|referencias(?:\s+bibliogr[áa]ficas)?|"
+    r"bibliograf[íi]a|obras\s+citadas|참고\s*문헌|참고문헌|인용문헌)\s*:?$", re.IGNORECASE)
+# headings that close a reference list (what may follow it)
+AFTER_REFERENCES = re.compile(
+    r"^(?:[A-Z\d]+[.:]?\s*)?(?:appendix|appendices|annex|anexo|annexe|ap[êe]ndice|"
+    r"supplementary|supporting|acknowledg|agradecimento|remerciement|agradecimiento|"
+    r"biograph|about the author|notes?$|부록|감사)", re.IGNORECASE)
+# section headings known by name (unnumbered ones included)
+HEADING_WORDS = re.compile(
+    r"^(?:[\dIVX]+(?:\.\d+)*\.?\s+)?(?:abstract|introduction|conclusions?|discussion|"
+    r"results?|methods?|methodology|materials\s+and\s+methods|related\s+work|background|"
+    r"acknowledg(?:e)?ments?|appendix|summary|resumo|resumen|r[ée]sum[ée]|introdu[çc][ãa]o|"
+    r"introducci[óo]n|conclus[ãa]o|conclusiones?|conclusi[óo]n|discuss[ãa]o|discusi[óo]n|"
+    r"metodologia|metodolog[íi]a|m[ée]thodologie|résultats|resultados|agradecimentos|"
+    r"서론|결론|요약|초록|연구방법|연구\s*방법|논의|고찰)\b", re.IGNORECASE)
+ABSTRACT_HEAD = re.compile(r"^(?:abstract|summary|resumo|resumen|r[ée]sum[ée]|초록|요약|"
+                           r"국문\s*초록|영문\s*초록)\b[\s.:—–-]*", re.IGNORECASE)
+KEYWORDS = re.compile(r"^(?:key\s*-?\s*words?|index\s+terms|palavras[\s-]*chave|"
+                      r"palabras\s+clave|mots[\s-]*cl[ée]s|descriptores|descritores|"
+                      r"키워드|주제어|핵심어|keywords)\b", re.IGNORECASE)
+# a numbered heading: "1", "2.3", "IV.", "A.", "3.2.1." before a capitalised word
+NUMBERED = re.compile(r"^(?:\d+(?:\.\d+){0,3}\.?|[IVX]+\.|[A-H]\.)$")
+# a reference entry's start: "[12]", "12.", "(3)", or "Surname, I." / "SURNAME, I."
+ENTRY = re.compile(r"^(?:\[\d+[a-z]?\]|\d+\.$|\(\d+\)$|[A-ZÀ-Ý][\w'’\-]+,$)")
+# an entry's start in two words: "19 S." (a number, then an initial), "Smith J" / "Smith, J."
+ENTRY2 = re.compile(r"^(?:\d{1,3}\.?\s+(?:[A-ZÀ-Ý]\.|[A-ZÀ-Ý][\w'’\-]+,)|"
+                    r"[A-ZÀ-Ý][\w'’\-]+,?\s+(?:[A-ZÀ-Ý]\.|&))")
+# a list item's label
+BULLET = re.compile(r"^(?:[•●◦▪▫■□‣∙·–—\-*∗⋆★►▶➢✓]|\(?[a-z]\)|\(?[ivx]+\)|\(?\d+\))$")
+# an equation number at a line's end
+EQUATION_NUMBER = re.compile(r"^\([A-Za-z]{0,3}[.\-]?\d[\w.\-′']{0,6}\)[.,]?$")
+# the characters of mathematics: operators, relations, Greek, brackets, scripts
+MATH = re.compile(r"[=+−×÷·∑∏∫∮∂∇√∞≤≥≈≠≡∼∝∈∉⊂⊆∪∩∀∃→←↔⇒⇔^_|/<>()\[\]{}\u0391-\u03c9"
+                  r"\u2200-\u22ff\U0001d400-\U0001d7ff]")
+PAGE_NUMBER = re.compile(r"^(?:p(?:age|\.)?\s*)?[\divxlcIVXLC]{1,5}(?:\s*(?:/|of|de)\s*\d+)?$",
+                         re.IGNORECASE)
+DIGITS = re.compile(r"\d+")
+
+
+@dataclass
+class Blocks:
+    """Per block (contiguous runs of one block id), its extent and numbers."""
+
+    start: np.ndarray  # first word
+    count: np.ndarray  # words
+    page: np.ndarray
+    x0: np.ndarray
+    y0: np.ndarray
+    x1: np.ndarray
+    y1: np.ndarray
+    height: np.ndarray  # mean word height (font size proxy)
+    lines: np.ndarray  # visual lines
+    gap_lines: np.ndarray  # lines holding a cell gap
+    width: np.ndarray  # page width
+    page_h: np.ndarray  # page height
+
+    def __len__(self) -> int:
+        return len(self.start)
+
+
+def blocks_of(doc: Document) -> Blocks:
+    """The blocks of `doc` (their words contiguous, as every grouping gives them)."""
+    n = len(doc.words)
+    pages = np.asarray(doc.word_pages, dtype=np.int64)
+    b = doc.boxes
+    starts = run_starts(np.asarray(doc.block_ids, dtype=np.int64), pages)
+    count = np.diff(np.append(starts, n))
+    h = b[:, 3] - b[:, 1]
+    line_start = run_starts(np.asarray(doc.line_ids, dtype=np.int64), pages)
+    is_line = np.zeros(n, dtype=np.int64)
+    is_line[line_start] = 1
+    # each line's widest space between consecutive words, in its own height
+    gap = np.full(n, -np.inf)
+    gap[1:] = b[1:, 0] - b[:-1, 2]
+    gap[line_start] = -np.inf
+    widest = np.maximum.reduceat(gap, line_start)
+    line_h = np.maximum.reduceat(h, line_start)
+    gapped = np.zeros(n, dtype=np.int64)
+    gapped[line_start] = widest >= CELL_GAP * np.maximum(line_h, 1e-6)
+    sizes = np.array([(0.0, 0.0)] + [(p.width, p.height) for p in doc.pages])
+    page = pages[starts]
+    return Blocks(start=starts, count=count, page=page,
+                  x0=np.minimum.reduceat(b[:, 0], starts),
+                  y0=np.minimum.reduceat(b[:, 1], starts),
+                  x1=np.maximum.reduceat(b[:, 2], starts),
+                  y1=np.maximum.reduceat(b[:, 3], starts),
+                  height=np.add.reduceat(h, starts) / count,
+                  lines=np.add.reduceat(is_line, starts),
+                  gap_lines=np.add.reduceat(gapped, starts),
+                  width=sizes[page, 0], page_h=sizes[page, 1])
+
+
+def label_words(doc: Document, cut: np.ndarray | None = None) -> np.ndarray:
+    """Each word's label code (int8 into LABELS) from its block's label. `cut` marks the
+    words a build removed as an abstract (they are labelled `abstract`, and place the
+    title, authors and keywords around them)."""
+    n = len(doc.words)
+    if n == 0:
+        return np.zeros(0, dtype=np.int8)
+    blocks = blocks_of(doc)
+    label = label_blocks(doc, blocks, cut)
+    return np.repeat(label, blocks.count).astype(np.int8)
+
+
+def label_blocks(doc: Document, k: Blocks, cut: np.ndarray | None = None) -> np.ndarray:
+    """One label code per block (`blocks_of`), by the rules in the module's docstring."""
+    nb = len(k)
+    words = doc.words
+    label = np.full(nb, -1, dtype=np.int64)
+    body_h = float(np.median(doc.boxes[:, 3] - doc.boxes[:, 1]))
+    first = [words[s] for s in k.start.tolist()]
+    head = [" ".join(words[s:s + min(c, 4)]) for s, c in zip(k.start.tolist(), k.count.tolist())]
+
+    def give(mask: np.ndarray, name: str) -> None:
+        label[mask & (label < 0)] = CODE[name]
+
+    give(_running(doc, k, first), "header")
+    footers = (label == CODE["header"]) & ((k.y0 + k.y1) / 2 > k.page_h / 2)
+    label[footers] = CODE["footer"]
+    if cut is not None and len(cut) == len(words):
+        cut_share = np.add.reduceat(cut.astype(np.int64), k.start) / k.count
+        give(cut_share > 0.5, "abstract")
+    give(_captions(words, k, head, body_h), "caption")
+    math = _math_share(words, k)
+    numbered_eq = _ends_in_number(words, k)
+    give((k.gap_lines >= np.maximum(2, 0.5 * k.lines)) & (math < 0.35), "table")
+    give(_equations(k, math, numbered_eq, body_h), "equation")
+    heading = _headings(words, k, head, body_h)
+    refs_head = heading & np.array([bool(REFERENCES.match(t.strip())) for t in
+                                    _texts(words, k, heading)])
+    bib = _bibliography(words, k, heading, refs_head, label, body_h)
+    label[bib & heading & ~refs_head] = CODE["bibliography"]
+    give(heading, "section")
+    give(bib, "bibliography")
+    give(_footnotes(k, body_h, label), "footnote")
+    _front_matter(words, k, head, body_h, label, cut)
+    give(np.array([bool(BULLET.match(w)) for w in first]) & (k.lines <= 12), "list")
+    label[label < 0] = PARAGRAPH
+    return label
+
+
+def _texts(words: list[str], k: Blocks, which: np.ndarray) -> list[str]:
+    """The text of the blocks `which` marks ("" for the others)."""
+    out = [""] * len(k)
+    for i in np.flatnonzero(which).tolist():
+        s = int(k.start[i])
+        out[i] = " ".join(words[s:s + int(k.count[i])])
+    return out
+
+
+def _running(doc: Document, k: Blocks, first: list[str]) -> np.ndarray:
+    """Running headers and footers: blocks in the top or bottom band whose text, digits
+    masked, recurs on another page at about the same height (a journal's name, the
+    authors, 'Page # of #'); and a lone page number in the band."""
+    mid = (k.y0 + k.y1) / 2
+    band = ((k.y1 <= BAND * k.page_h) | (k.y0 >= (1 - BAND) * k.page_h)) & (k.lines <= 2)
+    out = np.zeros(len(k), dtype=bool)
+    idx = np.flatnonzero(band)
+    if not len(idx):
+        return out
+    words = doc.words
+    keys = []
+    for i in idx.tolist():
+        s = int(k.start[i])
+        text = " ".join(words[s:s + int(k.count[i])])
+        keys.append(DIGITS.sub("#", text.lower()))
+    # pairs of band blocks on other pages with the same key and about the same height
+    order = sorted(range(len(idx)), key=lambda j: (keys[j], j))
+    run = 0
+    while run < len(order):
+        end = run
+        while end < len(order) and keys[order[end]] == keys[order[run]]:
+            end += 1
+        members = idx[[order[j] for j in range(run, end)]]
+        if len(members) > 1:
+            for a in members.tolist():
+                near = (np.abs(mid[members] - mid[a]) <= REPEAT_SLACK * k.height[a]
+                        + 0.01 * k.page_h[a]) & (k.page[members] != k.page[a])
+                if len(np.unique(k.page[members][near])) >= REPEAT_PAGES:
+                    out[a] = True
+        run = end
+    lone_number = np.array([k.count[i] <= 3 and bool(PAGE_NUMBER.match(
+        " ".join(words[int(k.start[i]):int(k.start[i] + k.count[i])]))) for i in idx.tolist()])
+    out[idx[lone_number]] = True
+    return out
+
+
+def _captions(words: list[str], k: Blocks, head: list[str], body_h: float) -> np.ndarray:
+    """Blocks that open with a caption prefix and its number; a prefix followed by a
+    number without punctuation only when the block is not set like running text."""
+    out = np.zeros(len(k), dtype=bool)
+    for i, text in enumerate(head):
+        m = CAPTION.match(text)
+        if m is None:
+            m = CAPTION_KO.match(text)
+            if m is not None:
+                out[i] = True
+            continue
+        rest = text[m.start():]
+        after = re.sub(rf"^[<\[(]?(?:{_CAPTION_WORD})\s*", "", rest, flags=re.IGNORECASE)
+        marked = bool(CAPTION_MARK.match(after)) or after.strip() == ""
+        small = k.height[i] < 0.95 * body_h
+        out[i] = marked or small or (k.lines[i] <= 1 and k.count[i] <= 12)
+    return out
+
+
+def _math_share(words: list[str], k: Blocks) -> np.ndarray:
+    """Share of mathematical characters (and one-letter words) in blocks of at most
+    six lines (longer blocks are running text: 0)."""
+    out = np.zeros(len(k))
+    for i in np.flatnonzero(k.lines <= 6).tolist():
+        s = int(k.start[i])
+        ws = words[s:s + int(k.count[i])]
+        text = "".join(ws)
+        if not text:
+            continue
+        single = sum(1 for w in ws if len(w) == 1 and w.isalpha())
+        out[i] = (len(MATH.findall(text)) + single) / len(text)
+    return out
+
+
+def _ends_in_number(words: list[str], k: Blocks) -> np.ndarray:
+    last = (k.start + k.count - 1).tolist()
+    return np.array([bool(EQUATION_NUMBER.match(words[j])) for j in last])
+
+
+def _equations(k: Blocks, math: np.ndarray, numbered: np.ndarray, body_h: float
+               ) -> np.ndarray:
+    """Display equations: short blocks dense in mathematics, or ending in an equation
+    number with some mathematics."""
+    short = k.lines <= 6
+    return short & ((math >= 0.3) | (numbered & (math >= 0.1)))
+
+
+def _headings(words: list[str], k: Blocks, head: list[str], body_h: float) -> np.ndarray:
+    """Section headings: blocks of one or two lines and few words that are numbered, or
+    set larger than the body, or a known heading's name; never ending like a sentence."""
+    out = np.zeros(len(k), dtype=bool)
+    cand = np.flatnonzero((k.lines <= 2) & (k.count <= 16))
+    for i in cand.tolist():
+        s = int(k.start[i])
+        ws = words[s:s + int(k.count[i])]
+        text = " ".join(ws)
+        if text.endswith((",", ";")) or (text.endswith(".") and len(ws) > 4):
+            continue
+        numbered = len(ws) >= 2 and bool(NUMBERED.match(ws[0])) and ws[1][:1].isupper()
+        large = k.height[i] >= 1.12 * body_h
+        known = bool(HEADING_WORDS.match(text)) and len(ws) <= 6
+        refs = bool(REFERENCES.match(text))
+        upper = len(ws) <= 8 and text.isupper() and sum(c.isalpha() for c in text) >= 4
+        out[i] = refs or known or (numbered and (large or k.lines[i] == 1)) or \
+            (large and k.lines[i] <= 2) or (upper and k.lines[i] == 1)
+    return out
+
+
+def _bibliography(words: list[str], k: Blocks, heading: np.ndarray, refs_head: np.ndarray,
+                  label: np.ndarray, body_h: float) -> np.ndarray:
+    """The blocks after a reference-list heading up to the next heading that closes it (a
+    known closing heading, or a heading set larger than the entries); and runs of three or
+    more blocks shaped like entries ("[12] ...", "12. ...", "19 S. Name", "Name, A.")."""
+    out = np.zeros(len(k), dtype=bool)
+    inside = False
+    ref_h = body_h
+    for i in range(len(k)):
+        if refs_head[i]:
+            inside, ref_h = True, 0.0
+            continue
+        if not inside or label[i] >= 0:
+            continue
+        s = int(k.start[i])
+        if heading[i]:
+            text = " ".join(words[s:s + int(k.count[i])])
+            if AFTER_REFERENCES.match(text) or (k.height[i] > 1.08 * ref_h and ref_h > 0
+                                                 and not ENTRY.match(words[s])):
+                inside = False
+                continue
+        if ref_h == 0.0:
+            ref_h = float(k.height[i])
+        out[i] = True
+    entry = np.array([c >= 5 and (bool(ENTRY.match(words[s]))
+                                  or bool(ENTRY2.match(" ".join(words[s:s + 2]))))
+                      for s, c in zip(k.start.tolist(), k.count.tolist())])
+    entry &= (label < 0) | heading
+    run = 0
+    for i in range(len(k) + 1):
+        if i < len(k) and (entry[i] or (run and out[i])):
+            run += 1
+            continue
+        if run >= 3:
+            out[i - run:i] |= entry[i - run:i] | out[i - run:i]
+        run = 0
+    return out & ((label < 0) | heading)
+
+
+def _footnotes(k: Blocks, body_h: float, label: np.ndarray) -> np.ndarray:
+    """Blocks set smaller than the body in the page's lower part with no block of body
+    text below them in their column (footers aside)."""
+    small = (k.height < 0.9 * body_h) & (k.y0 > 0.5 * k.page_h) & (label < 0)
+    out = np.zeros(len(k), dtype=bool)
+    body = (k.height >= 0.95 * body_h) & (label < 0) & (k.count >= 4)
+    for i in np.flatnonzero(small).tolist():
+        same = (k.page == k.page[i]) & body & (k.y0 > k.y1[i])
+        over = (np.minimum(k.x1, k.x1[i]) - np.maximum(k.x0, k.x0[i])) > 0
+        if not (same & over).any():
+            out[i] = True
+    return out
+
+
+def _front_matter(words: list[str], k: Blocks, head: list[str], body_h: float,
+                  label: np.ndarray, cut: np.ndarray | None) -> None:
+    """On the first page holding text: the title (largest type in the page's upper half),
+    the authors (blocks between the title and the abstract or the first heading), the
+    abstract (after its heading or its own prefix), keywords (by their prefix)."""
+    pages = np.unique(k.page)
+    if not len(pages):
+        return
+    p = pages[0]
+    on = np.flatnonzero(k.page == p)
+    free = on[label[on] < 0]
+    upper = free[(k.y0[free] < 0.5 * k.page_h[free]) & (k.count[free] >= 2)]
+    for i in on.tolist():
+        if KEYWORDS.match(head[i]) and (label[i] < 0 or label[i] == CODE["section"]):
+            label[i] = CODE["keywords"]
+    if not len(upper):
+        return
+    title_h = k.height[upper].max()
+    if title_h < 1.25 * body_h:
+        return
+    title = upper[k.height[upper] >= 0.9 * title_h]
+    title = title[k.count[title] <= 40]
+    if not len(title):
+        return
+    label[title] = CODE["title"]
+    after = on[on > title.max()]
+    for i in after.tolist():
+        if label[i] == CODE["section"] and ABSTRACT_HEAD.match(head[i]):
+            label[i] = CODE["abstract"]
+            nxt = i + 1
+            while nxt < len(k) and k.page[nxt] == p and label[nxt] < 0 and k.lines[nxt] > 1:
+                label[nxt] = CODE["abstract"]
+                nxt += 1
+            break
+        if label[i] >= 0 and label[i] != CODE["footnote"]:
+            if label[i] == CODE["abstract"]:
+                break
+            continue
+        if ABSTRACT_HEAD.match(head[i]):
+            label[i] = CODE["abstract"]
+            break
+        if k.lines[i] > 4:  # running text: the authors are above it
+            break
+        label[i] = CODE["author"]

@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Block labels (`loralay_build.group.labels`, issue 34) against DocBank's token labels:
+accuracy, per-label precision and recall, and a confusion table over the 89 shared pages.
+
+How the two label sets meet (docs/layout-groups.md, "Labels"):
+- DocBank's `reference` is our `bibliography`, its `footer` marks footnotes (our
+  `footnote`); every other DocBank label but `date` has a namesake here; words DocBank
+  calls `date` are not scored.
+- DocBank has no running-header label: it calls running headers, footers and page numbers
+  `paragraph`. So for scoring our `header` and `footer` count as `paragraph` (a header we
+  find is right where DocBank says paragraph, wrong anywhere else); how many words that
+  concerns is printed.
+- DocBank labels the prefix of a caption ("Figure 3:", "TABLE I") `paragraph` and the rest
+  `caption`. A word DocBank calls paragraph among the first two words of a block we label
+  caption, whose other words DocBank mostly calls caption, counts as a caption word
+  (printed too).
+
+A word takes DocBank's label as in scripts/eval_groups.py (`docbank_labels`).
+
+usage: python scripts/eval_labels.py [--shared DIR] [--quick] [--detector] [--worst N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+from eval_groups import docbank_labels, docbank_pages, extract, shared_dir  # noqa: E402
+
+from loralay_build.group import group_layout  # noqa: E402
+from loralay_build.group.labels import LABELS, label_words  # noqa: E402
+
+DOCBANK = {"paragraph": "paragraph", "reference": "bibliography", "equation": "equation",
+           "table": "table", "caption": "caption", "footer": "footnote", "list": "list",
+           "section": "section", "abstract": "abstract", "figure": "figure",
+           "title": "title", "author": "author"}
+AS_DOCBANK = {"header": "paragraph", "footer": "paragraph"}  # DocBank's convention
+GOAL_ACCURACY = 0.90
+GOAL_CAPTION_RECALL = 0.85
+GOAL_BIBLIOGRAPHY_RECALL = 0.90
+
+
+def page_pairs(page, doc, grouped):  # noqa: ANN001, ANN201
+    """(truth, predicted) label names of the page's scored words, and counts of the
+    words rescored by the conventions above."""
+    from eval_groups import aligned
+
+    idx, label = docbank_labels(page, doc)
+    names = sorted({line.split("\t")[9] for line in
+                    page.txt.read_text(encoding="utf-8").splitlines() if line.strip()})
+    g = aligned(doc, grouped)
+    # labels computed on the grouped order, carried back to doc's order through `aligned`
+    codes = label_words(grouped)
+    relabelled = type(grouped)(id=grouped.id, pages=grouped.pages, words=grouped.words,
+                               boxes=grouped.boxes, word_pages=grouped.word_pages,
+                               line_ids=codes.tolist(), block_ids=grouped.block_ids)
+    pred_codes = np.asarray(aligned(doc, relabelled).line_ids)[idx]
+    blocks = np.asarray(g.block_ids)[idx]
+    truth: list[str | None] = [DOCBANK.get(names[v]) if v >= 0 else None for v in label]
+    pred = [LABELS[c] for c in pred_codes]
+    # the caption-prefix convention
+    prefix = 0
+    for b in np.unique(blocks[[p == "caption" for p in pred]] if len(pred) else []):
+        members = np.flatnonzero(blocks == b)
+        inner = [truth[m] for m in members[2:]]
+        if inner and inner.count("caption") * 2 > len(inner):
+            for m in members[:2]:
+                if truth[m] == "paragraph":
+                    truth[m] = "caption"
+                    prefix += 1
+    running = 0
+    out = []
+    for t, p in zip(truth, pred):
+        if t is None:
+            continue
+        if p in AS_DOCBANK:
+            running += 1
+            p = AS_DOCBANK[p]
+        out.append((t, p))
+    return out, prefix, running
+
+
+def evaluate(pages: list) -> tuple[list[tuple[str, str]], list[tuple[float, str, int]],
+                                   int, int, float]:
+    """Over DocBank pages: the (truth, predicted) pairs, each page's (accuracy, name,
+    words), the words rescored by the two conventions, and labelling CPU seconds."""
+    pairs: list[tuple[str, str]] = []
+    per_page = []
+    prefix = running = 0
+    seconds = 0.0
+    for page in pages:
+        doc = extract(page.pdf)
+        grouped = group_layout(doc)
+        t0 = time.process_time()
+        label_words(grouped)
+        seconds += time.process_time() - t0
+        got, pre, run = page_pairs(page, doc, grouped)
+        pairs += got
+        prefix += pre
+        running += run
+        right = sum(t == p for t, p in got)
+        per_page.append((right / max(len(got), 1), page.name, len(got)))
+    return pairs, per_page, prefix, running, seconds
+
+
+def recall_of(pairs: list[tuple[str, str]], label: str) -> float:
+    tp = sum(t == label and p == label for t, p in pairs)
+    return tp / max(sum(t == label for t, _ in pairs), 1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--shared")
+    ap.add_argument("--quick", action="store_true", help="every 4th page only")
+    ap.add_argument("--worst", type=int, default=5, help="print the N worst pages")
+    args = ap.parse_args(argv)
+    root = shared_dir(args.shared) / "layout" / "docbank"
+    if not root.is_dir():
+        print(f"skipped: {root} is absent")
+        return 0
+    pages = docbank_pages(root)
+    if args.quick:
+        pages = pages[::4]
+    pairs, per_page, prefix, running, seconds = evaluate(pages)
+    cats = [c for c in LABELS if any(t == c or p == c for t, p in pairs)]
+    right = sum(t == p for t, p in pairs)
+    acc = right / max(len(pairs), 1)
+    print(f"words scored {len(pairs)}; right {right} ({acc:.2%}); caption prefixes "
+          f"rescored {prefix}; header/footer words scored as paragraph {running}")
+    print(f"labelling CPU {1000 * seconds / len(pages):.2f} ms per document "
+          f"(whole PDF, {len(pages)} documents)")
+    print(f"{'label':14s} {'truth':>6s} {'pred':>6s} {'prec':>6s} {'recall':>6s}")
+    recall = {}
+    for c in cats:
+        tp = sum(t == c and p == c for t, p in pairs)
+        nt = sum(t == c for t, _ in pairs)
+        npred = sum(p == c for _, p in pairs)
+        recall[c] = tp / nt if nt else float("nan")
+        print(f"{c:14s} {nt:6d} {npred:6d} {tp / npred if npred else float('nan'):6.3f} "
+              f"{recall[c]:6.3f}")
+    print("confusion (rows: truth, columns: predicted)")
+    short = [c[:5] for c in cats]
+    print(f"{'':14s}" + "".join(f"{s:>7s}" for s in short))
+    for c in cats:
+        row = [sum(t == c and p == d for t, p in pairs) for d in cats]
+        print(f"{c:14s}" + "".join(f"{v:7d}" for v in row))
+    for a, name, n in sorted(per_page)[:args.worst]:
+        print(f"worst page {a:.3f} ({n} words) {name}")
+    goals = [(f"accuracy >= {GOAL_ACCURACY:.0%} ({acc:.2%})", acc >= GOAL_ACCURACY),
+             (f"caption recall >= {GOAL_CAPTION_RECALL} ({recall.get('caption', 0):.3f})",
+              recall.get("caption", 0) >= GOAL_CAPTION_RECALL),
+             (f"bibliography recall >= {GOAL_BIBLIOGRAPHY_RECALL} "
+              f"({recall.get('bibliography', 0):.3f})",
+              recall.get("bibliography", 0) >= GOAL_BIBLIOGRAPHY_RECALL)]
+    for text, ok in goals:
+        print(f"{'PASS' if ok else 'FAIL'}  {text}")
+    return 0 if all(ok for _, ok in goals) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
