@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 Box = tuple[float, float, float, float]
 # the per-word columns of a Document, in the order the run state's payload stores them
-WORD_COLUMNS = ("words", "boxes", "word_pages", "line_ids", "block_ids")
+WORD_COLUMNS = ("words", "boxes", "word_pages", "line_ids", "block_ids", "labels")
 
 
 def box_array(boxes: Any = ()) -> np.ndarray:
@@ -181,11 +181,16 @@ class Document:
     word_pages: list[int] = field(default_factory=list)
     line_ids: list[int] = field(default_factory=list)
     block_ids: list[int] = field(default_factory=list)
+    # each word's block label, a code into group.labels.LABELS (VILA's S2-VL ids); empty
+    # until the group step labels the blocks
+    labels: list[int] = field(default_factory=list)
     # tokens dropped by the documented invisible-token rule (see extract/parse.py)
     dropped_invisible: int = 0
     # words whose ligature codes extract/glyphs.py repaired, and words still holding U+FFFD
     words_repaired: int = 0
     words_unrepaired: int = 0
+    # body words removed because their label is one of the `drop_labels` setting's
+    dropped_by_label: int = 0
     # Poppler's raw bytes of the words parsed to U+FFFD, by index: read by the glyph
     # repair, then emptied (never stored)
     raw_broken: dict[int, bytes] = field(default_factory=dict)
@@ -222,9 +227,10 @@ class Document:
         if word_columns:
             out.update(words=self.words, boxes=self.boxes.ravel().tolist(),
                        word_pages=self.word_pages, line_ids=self.line_ids,
-                       block_ids=self.block_ids)
+                       block_ids=self.block_ids, labels=self.labels)
         out.update(dropped_invisible=self.dropped_invisible,
-                   words_repaired=self.words_repaired, words_unrepaired=self.words_unrepaired)
+                   words_repaired=self.words_repaired, words_unrepaired=self.words_unrepaired,
+                   dropped_by_label=self.dropped_by_label)
         return out
 
     @classmethod
@@ -234,9 +240,11 @@ class Document:
                    words=d["words"],
                    boxes=box_array(flat),
                    word_pages=d["word_pages"], line_ids=d["line_ids"],
-                   block_ids=d["block_ids"], dropped_invisible=d["dropped_invisible"],
+                   block_ids=d["block_ids"], labels=d.get("labels", []),
+                   dropped_invisible=d["dropped_invisible"],
                    words_repaired=d.get("words_repaired", 0),
-                   words_unrepaired=d.get("words_unrepaired", 0))
+                   words_unrepaired=d.get("words_unrepaired", 0),
+                   dropped_by_label=d.get("dropped_by_label", 0))
 
     def keep(self, mask: list[bool]) -> Document:
         """A copy with only the words whose mask entry is True (ids keep their values)."""
@@ -248,9 +256,11 @@ class Document:
             word_pages=list(compress(self.word_pages, mask)),
             line_ids=list(compress(self.line_ids, mask)),
             block_ids=list(compress(self.block_ids, mask)),
+            labels=list(compress(self.labels, mask)),
             dropped_invisible=self.dropped_invisible,
             words_repaired=self.words_repaired,
             words_unrepaired=self.words_unrepaired,
+            dropped_by_label=self.dropped_by_label,
         )
 
 
@@ -357,6 +367,7 @@ class WordColumns:
     pages: np.ndarray  # (n,) 1-based
     line_ids: pa.Array | list[int]
     block_ids: pa.Array | list[int]
+    labels: np.ndarray  # (n,) int8 codes into group.labels.LABELS
 
 
 @dataclass(frozen=True, slots=True)

@@ -90,8 +90,8 @@ def test_captions_in_every_language(prefix):
 
 def test_a_sentence_citing_a_figure_is_no_caption():
     b = PageBuilder()
-    paragraph(b, 72, 100, ["Figure 3 shows dolor sit amet consectetur adipiscing elit sed do eiusmod tempor"]
-              + [FULL] * 5)
+    first = "Figure 3 shows dolor sit amet consectetur adipiscing elit sed do eiusmod tempor"
+    paragraph(b, 72, 100, [first] + [FULL] * 5)
     assert label_of(labelled(b.doc()), "Figure 3 shows") == "paragraph"
 
 
@@ -201,3 +201,37 @@ def test_real_pages_in_every_language(name, page, start, label):
     pdf = shared_path("corpus", "pdf", f"{name}.pdf")
     blocks = _page_labels(pdf, page)
     assert _has(blocks, start, label), [b for b in blocks if b[0][:12] == start[:12]] or blocks
+
+
+def test_the_settings_name_the_same_labels():
+    from loralay_build.settings.common import LABEL_NAMES
+
+    assert LABEL_NAMES == LABELS
+
+
+def test_drop_labels_setting_is_checked_and_fingerprinted():
+    from loralay_build.settings import DocumentSettings
+
+    s = DocumentSettings(drop_labels=["footer", "header", "footer"])
+    assert s.drop_labels == ["header", "footer"]  # LABELS' order, once each
+    assert DocumentSettings().drop_labels == []  # default: every word kept
+    with pytest.raises(ValueError, match="unknown labels"):
+        DocumentSettings(drop_labels=["running-head"])
+    assert s.model_dump() != DocumentSettings().model_dump()  # what a fingerprint hashes
+
+
+def test_drop_labelled_removes_the_words_and_counts_them():
+    from loralay_build.run.steps import drop_labelled
+    from loralay_build.strip import Stripped
+
+    doc = group_layout(_three_pages().doc())
+    doc.labels = label_words(doc).tolist()
+    stripped = Stripped(body=doc, matches=[], body_keys=list(doc.words))
+    out = drop_labelled(stripped, ["header", "footer"])
+    names = {LABELS[c] for c in out.body.labels}
+    assert "header" not in names and "footer" not in names and "paragraph" in names
+    dropped = sum(LABELS[c] in ("header", "footer") for c in doc.labels)
+    assert dropped > 0 and out.body.dropped_by_label == dropped
+    assert len(out.body.words) == len(doc.words) - dropped == len(out.body_keys)
+    assert out.body.words == out.body_keys
+    assert drop_labelled(stripped, ["algorithm"]) is stripped

@@ -38,7 +38,8 @@ from loralay_build.write.card import card_text
 
 EXPECTED_COLUMNS = [
     "article_id", "article_words", "article_bboxes", "article_norm_bboxes", "article_pages",
-    "article_line_ids", "article_block_ids", "page_sizes", "abstract", "other_abstracts",
+    "article_line_ids", "article_block_ids", "article_labels", "page_sizes", "abstract",
+    "other_abstracts",
     "article_pdf_url", "language", "publication_date", "source",
     "license", "license_url", "license_text", "record_url", "pdf_sha256", "retrieved_at",
 ]
@@ -200,6 +201,7 @@ def test_word_columns_are_written_with_their_encodings(tmp_path, features):
               for i in range(pf.metadata.num_columns)}
     assert "RLE_DICTIONARY" in chunks["article_words"] and "RLE_DICTIONARY" in chunks["abstract"]
     if features == "compact":
+        assert "RLE_DICTIONARY" in chunks["article_labels"]
         assert "BYTE_STREAM_SPLIT" in chunks["article_bboxes"]
         assert "PLAIN" in chunks["article_norm_bboxes"]
         for name in ("article_line_ids", "article_block_ids"):

@@ -153,6 +153,7 @@ def blocks_of(doc: Document) -> Blocks:
     gapped[line_start] = widest >= CELL_GAP * np.maximum(line_h, 1e-6)
     sizes = np.array([(0.0, 0.0)] + [(p.width, p.height) for p in doc.pages])
     page = pages[starts]
+    known = np.where((page > 0) & (page < len(sizes)), page, 0)  # a bad page: size 0
     return Blocks(start=starts, count=count, page=page,
                   x0=np.minimum.reduceat(b[:, 0], starts),
                   y0=np.minimum.reduceat(b[:, 1], starts),
@@ -161,7 +162,7 @@ def blocks_of(doc: Document) -> Blocks:
                   height=np.add.reduceat(h, starts) / count,
                   lines=np.add.reduceat(is_line, starts),
                   gap_lines=np.add.reduceat(gapped, starts),
-                  width=sizes[page, 0], page_h=sizes[page, 1])
+                  width=sizes[known, 0], page_h=sizes[known, 1])
 
 
 def label_words(doc: Document, cut: np.ndarray | None = None) -> np.ndarray:
@@ -174,6 +175,20 @@ def label_words(doc: Document, cut: np.ndarray | None = None) -> np.ndarray:
     blocks = blocks_of(doc)
     label = label_blocks(doc, blocks, cut)
     return np.repeat(label, blocks.count).astype(np.int8)
+
+
+def labels_of(doc: Document) -> np.ndarray:
+    """`doc.labels` as int8 codes; a document the group step did not label (one made by
+    hand, a test's) is labelled here from its groups."""
+    if len(doc.labels) == len(doc.words):
+        return np.asarray(doc.labels, dtype=np.int8)
+    return label_words(doc)
+
+
+def label_counts(doc: Document) -> dict[str, int]:
+    """Words per label (labels with none left out), in LABELS' order."""
+    counts = np.bincount(labels_of(doc).astype(np.int64), minlength=len(LABELS))
+    return {LABELS[k]: int(c) for k, c in enumerate(counts.tolist()) if c}
 
 
 def label_blocks(doc: Document, k: Blocks, cut: np.ndarray | None = None) -> np.ndarray:

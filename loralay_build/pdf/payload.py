@@ -18,6 +18,7 @@ import numpy as np
 import orjson
 import pyarrow as pa
 
+from ..group.labels import label_counts, labels_of
 from ..licenses import normalise_license
 from ..records import Candidate, Document, ProcessedDoc
 
@@ -25,7 +26,7 @@ if TYPE_CHECKING:  # the write side imports `datasets` (~0.7 s): workers only en
     from ..corpus.prints import DocPrint
     from ..records import ColumnDoc
 
-MAGIC = b"LZA1"
+MAGIC = b"LZA2"  # 2: the words' labels (issue 34)
 FORMAT = "payload-" + MAGIC.decode("ascii")  # in the fingerprint: another format is redone
 _META = b"doc"
 _OPTIONS = pa.ipc.IpcWriteOptions(compression=pa.Codec("zstd", compression_level=1))
@@ -35,6 +36,7 @@ _SCHEMA = pa.schema([
     ("word_pages", pa.int32()),
     ("line_ids", pa.int32()),
     ("block_ids", pa.int32()),
+    ("labels", pa.int8()),  # codes into group.labels.LABELS
 ])
 
 
@@ -49,6 +51,7 @@ def _word_batch(d: Document) -> pa.RecordBatch:
         _int32s(d.word_pages),
         _int32s(d.line_ids),
         _int32s(d.block_ids),
+        _from_numpy(np.ascontiguousarray(labels_of(d), np.int8), pa.int8()),
     ], schema=_SCHEMA)
 
 
@@ -106,7 +109,8 @@ def read_columns(payload: bytes) -> ColumnDoc:
     boxes = b.column(1).flatten().to_numpy().reshape(-1, 4)
     cols = WordColumns(words=b.column(0), boxes=boxes,
                        pages=b.column(2).to_numpy().astype(np.int64),
-                       line_ids=b.column(3), block_ids=b.column(4))
+                       line_ids=b.column(3), block_ids=b.column(4),
+                       labels=b.column(5).to_numpy())
     return ColumnDoc(Candidate.from_json(meta["candidate"]), sizes.reshape(-1, 2), cols)
 
 
@@ -128,6 +132,9 @@ def summarize(p: ProcessedDoc, text_print: DocPrint) -> dict[str, Any]:
         "leakage": p.leakage,
         "words_repaired": p.document.words_repaired,  # ligature codes (extract/glyphs.py)
         "words_unrepaired": p.document.words_unrepaired,  # words still holding U+FFFD
+        # body words per label (group/labels.py), and those the `drop_labels` setting removed
+        "label_words": label_counts(p.document),
+        "dropped_by_label": p.document.dropped_by_label,
         # a list: an abstract printed twice is matched (and removed) twice
         "matches": [{"language": m.language, "distance": m.distance, "method": m.method,
                      "pages": list(m.pages)} for m in p.matches],

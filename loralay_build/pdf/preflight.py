@@ -18,6 +18,7 @@ from ..extract.glyphs import GLYPH_RULE
 from ..extract.poppler import poppler_version
 from ..extract.rotation import ROTATION_RULE
 from ..group import GROUP_RULE
+from ..group.labels import LABEL_RULE
 from ..layout import RunLayout
 from ..licenses import LICENSE_RULE
 from ..owned import BUILD, KEPT_BY_FRESH, owned_entries, remove
@@ -39,11 +40,11 @@ class ToolVersions:
 
 
 def tool_versions() -> ToolVersions:
-    # the glyph-repair, rotation and grouping rules change the words, boxes and groups
-    # results hold, the print rule the duplicates found, the licence rule the licence id
+    # the glyph-repair, rotation, grouping and label rules change the words, boxes, groups
+    # and labels results hold, the print rule the duplicates found, the licence rule the licence id
     # a result holds (the allow-list and the report read it): a run made before any of
     # them changed is redone; so does the strip rule, what is cut as an abstract
-    return ToolVersions(f"{__version__}+{GLYPH_RULE}+{ROTATION_RULE}+{GROUP_RULE}"
+    return ToolVersions(f"{__version__}+{GLYPH_RULE}+{ROTATION_RULE}+{GROUP_RULE}+{LABEL_RULE}"
                         f"+{PRINT_VERSION}+{LICENSE_RULE}+{STRIP_RULE}", poppler_version())
 
 

@@ -14,14 +14,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from itertools import compress
 from typing import Any
+
+import numpy as np
 
 from ..corpus.prints import DocPrint, doc_print, prepare_prints
 from ..extract import ExtractLimits, extract_document
 from ..extract.glyphs import repair_glyphs
 from ..failures import Failure, FailureClass, internal_error
 from ..group import regroup
+from ..group.labels import CODE, label_words
 from ..images.render import RenderedPages
 from ..language import detect
 from ..records import Candidate, Document, ProcessedDoc
@@ -118,9 +122,11 @@ def extract(w: DocWork) -> Failure | None:
 
 def group(w: DocWork) -> Failure | None:
     """Each word's visual line and block, words ordered block by block (`group/`), or
-    Poppler's own groups (`groups: poppler`)."""
+    Poppler's own groups (`groups: poppler`); then each block's label (`group/labels.py`)."""
     assert w.doc is not None
-    w.doc = regroup(w.doc, w.job.settings.groups)
+    doc = regroup(w.doc, w.job.settings.groups)
+    doc.labels = label_words(doc).tolist()
+    w.doc = doc
     return None
 
 
@@ -129,8 +135,24 @@ def strip(w: DocWork) -> Failure | None:
     stripped = strip_document(w.doc, w.candidate, w.job.settings)
     if isinstance(stripped, Failure):
         return stripped
+    if w.job.settings.drop_labels:
+        stripped = drop_labelled(stripped, w.job.settings.drop_labels)
     w.stripped = stripped
     return None
+
+
+def drop_labelled(stripped: Stripped, names: list[str]) -> Stripped:
+    """The body without the words whose label is one of `names` (the `drop_labels`
+    setting), counted in the body's `dropped_by_label`."""
+    body = stripped.body
+    labels = np.asarray(body.labels, dtype=np.int64)
+    keep = ~np.isin(labels, [CODE[n] for n in names])
+    if keep.all():
+        return stripped
+    mask = keep.tolist()
+    kept = body.keep(mask)
+    kept.dropped_by_label = body.dropped_by_label + int((~keep).sum())
+    return replace(stripped, body=kept, body_keys=list(compress(stripped.body_keys, mask)))
 
 
 def check_language(w: DocWork) -> Failure | None:

@@ -34,6 +34,11 @@ from .fields import (
 )
 from .slurm import SlurmFields
 
+# the block labels (VILA's S2-VL categories, lower case; group/labels.py LABELS, which a
+# test keeps equal): what `drop_labels` may name
+LABEL_NAMES = ("title", "author", "abstract", "keywords", "section", "paragraph", "list",
+               "bibliography", "equation", "algorithm", "figure", "table", "caption",
+               "header", "footer", "footnote")
 PLACEHOLDER_CONTACT = "loralay-build@example.org"
 _STRICT = ConfigDict(extra="forbid", frozen=True, strict=True, validate_default=True)
 
@@ -76,6 +81,9 @@ class DocumentSettings(_Model):
     groups: Literal["geometry", "poppler"] = Field(
         "geometry", description="line and block ids: from the words' geometry (visual lines; "
         "paragraphs, headings, captions as blocks), or Poppler's own")
+    drop_labels: list[str] = Field(
+        [], description="labels whose words are left out of article_words (e.g. [header, "
+        "footer]); the published datasets keep every word")
     max_edit_ratio: float = Field(0.15, ge=0, lt=1, allow_inf_nan=False,
                                   description="edit budget relative to the abstract's length")
     max_edits: NonNegativeCount = Field(60, description="and never more than this many edits")
@@ -90,6 +98,14 @@ class DocumentSettings(_Model):
                                            "white (the `images` config)")
     image_dpi: int = Field(100, ge=36, le=600, description="resolution of the page images")
     image_quality: int = Field(75, ge=10, le=95, description="JPEG quality of the page images")
+
+    @field_validator("drop_labels")
+    @classmethod
+    def _known_labels(cls, values: list[str]) -> list[str]:
+        unknown = [v for v in values if v not in LABEL_NAMES]
+        if unknown:
+            raise ValueError(f"unknown labels {unknown}: expected some of {list(LABEL_NAMES)}")
+        return sorted(set(values), key=LABEL_NAMES.index)
 
 
 class CorpusSettings(_Model):

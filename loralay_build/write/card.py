@@ -131,6 +131,10 @@ _MEANING = {
                         "increase in reading order.",
     "article_block_ids": "Block of each word: one paragraph, heading, caption, table, list "
                          "or page header/footer (VILA-style layout group), same convention.",
+    "article_labels": "Category of each word's block, one of VILA's S2-VL labels in lower "
+                      "case (title, author, abstract, keywords, section, paragraph, list, "
+                      "bibliography, equation, algorithm, figure, table, caption, header, "
+                      "footer, footnote), from layout rules.",
     "page_sizes": "(width, height) of every page in PDF points.",
     "abstract": "The summary: the abstract in the paper's main language.",
     "other_abstracts": "Abstracts in other languages (also removed from the body).",

@@ -32,6 +32,7 @@ import numpy as np
 import pyarrow as pa
 from datasets import Features, List, Value
 
+from ..group.labels import LABELS, labels_of
 from ..licenses import normalise_license
 from ..records import Candidate, ColumnDoc, ProcessedDoc, WordColumns
 
@@ -45,6 +46,7 @@ FEATURES = Features({
     "article_pages": List(Value("int16")),
     "article_line_ids": List(Value("int32")),
     "article_block_ids": List(Value("int32")),
+    "article_labels": List(Value("string")),
     "page_sizes": List(List(Value("float32"), length=2)),
     "abstract": Value("string"),
     "other_abstracts": List({"language": Value("string"), "text": Value("string")}),
@@ -72,6 +74,7 @@ FEATURE_SETS = {COMPACT: FEATURES, PUBLISHED: PUBLISHED_FEATURES}
 SCHEMAS = {name: f.arrow_schema for name, f in FEATURE_SETS.items()}
 SCHEMA: pa.Schema = SCHEMAS[COMPACT]
 COLUMNS = tuple(FEATURES)
+_LABEL_NAMES = pa.array(LABELS, pa.string())
 
 
 def features_for(name: str) -> Features:
@@ -119,7 +122,7 @@ def column_doc(p: ProcessedDoc) -> ColumnDoc:
     cols = WordColumns(pa.array(d.words, pa.string()),
                        np.asarray(d.boxes, dtype=np.float64).reshape(n, 4),
                        np.asarray(d.word_pages, dtype=np.int64).reshape(n),
-                       d.line_ids, d.block_ids)
+                       d.line_ids, d.block_ids, labels_of(d))
     sizes = np.asarray([(pg.width, pg.height) for pg in d.pages], dtype=np.float64)
     return ColumnDoc(p.candidate, sizes.reshape(len(d.pages), 2), cols)
 
@@ -127,7 +130,8 @@ def column_doc(p: ProcessedDoc) -> ColumnDoc:
 def layout(doc: ColumnDoc) -> Layout:
     """Raises if the word columns disagree or a word points at a page the document lacks."""
     c, n = doc.columns, len(doc.columns.words)
-    if not (len(c.boxes) == len(c.pages) == len(c.line_ids) == len(c.block_ids) == n):
+    if not (len(c.boxes) == len(c.pages) == len(c.line_ids) == len(c.block_ids)
+            == len(c.labels) == n):
         raise ValueError(f"{doc.candidate.id}: word columns have different lengths")
     pages, sizes = c.pages, doc.sizes
     if n and (pages.min() < 1 or pages.max() > len(sizes)):
@@ -160,6 +164,12 @@ def _int32(values: pa.Array | list[int]) -> pa.Array:
     return pa.array(values, pa.int32())
 
 
+def label_names(codes: np.ndarray) -> pa.Array:
+    """The labels' names (strings; Parquet keeps them as a dictionary of 16 entries)."""
+    indices = pa.array(np.asarray(codes, dtype=np.int8), pa.int8())
+    return pa.DictionaryArray.from_arrays(indices, _LABEL_NAMES).cast(pa.string())
+
+
 def other_abstracts(p: ProcessedDoc | ColumnDoc) -> list[dict[str, str]]:
     """Every abstract but the summary, sorted by language so reruns give identical bytes."""
     c = p.candidate
@@ -175,6 +185,7 @@ def _compact_columns(p: ColumnDoc, lay: Layout) -> dict[str, pa.Array]:
         "article_pages": _one_list(pa.array(lay.pages, pa.int16())),
         "article_line_ids": _one_list(_int32(d.line_ids)),
         "article_block_ids": _one_list(_int32(d.block_ids)),
+        "article_labels": _one_list(label_names(d.labels)),
         "page_sizes": _fixed(lay.sizes.astype(np.float32), 2, pa.float32()),
         "other_abstracts": pa.array([other_abstracts(p)],
                                     SCHEMA.field("other_abstracts").type),
