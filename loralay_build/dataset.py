@@ -35,7 +35,8 @@ from .paths import DATA_DIR, SHARD_NAME
 
 # columns an export or a picture cannot do without; `--features published` lacks them
 LAYOUT_COLUMNS = ("article_id", "article_words", "article_bboxes", "article_norm_bboxes",
-                  "article_pages", "article_line_ids", "article_block_ids", "page_sizes")
+                  "article_pages", "article_line_ids", "article_block_ids", "article_labels",
+                  "page_sizes")
 _SPLIT = re.compile(r"^\w{1,64}$")
 _ARROW_ERRORS = (pa.ArrowException, OSError, ValueError)
 

@@ -369,13 +369,15 @@ def test_jsonl_rows_are_one_json_object_per_word_as_written_row_by_row():
     import orjson
 
     from loralay_build.extract.formats import jsonl_bytes
+    from loralay_build.group.labels import LABELS, label_words
 
     doc = extract_document(shared_path("corpus", "pdf", "en_bmc_trauma.pdf"), "d")
     odd = ['},{"text":', '"', "{}", "a\\", "\u2028", '},{\\"text\\":']
     doc = dataclasses.replace(doc, words=odd + doc.words[len(odd):])
-    rows = [orjson.dumps({"text": t, "box": b, "page": p, "line": ln, "block": k})
-            for t, b, p, ln, k in zip(doc.words, doc.boxes.tolist(), doc.word_pages, doc.line_ids,
-                                      doc.block_ids)]
+    labels = [LABELS[c] for c in label_words(doc).tolist()]
+    rows = [orjson.dumps({"text": t, "box": b, "page": p, "line": ln, "block": k, "label": lab})
+            for t, b, p, ln, k, lab in zip(doc.words, doc.boxes.tolist(), doc.word_pages,
+                                           doc.line_ids, doc.block_ids, labels)]
     assert len(rows) > 3000
     assert jsonl_bytes(doc) == b"\n".join(rows) + b"\n"
     assert [json.loads(x)["text"] for x in jsonl_bytes(doc).splitlines()[:6]] == odd

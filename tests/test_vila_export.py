@@ -92,6 +92,12 @@ def expected_text(words: list[str], ids: list[int], token: str) -> str:
     return " ".join(parts)
 
 
+# VILA's datasets/s2-vl-utils/config.json `selected_categories`, numbered in order
+VILA_S2VL = {name: k for k, name in enumerate(
+    ["Title", "Author", "Abstract", "Keywords", "Section", "Paragraph", "List", "Bibliography",
+     "Equation", "Algorithm", "Figure", "Table", "Caption", "Header", "Footer", "Footnote"])}
+
+
 def check_export(out: Path, group: str, token: str) -> int:
     """Every page: VILA's columns consistent, ids from 0, indicator rule, groups, files."""
     checked = 0
@@ -99,13 +105,13 @@ def check_export(out: Path, group: str, token: str) -> int:
         if not (out / f"{split}-token.json").exists():
             continue
         data, obj = _pages(out, split)
-        assert obj["labels"] == {"0": "none"} and len(obj["files"]) == len(data)
+        assert obj["labels"] == VILA_S2VL and len(obj["files"]) == len(data)
         groups = [json.loads(x) for x in (out / f"{split}-groups.jsonl").open()]
         for page, file, grp in zip(data, obj["files"], groups, strict=True):
             n = len(page["words"])
             assert n and all(len(page[k]) == n for k in ("bbox", "labels", "block_ids",
                                                          "line_ids"))
-            assert set(page["labels"]) == {0} and grp["file"] == file
+            assert set(page["labels"]) <= set(range(16)) and grp["file"] == file
             for key in ("block_ids", "line_ids"):
                 assert page[key][0] == 0 and sorted(set(page[key])) == list(range(
                     max(page[key]) + 1))
@@ -130,7 +136,8 @@ def test_sample_export_loads_as_vila_does(sample, tmp_path):
 
     out = tmp_path / "vila"
     summary = export_vila(sample, out)
-    assert json.loads((out / "labels.json").read_text()) == {"0": "none"}
+    assert json.loads((out / "labels.json").read_text()) == {
+        str(v): k for k, v in VILA_S2VL.items()}
     files = {s: str(out / f"{s}-token.json") for s in SPLITS}
     ds = load_dataset("json", data_files=files, field="data")
     assert {s: ds[s].num_rows for s in SPLITS} == {s: summary["splits"][s]["pages"]
@@ -178,3 +185,16 @@ def test_published_features_are_refused(tmp_path):
               features="published")
     with pytest.raises(ConfigError, match="published"):
         export_vila(out, tmp_path / "o")
+
+
+def test_labels_are_vilas_ids_of_the_words_labels():
+    from loralay_build.export.vila import VilaOptions, page_records
+
+    names = ["header", "section", "paragraph", "paragraph", "caption", "footer"]
+    row = {"article_id": "d", "article_words": ["H", "1", "Text", "more", "Fig.", "2"],
+           "article_bboxes": [[10, 10 + 20 * i, 50, 20 + 20 * i] for i in range(6)],
+           "article_norm_bboxes": [[0, 0, 1, 1]] * 6, "article_pages": [1] * 6,
+           "article_line_ids": list(range(6)), "article_block_ids": [0, 1, 2, 2, 3, 4],
+           "article_labels": names, "page_sizes": [[600.0, 800.0]]}
+    (page,) = page_records(row, VilaOptions())
+    assert page["labels"] == [VILA_S2VL[n.capitalize()] for n in names] == [13, 4, 5, 5, 12, 14]

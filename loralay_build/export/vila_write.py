@@ -1,7 +1,7 @@
 """Write VILA's files for every split of a built dataset, streaming, and summarise them.
 
 Per split NAME (`validation` is written as `dev`, VILA's name):
-- `NAME-token.json`: `{"data": [...], "labels": {"0": "none"}, "files": [...]}`, one page per
+- `NAME-token.json`: `{"data": [...], "labels": {"Title": 0, ...}, "files": [...]}`, one page per
   `data` item with VILA's columns plus `ivila_text`. It is one JSON object, as VILA's
   scripts read it, but written item by item so memory holds one document, not the split.
 - `NAME-groups.jsonl`: one line per page, in `data` order: `file` and its H-VILA `groups`.
@@ -26,9 +26,11 @@ from ..dataset import LAYOUT_COLUMNS, Dataset
 from ..errors import ConfigError
 from ..locks import RunLock
 from ..owned import EXPORT, LOCK_NAME, MARKER, claim_folder, owned_entries, remove
-from .vila import VilaOptions, document_text, page_records
+from .vila import VILA_LABELS, VilaOptions, document_text, page_records
 
-LABELS = {"0": "none"}  # our words carry no token category
+# VILA's two maps: the token file's `labels` (name -> id), `labels.json` (id -> name)
+LABEL_IDS = {name: k for k, name in enumerate(VILA_LABELS)}
+LABELS = {str(k): name for k, name in enumerate(VILA_LABELS)}
 VILA_SPLIT = {"validation": "dev"}
 
 
@@ -89,7 +91,7 @@ def _write_split(out: Path, name: str, rows: Iterable[dict[str, Any]], opts: Vil
             handles["docs.jsonl"].write(_dumps({"article_id": row["article_id"],
                                                 "files": doc_files,
                                                 "ivila_text": document_text(row, opts)}) + "\n")
-        handles["token.json"].write(f'],"labels":{_dumps(LABELS)},"files":{_dumps(files)}}}')
+        handles["token.json"].write(f'],"labels":{_dumps(LABEL_IDS)},"files":{_dumps(files)}}}')
     return tally, list(paths.values())
 
 

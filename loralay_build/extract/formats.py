@@ -1,7 +1,8 @@
 """Word-per-line renderings of a Document for `loralay extract`, as whole byte blobs.
 
 tsv keeps the original LoRaLay columns (word, x0, y0, x1, y1, page_width,
-page_height, page) so old tooling still reads it, then adds line and block ids.
+page_height, page) so old tooling still reads it, then adds line and block ids; jsonl
+adds each word's block label too.
 
 Why orjson and one blob: `json.dumps` per word was the largest Python cost of
 `loralay extract --format jsonl` after parsing (docs/performance.md); orjson writes
@@ -15,13 +16,17 @@ from collections.abc import Callable
 
 import orjson
 
+from ..group.labels import LABELS, labels_of
 from ..records import Document
 
 
 def jsonl_bytes(doc: Document) -> bytes:
-    rows = [{"text": t, "box": b, "page": p, "line": ln, "block": k}
-            for t, b, p, ln, k in zip(doc.words, doc.boxes.tolist(), doc.word_pages, doc.line_ids,
-                                      doc.block_ids)]
+    """One JSON object per word: text, box, page, line, block and its block's label
+    (`group/labels.py`)."""
+    names = [LABELS[c] for c in labels_of(doc).tolist()]
+    rows = [{"text": t, "box": b, "page": p, "line": ln, "block": k, "label": lab}
+            for t, b, p, ln, k, lab in zip(doc.words, doc.boxes.tolist(), doc.word_pages,
+                                           doc.line_ids, doc.block_ids, names)]
     if not rows:
         return b""
     # one orjson call for the whole document (half the CPU of one call per row, measured):
