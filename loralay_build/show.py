@@ -144,6 +144,14 @@ def show_document(dataset_dir: str | Path, article_id: str, page: int | None = N
 # --- drawing ---------------------------------------------------------------------------
 
 WORD, LINE, BLOCK = (25, 90, 230), (0, 160, 70), (225, 30, 30)
+# each block outlined in its label's colour (article_labels; BLOCK for a label not here)
+LABEL_COLOURS: dict[str, tuple[int, int, int]] = {
+    "title": (128, 0, 128), "author": (160, 82, 45), "abstract": (0, 128, 128),
+    "keywords": (85, 107, 47), "section": (220, 20, 60), "paragraph": (225, 30, 30),
+    "list": (255, 140, 0), "bibliography": (139, 69, 19), "equation": (0, 0, 205),
+    "algorithm": (72, 61, 139), "figure": (34, 139, 34), "table": (0, 139, 139),
+    "caption": (199, 21, 133), "header": (105, 105, 105), "footer": (112, 128, 144),
+    "footnote": (184, 134, 11)}
 LANG_COLOURS = {"en": (255, 140, 0), "fr": (150, 60, 220), "es": (0, 170, 200),
                 "pt": (220, 0, 140), "ko": (130, 130, 0), "de": (140, 80, 20)}
 OTHER_COLOURS = ((200, 90, 90), (60, 140, 140), (150, 150, 60), (90, 90, 200))
@@ -230,20 +238,41 @@ def _shade(img: Any, cuts: Cuts, page: int, scale: float) -> Any:
     return out
 
 
+def page_labels(row: dict[str, Any], page: int) -> list[str]:
+    """The labels of the page's blocks, each once, in reading order."""
+    labels = row.get("article_labels") or []
+    seen: dict[str, None] = {}
+    for i, p in enumerate(row["article_pages"]):
+        if p == page and i < len(labels):
+            seen.setdefault(labels[i], None)
+    return list(seen)
+
+
 def _outlines(img: Any, row: dict[str, Any], page: int, scale: float) -> None:
-    """Blocks, then lines (each padded outwards), then words on top: distinct colours."""
+    """Blocks (in their label's colour, the label written at their top left corner),
+    then lines (each padded outwards), then words on top."""
     from PIL import ImageDraw
 
     draw = ImageDraw.Draw(img)
     idx = [i for i, p in enumerate(row["article_pages"]) if p == page]
     boxes = row["article_bboxes"]
-    for key, colour, pad, width in (("article_block_ids", BLOCK, 3, 2),
-                                    ("article_line_ids", LINE, 1, 1)):
+    labels = row.get("article_labels") or []
+    font = _font(6 * scale)
+    for key, pad, width in (("article_block_ids", 3, 2), ("article_line_ids", 1, 1)):
         groups: dict[int, list[Any]] = {}
+        first: dict[int, int] = {}
         for i in idx:
             groups.setdefault(row[key][i], []).append(boxes[i])
-        for members in groups.values():
+            first.setdefault(row[key][i], i)
+        for gid, members in groups.items():
             x0, y0, x1, y1 = _px(_union(members), scale)
+            colour = LINE
+            if key == "article_block_ids":
+                name = labels[first[gid]] if first[gid] < len(labels) else ""
+                colour = LABEL_COLOURS.get(name, BLOCK)
+                if name:
+                    draw.text((x0 - pad, max(0, y0 - pad - 7 * scale)), name, fill=colour,
+                              font=font)
             draw.rectangle((x0 - pad, y0 - pad, x1 + pad, y1 + pad), outline=colour,
                            width=width)
     for i in idx:
@@ -256,24 +285,33 @@ def _font(size: float) -> Any:
     return ImageFont.load_default(size=max(8, round(size)))
 
 
-def _with_caption(img: Any, caption: Caption, langs: list[str], scale: float) -> Any:
+def _with_caption(img: Any, caption: Caption, langs: list[str], scale: float,
+                  labels: list[str] | None = None) -> Any:
     """The page above a white band: the caption's lines, then a colour legend."""
     from PIL import Image, ImageDraw
 
     font, step = _font(8 * scale), round(11 * scale)
     lines = caption.lines()
-    band = Image.new("RGB", (img.width, step * (len(lines) + 2)), "white")
+    legend = [("word", WORD), ("line", LINE)]
+    legend += [(name, LABEL_COLOURS.get(name, BLOCK)) for name in labels or ["block"]]
+    legend += [(lang if lang == COVER else f"{lang} abstract", lang_colour(lang))
+               for lang in langs]
+    measure = ImageDraw.Draw(Image.new("RGB", (1, 1)))
+    places, x, row = [], step, 0  # the legend wraps at the page's width
+    for name, colour in legend:
+        width = step * 2 + round(measure.textlength(name, font=font))
+        if x > step and x + width > img.width:
+            x, row = step, row + 1
+        places.append((name, colour, x, row))
+        x += width
+    band = Image.new("RGB", (img.width, step * (len(lines) + row + 2)), "white")
     draw = ImageDraw.Draw(band)
     for k, line in enumerate(lines):
         draw.text((step, step // 2 + k * step), line, fill=(0, 0, 0), font=font)
-    x, y = step, step // 2 + len(lines) * step
-    legend = [("word", WORD), ("line", LINE), ("block", BLOCK)]
-    legend += [(lang if lang == COVER else f"{lang} abstract", lang_colour(lang))
-               for lang in langs]
-    for name, colour in legend:
+    for name, colour, x, row in places:
+        y = step // 2 + (len(lines) + row) * step
         draw.rectangle((x, y + 2, x + step - 4, y + step - 4), outline=colour, width=2)
         draw.text((x + step + 2, y), name, fill=colour, font=font)
-        x += step * 2 + round(draw.textlength(name, font=font))
     out = Image.new("RGB", (img.width, img.height + band.height), "white")
     out.paste(img, (0, 0))
     out.paste(band, (0, img.height))
@@ -286,4 +324,4 @@ def draw_page(pdf: Path, page: int, row: dict[str, Any], cuts: Cuts, caption: Ca
     img = _shade(_render(pdf, page, scale), cuts, page, scale)
     _outlines(img, row, page, scale)
     langs = sorted({lang for _, _, lang in cuts.words})
-    return _with_caption(img, caption, langs, scale)
+    return _with_caption(img, caption, langs, scale, page_labels(row, page))

@@ -235,3 +235,34 @@ def test_drop_labelled_removes_the_words_and_counts_them():
     assert len(out.body.words) == len(doc.words) - dropped == len(out.body_keys)
     assert out.body.words == out.body_keys
     assert drop_labelled(stripped, ["algorithm"]) is stripped
+
+
+def test_show_colours_every_label_and_lists_the_pages_labels():
+    from loralay_build.show import LABEL_COLOURS, page_labels
+
+    assert set(LABEL_COLOURS) == set(LABELS)
+    assert len(set(LABEL_COLOURS.values())) == len(LABELS)
+    row = {"article_pages": [1, 1, 1, 2], "article_labels": ["header", "paragraph",
+                                                             "header", "footer"]}
+    assert page_labels(row, 1) == ["header", "paragraph"]
+    assert page_labels(row, 2) == ["footer"]
+
+
+def test_report_counts_the_share_of_words_per_label_per_language():
+    from loralay_build.write.doctable import DocTable
+    from loralay_build.write.report import _md_labels, label_shares
+
+    docs = DocTable()
+    docs.add("a", pages=1, summary_words=1, article_words=10, language_share=None, leak=[],
+             language="fr", label_words={"paragraph": 8, "header": 2}, dropped_by_label=3)
+    docs.add("b", pages=1, summary_words=1, article_words=10, language_share=None, leak=[],
+             language="pt", label_words={"paragraph": 5, "bibliography": 5})
+    again = docs.select([0, 1], ["train", "train"])
+    for table in (docs, again):
+        got = label_shares(table)
+        assert got["words"] == {"all": 20, "fr": 10, "pt": 10}
+        assert got["by_language"]["fr"] == {"paragraph": 0.8, "header": 0.2}
+        assert got["by_language"]["all"]["bibliography"] == 0.25
+        assert got["dropped_by_label"] == 3
+    md = "\n".join(_md_labels({"labels": label_shares(docs)}))
+    assert "| paragraph | 65.0% | 80.0% | 50.0% |" in md and "3 words left out" in md

@@ -12,11 +12,12 @@ from __future__ import annotations
 import math
 import sys
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
 
+from ..group.labels import LABELS
 from ..licenses import UNKNOWN
 
 
@@ -41,13 +42,21 @@ class DocTable:
         self.leak_start = array("q", [0])
         self.leak_lang: list[str] = []
         self.leak_share = array("d")
+        self.languages: list[str] = []  # the document's main language
+        # words per label (LABELS' order), len(LABELS) numbers per row; and the words the
+        # `drop_labels` setting removed
+        self.label_words = array("q")
+        self.dropped_by_label = array("q")
 
     def add(self, doc_id: str, *, pages: int, summary_words: int, article_words: int,
             language_share: float | None, leak: Iterable[tuple[str, float]],
             words_repaired: int = 0, words_unrepaired: int = 0, shard: int = 0,
             date: str | None = None, given: str | None = None,
-            split: str | None = None, license: str = UNKNOWN) -> None:
-        """`leak`: (language, share) pairs in any order (kept sorted by language)."""
+            split: str | None = None, license: str = UNKNOWN, language: str = "",
+            label_words: Mapping[str, int] | Iterable[int] | None = None,
+            dropped_by_label: int = 0) -> None:
+        """`leak`: (language, share) pairs in any order (kept sorted by language);
+        `label_words`: words per label name, or the len(LABELS) counts in order."""
         self.ids.append(doc_id)
         self.shard.append(shard)
         self.pages.append(pages)
@@ -64,6 +73,17 @@ class DocTable:
             self.leak_lang.append(sys.intern(lang))
             self.leak_share.append(float(share))
         self.leak_start.append(len(self.leak_share))
+        self.languages.append(sys.intern(language))
+        if isinstance(label_words, Mapping):
+            self.label_words.extend(int(label_words.get(name, 0)) for name in LABELS)
+        elif label_words is None:
+            self.label_words.extend([0] * len(LABELS))
+        else:
+            self.label_words.extend(label_words)
+        self.dropped_by_label.append(dropped_by_label)
+
+    def labels_of(self, j: int) -> array:
+        return self.label_words[j * len(LABELS):(j + 1) * len(LABELS)]
 
     def add_summary(self, shard: int, s: dict[str, Any]) -> None:
         """A row from a processed document's summary in the run state (`pdf/payload.py`)."""
@@ -72,7 +92,9 @@ class DocTable:
                  leak=s["leakage"].items(), words_repaired=s.get("words_repaired", 0),
                  words_unrepaired=s.get("words_unrepaired", 0), shard=shard,
                  date=s.get("publication_date"), given=s.get("given_split"),
-                 license=s.get("license", UNKNOWN))
+                 license=s.get("license", UNKNOWN), language=s.get("language") or "",
+                 label_words=s.get("label_words"),
+                 dropped_by_label=s.get("dropped_by_label", 0))
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -101,7 +123,9 @@ class DocTable:
                     article_words=self.article_words[j], language_share=self.share(j),
                     leak=self.leak(j), words_repaired=self.words_repaired[j],
                     words_unrepaired=self.words_unrepaired[j], shard=self.shard[j],
-                    split=split, license=self.licenses[j])
+                    split=split, license=self.licenses[j], language=self.languages[j],
+                    label_words=self.labels_of(j),
+                    dropped_by_label=self.dropped_by_label[j])
         return out
 
     def column(self, attr: str, split: str) -> np.ndarray:

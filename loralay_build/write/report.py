@@ -19,6 +19,7 @@ import numpy as np
 from ..atomic import atomic_text, write_text_atomic
 from ..corpus.split import SPLITS
 from ..failures import BadRecords, FailureClass
+from ..group.labels import LABELS
 from ..paths import REPORT_DIR
 from ..records import Outcome
 from .doctable import DocTable
@@ -143,6 +144,43 @@ def glyph_repairs(docs: DocTable) -> dict[str, Any]:
             "documents": per_doc}
 
 
+def label_shares(docs: DocTable) -> dict[str, Any]:
+    """The share of the kept words per label (group/labels.py), over all and per document
+    language, and how many words the `drop_labels` setting left out."""
+    n = len(LABELS)
+    counts = np.asarray(docs.label_words, dtype=np.int64).reshape(-1, n)
+    langs = np.asarray(docs.languages, dtype=object)
+    out: dict[str, Any] = {"by_language": {}, "words": {},
+                           "dropped_by_label": int(sum(docs.dropped_by_label))}
+    groups = [("all", np.ones(len(langs), dtype=bool))]
+    groups += [(str(lang), langs == lang) for lang in sorted(set(docs.languages))]
+    for name, mask in groups:
+        per = counts[mask].sum(axis=0)
+        total = int(per.sum())
+        out["words"][name] = total
+        out["by_language"][name] = {LABELS[k]: round(int(c) / total, 4)
+                                    for k, c in enumerate(per.tolist()) if c and total}
+    return out
+
+
+def _md_labels(data: Mapping[str, Any]) -> list[str]:
+    lab = data.get("labels")
+    if not lab or not lab["words"].get("all"):
+        return []
+    langs = [g for g in lab["by_language"] if g != "all"]
+    cols = ["all", *langs] if len(langs) > 1 else ["all"]
+    names = [name for name in LABELS if name in lab["by_language"]["all"]]
+    rows = [(name, *(f"{100 * lab['by_language'][g].get(name, 0):.1f}%" for g in cols))
+            for name in names]
+    rows.append(("words", *(f"{lab['words'][g]:,}" for g in cols)))
+    lines = ["## Labels", "", "Share of the kept words per block label (VILA's S2-VL "
+             "categories, from layout rules: docs/layout-groups.md), per language.", ""]
+    lines += _table(("label", *cols), rows)
+    if lab["dropped_by_label"]:
+        lines += [f"{lab['dropped_by_label']:,} words left out by `drop_labels`.", ""]
+    return lines
+
+
 def licenses_of(license_ids: Iterable[str]) -> dict[str, int]:
     """Kept documents per licence id (one id per kept document), most first (ties by id)."""
     counts: dict[str, int] = {}
@@ -264,6 +302,7 @@ def _report_body(run: RunFacts, docs: DocTable) -> dict[str, Any]:
         "splits": {s: v for s, v in stats.items() if v["count"] or s in SPLITS},
         "leakage": leak,
         "glyphs": glyph_repairs(docs),
+        "labels": label_shares(docs),
         "licenses": licenses_of(docs.licenses),
         "duplicates": duplicates_of(run.duplicates),
         "bad_records": run.bad_records.to_json(),
@@ -360,7 +399,7 @@ def render_markdown(data: Mapping[str, Any]) -> str:
     if data.get("split_rule"):
         lines += [f"Split rule: {data['split_rule']}", ""]
     lines += _md_splits(data) + _md_leakage(data) + _md_licenses_duplicates(data) \
-        + _md_glyphs(data)
+        + _md_glyphs(data) + _md_labels(data)
     if data["run"]:
         lines += ["## Run", "", *_table(("key", "value"), data["run"].items())]
     err = data.get("plots", {}).get("error")
