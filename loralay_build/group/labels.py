@@ -51,6 +51,8 @@ LABEL_RULE = "labels1"
 
 # share of the page height that is the top (bottom) band where running headers (footers) are
 BAND = 0.14
+# share of the page width that is a side margin (running titles set sideways, page numbers)
+SIDE = 0.08
 # a header's text must recur on this many other pages (at least), within this many heights
 REPEAT_PAGES = 1
 REPEAT_SLACK = 2.0
@@ -62,15 +64,14 @@ _CAPTION_WORD = (r"fig(?:ure|\.|s\.?)?|figura|gr[áa]fico|graph|chart|table|tab\
                  r"imagem|imagen|illustration|ilustra[çc][ãa]o|photo|foto|exhibit|box|"
                  r"algorithm|algoritmo|listing|planche|carte|gráf\.|diagrama|diagram")
 # the prefix and its number: "Figure 3:", "Fig. 2.", "TABLE IV", "Tabela 1 -", "Fig.3"
-CAPTION = re.compile(rf"[<\[(]?(?:{_CAPTION_WORD})\s*(?:[A-Z]?\d+[\w.]*|[IVXLC]+\b|[A-Z]\b)",
-                     re.IGNORECASE)
+CAPTION = re.compile(rf"[<\[(]?(?:{_CAPTION_WORD})\s*(?:[A-Z]?\d+(?:[.\-–]\d+)*[a-z]?|"
+                     r"[IVXLC]+|[A-Z])(?P<mark>\s*[.:|—–\-)>\]])?(?:\s|$)", re.IGNORECASE)
 CAPTION_KO = re.compile(r"[<\[(]?(?:그림|표|도표|사진|그래프)\s*\d")
-# a number with a caption's punctuation after it (else "Figure 3 shows" may be a sentence)
-CAPTION_MARK = re.compile(r"^(?:[A-Z]?\d+(?:[.\-–]\d+)*[a-z]?|[IVXLC]+|[A-Z])\s*[.:|—–\-)>\]]")
 
 # reference-list headings in the corpora's languages
 REFERENCES = re.compile(
     r"^(?:[\dIVX]+\.?\s*)?(?:references?(?:\s+cited)?|bibliography|literature(?:\s+cited)?|"
+    r"literatura\s+citada|"
     r"works\s+cited|refer[êe]ncias(?:\s+bibliogr[áa]ficas)?|r[ée]f[ée]rences"
     r"(?:\s+bibliographiques)?|bibliographie|referencias(?:\s+bibliogr[áa]ficas)?|"
     r"bibliograf[íi]a|obras\s+citadas|참고\s*문헌|참고문헌|인용문헌)\s*:?$", re.IGNORECASE)
@@ -106,9 +107,9 @@ EQUATION_NUMBER = re.compile(r"^\([A-Za-z]{0,3}[.\-]?\d[\w.\-′']{0,6}\)[.,]?$"
 # the characters of mathematics: operators, relations, Greek, brackets, scripts
 MATH = re.compile(r"[=+−×÷·∑∏∫∮∂∇√∞≤≥≈≠≡∼∝∈∉⊂⊆∪∩∀∃→←↔⇒⇔^_|/<>()\[\]{}\u0391-\u03c9"
                   r"\u2200-\u22ff\U0001d400-\U0001d7ff]")
-PAGE_NUMBER = re.compile(r"^(?:p(?:age|\.)?\s*)?[\divxlcIVXLC]{1,5}(?:\s*(?:/|of|de)\s*\d+)?$",
-                         re.IGNORECASE)
-DIGITS = re.compile(r"\d+")
+PAGE_NUMBER = re.compile(
+    r"^(?:p(?:age|ág|ag|\.)?\.?\s*)?(\d{1,4})(?:\s*(?:/|of|de|sur)\s*\d+)?$", re.IGNORECASE)
+NOT_LETTERS = re.compile(r"[\W\d_]+")
 
 
 @dataclass
@@ -203,13 +204,19 @@ def label_blocks(doc: Document, k: Blocks, cut: np.ndarray | None = None) -> np.
     def give(mask: np.ndarray, name: str) -> None:
         label[mask & (label < 0)] = CODE[name]
 
-    give(_running(doc, k, first), "header")
-    footers = (label == CODE["header"]) & ((k.y0 + k.y1) / 2 > k.page_h / 2)
+    captions = _captions(words, k, head, body_h)
+    # a caption repeated over a table's pages at the same place is still a caption
+    give(_running(doc, k, first) & ~captions, "header")
+    # below the page's middle is a footer, but in a side margin (a running title set
+    # sideways, a page number beside the text) only at the foot of the page
+    low = (k.y0 + k.y1) / 2 > k.page_h / 2
+    foot = k.y0 >= (1 - BAND) * k.page_h
+    footers = (label == CODE["header"]) & np.where(_side_margin(k), foot, low)
     label[footers] = CODE["footer"]
     if cut is not None and len(cut) == len(words):
         cut_share = np.add.reduceat(cut.astype(np.int64), k.start) / k.count
         give(cut_share > 0.5, "abstract")
-    give(_captions(words, k, head, body_h), "caption")
+    give(captions, "caption")
     math = _math_share(words, k)
     numbered_eq = _ends_in_number(words, k)
     give((k.gap_lines >= np.maximum(2, 0.5 * k.lines)) & (math < 0.35), "table")
@@ -242,17 +249,23 @@ def _running(doc: Document, k: Blocks, first: list[str]) -> np.ndarray:
     masked, recurs on another page at about the same height (a journal's name, the
     authors, 'Page # of #'); and a lone page number in the band."""
     mid = (k.y0 + k.y1) / 2
-    band = ((k.y1 <= BAND * k.page_h) | (k.y0 >= (1 - BAND) * k.page_h)) & (k.lines <= 2)
+    band = ((k.y1 <= BAND * k.page_h) | (k.y0 >= (1 - BAND) * k.page_h)
+            | _side_margin(k)) & (k.lines <= 2)
     out = np.zeros(len(k), dtype=bool)
     idx = np.flatnonzero(band)
     if not len(idx):
         return out
     words = doc.words
     keys = []
+    texts = []
     for i in idx.tolist():
         s = int(k.start[i])
         text = " ".join(words[s:s + int(k.count[i])])
-        keys.append(DIGITS.sub("#", text.lower()))
+        texts.append(text)
+        # letters only: a page number on the left of even pages and the right of odd
+        # ones, or another number, leaves the same key; too short a key is no evidence
+        key = NOT_LETTERS.sub("", text.lower())
+        keys.append(key if len(key) >= 4 else f"\x00{len(keys)}")
     # pairs of band blocks on other pages with the same key and about the same height
     order = sorted(range(len(idx)), key=lambda j: (keys[j], j))
     run = 0
@@ -268,10 +281,42 @@ def _running(doc: Document, k: Blocks, first: list[str]) -> np.ndarray:
                 if len(np.unique(k.page[members][near])) >= REPEAT_PAGES:
                     out[a] = True
         run = end
-    lone_number = np.array([k.count[i] <= 3 and bool(PAGE_NUMBER.match(
-        " ".join(words[int(k.start[i]):int(k.start[i] + k.count[i])]))) for i in idx.tolist()])
-    out[idx[lone_number]] = True
+    out[idx[_page_numbers(k, idx, texts)]] = True
     return out
+
+
+def _side_margin(k: Blocks) -> np.ndarray:
+    """Blocks in the page's left or right margin (a running title set sideways, a page
+    number beside the text)."""
+    return (k.x1 <= SIDE * k.width) | (k.x0 >= (1 - SIDE) * k.width)
+
+
+def _page_numbers(k: Blocks, idx: np.ndarray, texts: list[str]) -> np.ndarray:
+    """Which band blocks `idx` (their `texts`) are page numbers: a number alone ("12",
+    "- 12 -", "Page 12", "12 / 20") whose value minus its page is the offset most such
+    numbers of the document share (two at least; any number on a one-page document)."""
+    value = np.full(len(idx), -1, dtype=np.int64)
+    for j, text in enumerate(texts):
+        m = PAGE_NUMBER.match(text.strip(" -–—|"))
+        if m is not None and k.count[idx[j]] <= 4:
+            value[j] = int(m.group(1))
+    found = value >= 0
+    # numbers in a side margin: a page number there stands alone on its page, line
+    # numbers (a preprint's) come by the dozen
+    side = found & _side_margin(k)[idx]
+    if side.any():
+        per_page = np.bincount(k.page[idx][side], minlength=int(k.page.max()) + 1)
+        found &= ~side | (per_page[k.page[idx]] <= 2)
+    if not found.any():
+        return found
+    if len(np.unique(k.page)) == 1:
+        return found
+    offset = value - k.page[idx]
+    uniq, counts = np.unique(offset[found], return_counts=True)
+    best = int(np.argmax(counts))  # ties: the smallest offset (np.unique sorts)
+    if counts[best] < 2:
+        return np.zeros(len(idx), dtype=bool)
+    return found & (offset == uniq[best])
 
 
 def _captions(words: list[str], k: Blocks, head: list[str], body_h: float) -> np.ndarray:
@@ -285,9 +330,9 @@ def _captions(words: list[str], k: Blocks, head: list[str], body_h: float) -> np
             if m is not None:
                 out[i] = True
             continue
-        rest = text[m.start():]
-        after = re.sub(rf"^[<\[(]?(?:{_CAPTION_WORD})\s*", "", rest, flags=re.IGNORECASE)
-        marked = bool(CAPTION_MARK.match(after)) or after.strip() == ""
+        # the number with a caption's punctuation after it (else "Figure 3 shows" may be
+        # a sentence), or nothing after it
+        marked = m.group("mark") is not None or m.end() >= len(text.rstrip())
         small = k.height[i] < 0.95 * body_h
         out[i] = marked or small or (k.lines[i] <= 1 and k.count[i] <= 12)
     return out
@@ -303,7 +348,8 @@ def _math_share(words: list[str], k: Blocks) -> np.ndarray:
         text = "".join(ws)
         if not text:
             continue
-        single = sum(1 for w in ws if len(w) == 1 and w.isalpha())
+        single = sum(1 for w in ws if len(w) == 1 and (w.isascii() or "\u0391" <= w <= "\u03c9")
+                     and w.isalpha())
         out[i] = (len(MATH.findall(text)) + single) / len(text)
     return out
 
@@ -332,7 +378,8 @@ def _headings(words: list[str], k: Blocks, head: list[str], body_h: float) -> np
         text = " ".join(ws)
         if text.endswith((",", ";")) or (text.endswith(".") and len(ws) > 4):
             continue
-        numbered = len(ws) >= 2 and bool(NUMBERED.match(ws[0])) and ws[1][:1].isupper()
+        numbered = (len(ws) >= 2 and bool(NUMBERED.match(ws[0])) and ws[1][:1].isalpha()
+                    and not ws[1][:1].islower())
         large = k.height[i] >= 1.12 * body_h
         known = bool(HEADING_WORDS.match(text)) and len(ws) <= 6
         refs = bool(REFERENCES.match(text))
@@ -350,12 +397,15 @@ def _bibliography(words: list[str], k: Blocks, heading: np.ndarray, refs_head: n
     out = np.zeros(len(k), dtype=bool)
     inside = False
     ref_h = body_h
+    last = -1  # the heading or the last entry
     for i in range(len(k)):
         if refs_head[i]:
-            inside, ref_h = True, 0.0
+            inside, ref_h, last = True, 0.0, i
             continue
         if not inside or label[i] >= 0:
             continue
+        if k.page[i] == k.page[last] and k.x1[i] <= k.x0[last]:
+            continue  # the order went back to a column left of the list: not of it
         s = int(k.start[i])
         if heading[i]:
             text = " ".join(words[s:s + int(k.count[i])])
@@ -366,10 +416,14 @@ def _bibliography(words: list[str], k: Blocks, heading: np.ndarray, refs_head: n
         if ref_h == 0.0:
             ref_h = float(k.height[i])
         out[i] = True
+        last = i
     entry = np.array([c >= 5 and (bool(ENTRY.match(words[s]))
                                   or bool(ENTRY2.match(" ".join(words[s:s + 2]))))
                       for s, c in zip(k.start.tolist(), k.count.tolist())])
-    entry &= (label < 0) | heading
+    # without a heading, entries are looked for in the document's latter part only (a
+    # first page's numbered affiliations are no reference list)
+    last_page = int(k.page.max()) if len(k) else 0
+    entry &= ((label < 0) | heading) & ((k.page >= 0.4 * last_page) | (last_page <= 2))
     run = 0
     for i in range(len(k) + 1):
         if i < len(k) and (entry[i] or (run and out[i])):
@@ -384,7 +438,7 @@ def _bibliography(words: list[str], k: Blocks, heading: np.ndarray, refs_head: n
 def _footnotes(k: Blocks, body_h: float, label: np.ndarray) -> np.ndarray:
     """Blocks set smaller than the body in the page's lower part with no block of body
     text below them in their column (footers aside)."""
-    small = (k.height < 0.9 * body_h) & (k.y0 > 0.5 * k.page_h) & (label < 0)
+    small = (k.height < 0.9 * body_h) & (k.y0 > 0.5 * k.page_h) & (label < 0) & (k.count >= 3)
     out = np.zeros(len(k), dtype=bool)
     body = (k.height >= 0.95 * body_h) & (label < 0) & (k.count >= 4)
     for i in np.flatnonzero(small).tolist():
@@ -405,7 +459,7 @@ def _front_matter(words: list[str], k: Blocks, head: list[str], body_h: float,
         return
     p = pages[0]
     on = np.flatnonzero(k.page == p)
-    free = on[label[on] < 0]
+    free = on[(label[on] < 0) | (label[on] == CODE["section"])]
     upper = free[(k.y0[free] < 0.5 * k.page_h[free]) & (k.count[free] >= 2)]
     for i in on.tolist():
         if KEYWORDS.match(head[i]) and (label[i] < 0 or label[i] == CODE["section"]):
