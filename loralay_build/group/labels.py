@@ -23,7 +23,7 @@ paragraphs), each from what the page already tells (docs/layout-groups.md, "Labe
 8. first page: title (the largest type in its upper half), authors (between title and
    abstract), abstract (after its heading, or the cut abstract), keywords (by prefix);
 9. list: a block starting with a bullet or an item label ("•", "(a)", "1)", "i.");
-10. figure: short blocks of small type near a figure's caption, not sentences.
+10. figure: text set sideways inside the page (an axis title) (before 5).
 
 Everything is per block (a few dozen per page), mostly NumPy over the blocks; text is read
 only from the first words of each block and from short blocks. Deterministic: no sets or
@@ -100,6 +100,8 @@ ENTRY = re.compile(r"^(?:\[\d+[a-z]?\]|\d+\.$|\(\d+\)$|[A-ZÀ-Ý][\w'’\-]+,$)"
 # an entry's start in two words: "19 S." (a number, then an initial), "Smith J" / "Smith, J."
 ENTRY2 = re.compile(r"^(?:\d{1,3}\.?\s+(?:[A-ZÀ-Ý]\.|[A-ZÀ-Ý][\w'’\-]+,)|"
                     r"[A-ZÀ-Ý][\w'’\-]+,?\s+(?:[A-ZÀ-Ý]\.|&))")
+# a year, as reference entries hold one
+YEAR = re.compile(r"\b(?:1[5-9]|20)\d\d[a-z]?\b")
 # a list item's label
 BULLET = re.compile(r"^(?:[•●◦▪▫■□‣∙·–—\-*∗⋆★►▶➢✓]|\(?[a-z]\)|\(?[ivx]+\)|\(?\d+\))$")
 # an equation number at a line's end
@@ -221,7 +223,10 @@ def label_blocks(doc: Document, k: Blocks, cut: np.ndarray | None = None) -> np.
     numbered_eq = _ends_in_number(words, k)
     give((k.gap_lines >= np.maximum(2, 0.5 * k.lines)) & (math < 0.35), "table")
     give(_equations(k, math, numbered_eq, body_h), "equation")
-    heading = _headings(words, k, head, body_h)
+    # text set sideways inside the page (an axis title): a figure's
+    sideways = ((k.y1 - k.y0) > 3 * (k.x1 - k.x0)) & (k.lines == 1) & ~_side_margin(k)
+    give(sideways, "figure")
+    heading = _headings(words, k, head, body_h) & (label < 0)
     refs_head = heading & np.array([bool(REFERENCES.match(t.strip())) for t in
                                     _texts(words, k, heading)])
     bib = _bibliography(words, k, heading, refs_head, label, body_h)
@@ -406,6 +411,9 @@ def _bibliography(words: list[str], k: Blocks, heading: np.ndarray, refs_head: n
             continue
         if k.page[i] == k.page[last] and k.x1[i] <= k.x0[last]:
             continue  # the order went back to a column left of the list: not of it
+        if k.page[i] != k.page[last] and not _entries_page(words, k, label, int(k.page[i])):
+            inside = False  # a page without entries (a back cover, an appendix)
+            continue
         s = int(k.start[i])
         if heading[i]:
             text = " ".join(words[s:s + int(k.count[i])])
@@ -433,6 +441,21 @@ def _bibliography(words: list[str], k: Blocks, heading: np.ndarray, refs_head: n
             out[i - run:i] |= entry[i - run:i] | out[i - run:i]
         run = 0
     return out & ((label < 0) | heading)
+
+
+def _entries_page(words: list[str], k: Blocks, label: np.ndarray, page: int) -> bool:
+    """Whether most unlabelled blocks of `page` look like reference entries: they start
+    like one or hold a year."""
+    on = np.flatnonzero((k.page == page) & (label < 0))
+    if not len(on):
+        return True
+    hits = 0
+    for i in on.tolist():
+        s = int(k.start[i])
+        ws = words[s:s + int(k.count[i])]
+        hits += bool(ENTRY.match(ws[0]) or ENTRY2.match(" ".join(ws[:2]))
+                     or YEAR.search(" ".join(ws)))
+    return 2 * hits >= len(on)
 
 
 def _footnotes(k: Blocks, body_h: float, label: np.ndarray) -> np.ndarray:
