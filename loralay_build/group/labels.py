@@ -261,8 +261,8 @@ def _running(doc: Document, k: Blocks, first: list[str]) -> np.ndarray:
     if not len(idx):
         return out
     words = doc.words
-    keys = []
-    texts = []
+    keys: list[str] = []
+    texts: list[str] = []
     for i in idx.tolist():
         s = int(k.start[i])
         text = " ".join(words[s:s + int(k.count[i])])
