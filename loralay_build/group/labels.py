@@ -66,6 +66,9 @@ _CAPTION_WORD = (r"fig(?:ure|\.|s\.?)?|figura|gr[áa]fico|graph|chart|table|tab\
 # the prefix and its number: "Figure 3:", "Fig. 2.", "TABLE IV", "Tabela 1 -", "Fig.3"
 CAPTION = re.compile(rf"[<\[(]?(?:{_CAPTION_WORD})\s*(?:[A-Z]?\d+(?:[.\-–]\d+)*[a-z]?|"
                      r"[IVXLC]+|[A-Z])(?P<mark>\s*[.:|—–\-)>\]])?(?:\s|$)", re.IGNORECASE)
+# a first word a caption may open with ("Figure", "Fig.3:", "TABLE", "<표", "그림1.")
+CAPTION_FIRST = re.compile(rf"^[<\[(]?(?:{_CAPTION_WORD}|그림|표|도표|사진|그래프)[\w.:\-–>\]]*$",
+                           re.IGNORECASE | re.MULTILINE)
 CAPTION_KO = re.compile(r"[<\[(]?(?:그림|표|도표|사진|그래프)\s*\d")
 
 # reference-list headings in the corpora's languages
@@ -103,12 +106,13 @@ ENTRY2 = re.compile(r"^(?:\d{1,3}\.?\s+(?:[A-ZÀ-Ý]\.|[A-ZÀ-Ý][\w'’\-]+,)|"
 # a year, as reference entries hold one
 YEAR = re.compile(r"\b(?:1[5-9]|20)\d\d[a-z]?\b")
 # a list item's label
-BULLET = re.compile(r"^(?:[•●◦▪▫■□‣∙·–—\-*∗⋆★►▶➢✓]|\(?[a-z]\)|\(?[ivx]+\)|\(?\d+\))$")
+BULLET = re.compile(r"^(?:[•●◦▪▫■□‣∙·–—\-*∗⋆★►▶➢✓]|\(?[a-z]\)|\(?[ivx]+\)|\(?\d+\))$",
+                    re.MULTILINE)
 # an equation number at a line's end
-EQUATION_NUMBER = re.compile(r"^\([A-Za-z]{0,3}[.\-]?\d[\w.\-′']{0,6}\)[.,]?$")
+EQUATION_NUMBER = re.compile(r"^\([A-Za-z]{0,3}[.\-]?\d[\w.\-′']{0,6}\)[.,]?$", re.MULTILINE)
 # the characters of mathematics: operators, relations, Greek, brackets, scripts
 MATH = re.compile(r"[=+−×÷·∑∏∫∮∂∇√∞≤≥≈≠≡∼∝∈∉⊂⊆∪∩∀∃→←↔⇒⇔^_|/<>()\[\]{}\u0391-\u03c9"
-                  r"\u2200-\u22ff\U0001d400-\U0001d7ff]")
+                  r"\u2200-\u22ff\U0001d400-\U0001d7ff]|(?<!\S)[A-Za-z](?!\S)")
 PAGE_NUMBER = re.compile(
     r"^(?:p(?:age|ág|ag|\.)?\.?\s*)?(\d{1,4})(?:\s*(?:/|of|de|sur)\s*\d+)?$", re.IGNORECASE)
 NOT_LETTERS = re.compile(r"[\W\d_]+")
@@ -128,6 +132,7 @@ class Blocks:
     height: np.ndarray  # mean word height (font size proxy)
     lines: np.ndarray  # visual lines
     gap_lines: np.ndarray  # lines holding a cell gap
+    short: np.ndarray  # words no wider than high (one or two characters: a formula's symbols)
     width: np.ndarray  # page width
     page_h: np.ndarray  # page height
 
@@ -136,14 +141,14 @@ class Blocks:
 
 
 def blocks_of(doc: Document) -> Blocks:
-    """The blocks of `doc` (their words contiguous, as every grouping gives them)."""
+    """The blocks of `doc`: runs of one block id (a block's words are contiguous and its
+    id unique in the document, as every grouping gives them; a block is on one page)."""
     n = len(doc.words)
-    pages = np.asarray(doc.word_pages, dtype=np.int64)
     b = doc.boxes
-    starts = run_starts(np.asarray(doc.block_ids, dtype=np.int64), pages)
+    starts = run_starts(np.fromiter(doc.block_ids, np.int64, n))
     count = np.diff(np.append(starts, n))
     h = b[:, 3] - b[:, 1]
-    line_start = run_starts(np.asarray(doc.line_ids, dtype=np.int64), pages)
+    line_start = run_starts(np.fromiter(doc.line_ids, np.int64, n))
     is_line = np.zeros(n, dtype=np.int64)
     is_line[line_start] = 1
     # each line's widest space between consecutive words, in its own height
@@ -154,8 +159,10 @@ def blocks_of(doc: Document) -> Blocks:
     line_h = np.maximum.reduceat(h, line_start)
     gapped = np.zeros(n, dtype=np.int64)
     gapped[line_start] = widest >= CELL_GAP * np.maximum(line_h, 1e-6)
+    # a word of one or two characters, by its box: not wider than its height
+    short = ((b[:, 2] - b[:, 0]) <= h).astype(np.int64)
     sizes = np.array([(0.0, 0.0)] + [(p.width, p.height) for p in doc.pages])
-    page = pages[starts]
+    page = np.fromiter(map(doc.word_pages.__getitem__, starts.tolist()), np.int64, len(starts))
     known = np.where((page > 0) & (page < len(sizes)), page, 0)  # a bad page: size 0
     return Blocks(start=starts, count=count, page=page,
                   x0=np.minimum.reduceat(b[:, 0], starts),
@@ -165,6 +172,7 @@ def blocks_of(doc: Document) -> Blocks:
                   height=np.add.reduceat(h, starts) / count,
                   lines=np.add.reduceat(is_line, starts),
                   gap_lines=np.add.reduceat(gapped, starts),
+                  short=np.add.reduceat(short, starts),
                   width=sizes[known, 0], page_h=sizes[known, 1])
 
 
@@ -201,7 +209,8 @@ def label_blocks(doc: Document, k: Blocks, cut: np.ndarray | None = None) -> np.
     label = np.full(nb, -1, dtype=np.int64)
     body_h = float(np.median(doc.boxes[:, 3] - doc.boxes[:, 1]))
     first = [words[s] for s in k.start.tolist()]
-    head = [" ".join(words[s:s + min(c, 4)]) for s, c in zip(k.start.tolist(), k.count.tolist())]
+    # the first words of the blocks a caption prefix may open (one scan of all first words)
+    head = _heads(words, k, _word_matches(CAPTION_FIRST, first))
 
     def give(mask: np.ndarray, name: str) -> None:
         label[mask & (label < 0)] = CODE[name]
@@ -219,8 +228,8 @@ def label_blocks(doc: Document, k: Blocks, cut: np.ndarray | None = None) -> np.
         cut_share = np.add.reduceat(cut.astype(np.int64), k.start) / k.count
         give(cut_share > 0.5, "abstract")
     give(captions, "caption")
-    math = _math_share(words, k)
     numbered_eq = _ends_in_number(words, k)
+    math = _math_share(words, k, numbered_eq, label < 0)
     give((k.gap_lines >= np.maximum(2, 0.5 * k.lines)) & (math < 0.35), "table")
     give(_equations(k, math, numbered_eq, body_h), "equation")
     # text set sideways inside the page (an axis title): a figure's
@@ -234,10 +243,35 @@ def label_blocks(doc: Document, k: Blocks, cut: np.ndarray | None = None) -> np.
     give(heading, "section")
     give(bib, "bibliography")
     give(_footnotes(k, body_h, label), "footnote")
-    _front_matter(words, k, head, body_h, label, cut)
-    give(np.array([bool(BULLET.match(w)) for w in first]) & (k.lines <= 12), "list")
+    first_page = k.page == (k.page.min() if nb else 0)
+    _front_matter(words, k, _heads(words, k, first_page), body_h, label, cut)
+    give(_word_matches(BULLET, first) & (k.lines <= 12), "list")
     label[label < 0] = PARAGRAPH
     return label
+
+
+def _word_matches(pattern: re.Pattern[str], ws: list[str]) -> np.ndarray:
+    """Which of the words `pattern` matches whole, in one scan: the words (which hold no
+    line break) joined by line breaks and searched line by line (`pattern` is compiled
+    with re.MULTILINE and anchored by ^ and $)."""
+    out = np.zeros(len(ws), dtype=bool)
+    if not ws:
+        return out
+    text = "\n".join(ws)
+    ends = np.cumsum(np.fromiter(map(len, ws), np.int64, len(ws)) + 1)  # past each "\n"
+    at = [m.start() for m in pattern.finditer(text)]
+    if at:
+        out[np.searchsorted(ends, np.asarray(at), side="right")] = True
+    return out
+
+
+def _heads(words: list[str], k: Blocks, which: np.ndarray) -> list[str]:
+    """The first four words of the blocks `which` marks ("" for the others)."""
+    out = [""] * len(k)
+    for i in np.flatnonzero(which).tolist():
+        s = int(k.start[i])
+        out[i] = " ".join(words[s:s + min(int(k.count[i]), 4)])
+    return out
 
 
 def _texts(words: list[str], k: Blocks, which: np.ndarray) -> list[str]:
@@ -343,25 +377,26 @@ def _captions(words: list[str], k: Blocks, head: list[str], body_h: float) -> np
     return out
 
 
-def _math_share(words: list[str], k: Blocks) -> np.ndarray:
-    """Share of mathematical characters (and one-letter words) in blocks of at most
-    six lines (longer blocks are running text: 0)."""
+def _math_share(words: list[str], k: Blocks, numbered: np.ndarray, free: np.ndarray
+                ) -> np.ndarray:
+    """Share of mathematical characters (and one-letter Latin words) among the characters
+    of the `free` blocks of at most six lines of which a third of the words or more are
+    one or two characters long (a formula's symbols; running text has fewer), or that end
+    in an equation number; 0 for the others."""
     out = np.zeros(len(k))
-    for i in np.flatnonzero(k.lines <= 6).tolist():
+    symbols = 3 * k.short >= k.count
+    for i in np.flatnonzero(free & (k.lines <= 6) & (symbols | numbered)).tolist():
         s = int(k.start[i])
-        ws = words[s:s + int(k.count[i])]
-        text = "".join(ws)
-        if not text:
-            continue
-        single = sum(1 for w in ws if len(w) == 1 and (w.isascii() or "\u0391" <= w <= "\u03c9")
-                     and w.isalpha())
-        out[i] = (len(MATH.findall(text)) + single) / len(text)
+        n = int(k.count[i])
+        text = " ".join(words[s:s + n])
+        chars = len(text) - (n - 1)
+        if chars > 0:
+            out[i] = len(MATH.findall(text)) / chars
     return out
 
 
 def _ends_in_number(words: list[str], k: Blocks) -> np.ndarray:
-    last = (k.start + k.count - 1).tolist()
-    return np.array([bool(EQUATION_NUMBER.match(words[j])) for j in last])
+    return _word_matches(EQUATION_NUMBER, [words[j] for j in (k.start + k.count - 1).tolist()])
 
 
 def _equations(k: Blocks, math: np.ndarray, numbered: np.ndarray, body_h: float
@@ -376,21 +411,27 @@ def _headings(words: list[str], k: Blocks, head: list[str], body_h: float) -> np
     """Section headings: blocks of one or two lines and few words that are numbered, or
     set larger than the body, or a known heading's name; never ending like a sentence."""
     out = np.zeros(len(k), dtype=bool)
-    cand = np.flatnonzero((k.lines <= 2) & (k.count <= 16))
+    large = k.height >= 1.12 * body_h
+    # what can be a heading: large type, or one line; and at most 6 words unless
+    # numbered or large (a known name, a reference list's heading, capitals)
+    cand = np.flatnonzero((k.lines <= 2) & (k.count <= 16) & (large | (k.lines == 1)))
     for i in cand.tolist():
         s = int(k.start[i])
-        ws = words[s:s + int(k.count[i])]
-        text = " ".join(ws)
-        if text.endswith((",", ";")) or (text.endswith(".") and len(ws) > 4):
+        n = int(k.count[i])
+        ws = words[s:s + n]
+        last = ws[-1]
+        if last.endswith((",", ";")) or (last.endswith(".") and n > 4):
             continue
-        numbered = (len(ws) >= 2 and bool(NUMBERED.match(ws[0])) and ws[1][:1].isalpha()
+        numbered = (n >= 2 and bool(NUMBERED.match(ws[0])) and ws[1][:1].isalpha()
                     and not ws[1][:1].islower())
-        large = k.height[i] >= 1.12 * body_h
-        known = bool(HEADING_WORDS.match(text)) and len(ws) <= 6
-        refs = bool(REFERENCES.match(text))
-        upper = len(ws) <= 8 and text.isupper() and sum(c.isalpha() for c in text) >= 4
-        out[i] = refs or known or (numbered and (large or k.lines[i] == 1)) or \
-            (large and k.lines[i] <= 2) or (upper and k.lines[i] == 1)
+        if large[i] or numbered:
+            out[i] = True
+            continue
+        if n > 8:
+            continue
+        text = " ".join(ws)
+        out[i] = ((n <= 6 and bool(HEADING_WORDS.match(text))) or bool(REFERENCES.match(text))
+                  or (text.isupper() and sum(c.isalpha() for c in text) >= 4))
     return out
 
 
@@ -425,13 +466,15 @@ def _bibliography(words: list[str], k: Blocks, heading: np.ndarray, refs_head: n
             ref_h = float(k.height[i])
         out[i] = True
         last = i
-    entry = np.array([c >= 5 and (bool(ENTRY.match(words[s]))
-                                  or bool(ENTRY2.match(" ".join(words[s:s + 2]))))
-                      for s, c in zip(k.start.tolist(), k.count.tolist())])
     # without a heading, entries are looked for in the document's latter part only (a
     # first page's numbered affiliations are no reference list)
     last_page = int(k.page.max()) if len(k) else 0
-    entry &= ((label < 0) | heading) & ((k.page >= 0.4 * last_page) | (last_page <= 2))
+    entry = (((label < 0) | heading) & ((k.page >= 0.4 * last_page) | (last_page <= 2))
+             & (k.count >= 5) & ~out)
+    for i in np.flatnonzero(entry).tolist():
+        s = int(k.start[i])
+        entry[i] = bool(ENTRY.match(words[s])) or bool(ENTRY2.match(" ".join(words[s:s + 2])))
+    entry |= out
     run = 0
     for i in range(len(k) + 1):
         if i < len(k) and (entry[i] or (run and out[i])):
@@ -463,12 +506,14 @@ def _footnotes(k: Blocks, body_h: float, label: np.ndarray) -> np.ndarray:
     text below them in their column (footers aside)."""
     small = (k.height < 0.9 * body_h) & (k.y0 > 0.5 * k.page_h) & (label < 0) & (k.count >= 3)
     out = np.zeros(len(k), dtype=bool)
-    body = (k.height >= 0.95 * body_h) & (label < 0) & (k.count >= 4)
+    body = np.flatnonzero((k.height >= 0.95 * body_h) & (label < 0) & (k.count >= 4))
+    body_page = k.page[body]  # blocks come page by page
     for i in np.flatnonzero(small).tolist():
-        same = (k.page == k.page[i]) & body & (k.y0 > k.y1[i])
-        over = (np.minimum(k.x1, k.x1[i]) - np.maximum(k.x0, k.x0[i])) > 0
-        if not (same & over).any():
-            out[i] = True
+        lo, hi = np.searchsorted(body_page, [k.page[i], k.page[i] + 1])
+        b = body[lo:hi]
+        below = (k.y0[b] > k.y1[i]) & (np.minimum(k.x1[b], k.x1[i])
+                                       > np.maximum(k.x0[b], k.x0[i]))
+        out[i] = not below.any()
     return out
 
 
