@@ -519,45 +519,61 @@ def _footnotes(k: Blocks, body_h: float, label: np.ndarray) -> np.ndarray:
 
 def _front_matter(words: list[str], k: Blocks, head: list[str], body_h: float,
                   label: np.ndarray, cut: np.ndarray | None) -> None:
-    """On the first page holding text: the title (largest type in the page's upper half),
-    the authors (blocks between the title and the abstract or the first heading), the
-    abstract (after its heading or its own prefix), keywords (by their prefix)."""
+    """On the first page holding text: keywords (by their prefix); the title (the largest
+    type in the page's upper 40 %, larger than the body); after it, in reading order, the
+    authors (short blocks: names, affiliations, dates), then the abstract (after its
+    heading, a block opening with its name, or the first block of three lines or more
+    before the first section heading); the first other heading ends the front matter."""
     pages = np.unique(k.page)
     if not len(pages):
         return
     p = pages[0]
     on = np.flatnonzero(k.page == p)
-    free = on[(label[on] < 0) | (label[on] == CODE["section"])]
-    upper = free[(k.y0[free] < 0.5 * k.page_h[free]) & (k.count[free] >= 2)]
     for i in on.tolist():
         if KEYWORDS.match(head[i]) and (label[i] < 0 or label[i] == CODE["section"]):
             label[i] = CODE["keywords"]
+    free = on[(label[on] < 0) | (label[on] == CODE["section"])]
+    upper = free[(k.y0[free] < 0.4 * k.page_h[free]) & (k.count[free] >= 2)]
+    # a numbered or known heading is no title ("1 Introduction", "References")
+    upper = upper[[not (NUMBERED.match(head[i].split(" ", 1)[0]) or HEADING_WORDS.match(head[i])
+                        or REFERENCES.match(head[i])) for i in upper.tolist()]]
     if not len(upper):
         return
     title_h = k.height[upper].max()
-    if title_h < 1.25 * body_h:
+    if title_h < 1.12 * body_h:
         return
-    title = upper[k.height[upper] >= 0.9 * title_h]
-    title = title[k.count[title] <= 40]
+    title = upper[(k.height[upper] >= 0.9 * title_h) & (k.count[upper] <= 40)]
     if not len(title):
         return
     label[title] = CODE["title"]
-    after = on[on > title.max()]
-    for i in after.tolist():
-        if label[i] == CODE["section"] and ABSTRACT_HEAD.match(head[i]):
+    for i in on[on > title.max()].tolist():
+        if label[i] == CODE["abstract"]:  # the cut abstract
+            break
+        if label[i] == CODE["section"]:
+            if not ABSTRACT_HEAD.match(head[i]):
+                break  # the first section: no abstract found before it
             label[i] = CODE["abstract"]
-            nxt = i + 1
-            while nxt < len(k) and k.page[nxt] == p and label[nxt] < 0 and k.lines[nxt] > 1:
+            # its paragraphs: the blocks after it set to the first one's width
+            nxt, first = i + 1, i + 1
+            while (nxt < len(k) and k.page[nxt] == p and label[nxt] < 0 and k.lines[nxt] > 1
+                   and abs(k.x0[nxt] - k.x0[first]) <= 2 and abs(k.x1[nxt] - k.x1[first]) <= 2):
                 label[nxt] = CODE["abstract"]
                 nxt += 1
             break
-        if label[i] >= 0 and label[i] != CODE["footnote"]:
-            if label[i] == CODE["abstract"]:
-                break
+        if label[i] >= 0:
             continue
-        if ABSTRACT_HEAD.match(head[i]):
+        if ABSTRACT_HEAD.match(head[i]) or _prose(words, k, i):
             label[i] = CODE["abstract"]
             break
-        if k.lines[i] > 4:  # running text: the authors are above it
-            break
         label[i] = CODE["author"]
+
+
+def _prose(words: list[str], k: Blocks, i: int) -> bool:
+    """Block i reads as running text: three lines or more, forty words or more, most of
+    its words in lower case (a list of authors and affiliations is mostly capitals)."""
+    if k.lines[i] < 3 or k.count[i] < 40:
+        return False
+    s = int(k.start[i])
+    ws = words[s:s + int(k.count[i])]
+    lower = sum(w[:1].islower() for w in ws)
+    return 2 * lower >= sum(w[:1].isalpha() for w in ws)
