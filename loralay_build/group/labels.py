@@ -8,22 +8,24 @@ its block, as an int8 code into `LABELS`; the codes are VILA's S2-VL ids (its
 The rules, in order of precedence (a block keeps the first label it gets; the rest are
 paragraphs), each from what the page already tells (docs/layout-groups.md, "Labels"):
 
-1. header / footer: a block in the page's top or bottom band whose text (digits masked)
-   recurs at about the same height on other pages, or a page number alone there;
+1. header / footer: a block in the page's top or bottom band or side margins whose text
+   (letters only) recurs at about the same height on other pages, or a page number there
+   (a number alone whose offset from its page the document's page numbers share);
 2. caption: a block starting with a caption prefix in any language of the corpora
    ("Figure 3:", "Fig. 2.", "Table II", "Tabela 1 -", "Quadro 2", "그림 1", "<표 2>", ...);
 3. table: a block most of whose lines hold cell gaps (spaces of >= 1.5 heights);
 4. equation: a short block dense in mathematical symbols, or ending in an equation
-   number "(12)";
-5. section: a short isolated block, numbered or set larger than the body, or a known
-   heading word ("Introduction", "References", "Referências", "참고문헌", ...);
-6. bibliography: the blocks after a reference-list heading, up to the next heading that
-   is not one, or a run of blocks shaped like entries ("[12] ...", "Smith, J. (2001)");
-7. footnote: a block set smaller than the body at the foot of its column;
-8. first page: title (the largest type in its upper half), authors (between title and
-   abstract), abstract (after its heading, or the cut abstract), keywords (by prefix);
-9. list: a block starting with a bullet or an item label ("•", "(a)", "1)", "i.");
-10. figure: text set sideways inside the page (an axis title) (before 5).
+   number "(12)" with some;
+5. figure: text set sideways inside the page (an axis title);
+6. section: a short isolated block, numbered or set larger than the body, or a known
+   heading's name ("Introduction", "References", "Referências", "참고문헌", ...);
+7. bibliography: the blocks after a reference-list heading, up to a heading that closes
+   it or a page without entries, and runs of blocks shaped like entries ("[12] ...",
+   "Smith, J. (2001)") in the document's latter part;
+8. footnote: a block set smaller than the body at the foot of its column;
+9. first page: keywords (by prefix), title (the largest type in its upper part), authors
+   (after the title), abstract (after its heading, or the first block of running text);
+10. list: a block starting with a bullet or an item label ("•", "(a)", "1)", "i)").
 
 Everything is per block (a few dozen per page), mostly NumPy over the blocks; text is read
 only from the first words of each block and from short blocks. Deterministic: no sets or
