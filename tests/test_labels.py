@@ -12,6 +12,7 @@ from functools import cache
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
 import pytest
 
 from loralay_build.group import group_layout
@@ -277,3 +278,38 @@ def test_running_headers_and_footers_are_only_the_real_ones(name, page):
         assert any(text.startswith(s) and lab == e for s, e in expected), (text, lab)
     for s, e in expected:  # and all of them are found
         assert any(text.startswith(s) and lab == e for text, lab in found), (s, e, found)
+
+
+def test_detector_tables_relabel_only_the_rules_paragraphs():
+    from loralay_build.group.detector import apply_regions
+
+    doc = group_layout(_three_pages().doc())
+    codes = label_words(doc)
+    on_1 = [i for i, p in enumerate(doc.word_pages) if p == 1]
+    everything = np.array([[0, 0, 612, 792]], dtype=float)
+    out = apply_regions(doc, codes, 1, everything, ["table"])
+    names = [LABELS[c] for c in out[on_1]]
+    before = [LABELS[c] for c in codes[on_1]]
+    assert set(names) == {"table", "header", "footer"}  # paragraphs only changed
+    assert [n for n, b in zip(names, before) if b != "paragraph"] == \
+        [b for b in before if b != "paragraph"]
+    assert (out[len(on_1):] == codes[len(on_1):]).all()  # other pages untouched
+    assert (apply_regions(doc, codes, 1, everything, ["text"]) == codes).all()
+    blank = np.array([[0.0, 0.0, 1.0, 1.0]])  # a region holding no word
+    assert (apply_regions(doc, codes, 1, blank, ["table"]) == codes).all()
+
+
+def test_rules_plus_detector_needs_the_extra_and_is_said_before_any_work():
+    from loralay_build.errors import ConfigError
+    from loralay_build.group.detector import detector_missing
+    from loralay_build.run.preflight import check_detector
+    from loralay_build.settings import DocumentSettings
+
+    assert DocumentSettings().labels == "rules"
+    s = DocumentSettings(labels="rules+detector")
+    assert s.model_dump() != DocumentSettings().model_dump()  # in the fingerprint
+    missing = detector_missing()
+    if missing is None:
+        pytest.skip("rapid-layout and onnxruntime are installed here")
+    with pytest.raises(ConfigError, match="detector"):
+        check_detector(s)  # type: ignore[arg-type]

@@ -16,7 +16,7 @@ from ..machinery.request import BuildRequest, BuildResult
 from ..sources import BadRunInput, SourceNotBuilt
 from .driver import fetch_phase, plan_shard_of, process_phase
 from .finish import Decisions, IncompleteRun, finish_run
-from .preflight import ToolVersions, check_inputs, tool_versions, wipe_run
+from .preflight import ToolVersions, check_detector, check_inputs, tool_versions, wipe_run
 
 log = logging.getLogger("loralay.build")
 
@@ -33,6 +33,7 @@ class PdfPipeline:
 
     def check(self, req: BuildRequest) -> None:
         check_inputs(req.settings)
+        check_detector(req.settings)
         relists = registry.source(req.settings.source).relists
         if req.one_shard and not relists and not req.fetched \
                 and not RunLayout(req.out).fetch_db.exists():

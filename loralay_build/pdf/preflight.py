@@ -18,6 +18,7 @@ from ..extract.glyphs import GLYPH_RULE
 from ..extract.poppler import poppler_version
 from ..extract.rotation import ROTATION_RULE
 from ..group import GROUP_RULE
+from ..group.detector import detector_missing
 from ..group.labels import LABEL_RULE
 from ..layout import RunLayout
 from ..licenses import LICENSE_RULE
@@ -46,6 +47,15 @@ def tool_versions() -> ToolVersions:
     # them changed is redone; so does the strip rule, what is cut as an abstract
     return ToolVersions(f"{__version__}+{GLYPH_RULE}+{ROTATION_RULE}+{GROUP_RULE}+{LABEL_RULE}"
                         f"+{PRINT_VERSION}+{LICENSE_RULE}+{STRIP_RULE}", poppler_version())
+
+
+def check_detector(settings: CommonSettings) -> None:
+    """`labels: rules+detector` needs the optional detector installed: said before any
+    work, not as every document's failure."""
+    if settings.labels == "rules+detector":
+        missing = detector_missing()
+        if missing:
+            raise ConfigError(missing)
 
 
 def check_inputs(settings: CommonSettings) -> None:

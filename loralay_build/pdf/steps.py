@@ -25,6 +25,7 @@ from ..extract import ExtractLimits, extract_document
 from ..extract.glyphs import repair_glyphs
 from ..failures import Failure, FailureClass, internal_error
 from ..group import regroup
+from ..group.detector import detect_labels
 from ..group.labels import CODE, label_words
 from ..images.render import RenderedPages
 from ..language import detect
@@ -125,7 +126,10 @@ def group(w: DocWork) -> Failure | None:
     Poppler's own groups (`groups: poppler`); then each block's label (`group/labels.py`)."""
     assert w.doc is not None
     doc = regroup(w.doc, w.job.settings.groups)
-    doc.labels = label_words(doc).tolist()
+    codes = label_words(doc)
+    if w.job.settings.labels == "rules+detector" and w.candidate.pdf_path:
+        codes = detect_labels(doc, codes, w.candidate.pdf_path)
+    doc.labels = codes.tolist()
     w.doc = doc
     return None
 

