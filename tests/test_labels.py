@@ -313,3 +313,10 @@ def test_rules_plus_detector_needs_the_extra_and_is_said_before_any_work():
         pytest.skip("rapid-layout and onnxruntime are installed here")
     with pytest.raises(ConfigError, match="detector"):
         check_detector(s)  # type: ignore[arg-type]
+
+
+def test_the_label_rule_is_in_the_fingerprinted_tool_version():
+    from loralay_build.group.labels import LABEL_RULE
+    from loralay_build.run.preflight import tool_versions
+
+    assert f"+{LABEL_RULE}+" in str(tool_versions())
