@@ -217,9 +217,9 @@ def label_blocks(doc: Document, k: Blocks, cut: np.ndarray | None = None) -> np.
     def give(mask: np.ndarray, name: str) -> None:
         label[mask & (label < 0)] = CODE[name]
 
-    captions = _captions(words, k, head, body_h)
+    captions = _captions(k, head, body_h)
     # a caption repeated over a table's pages at the same place is still a caption
-    give(_running(doc, k, first) & ~captions, "header")
+    give(_running(doc, k) & ~captions, "header")
     # below the page's middle is a footer, but in a side margin (a running title set
     # sideways, a page number beside the text) only at the foot of the page
     low = (k.y0 + k.y1) / 2 > k.page_h / 2
@@ -233,11 +233,11 @@ def label_blocks(doc: Document, k: Blocks, cut: np.ndarray | None = None) -> np.
     numbered_eq = _ends_in_number(words, k)
     math = _math_share(words, k, numbered_eq, label < 0)
     give((k.gap_lines >= np.maximum(2, 0.5 * k.lines)) & (math < 0.35), "table")
-    give(_equations(k, math, numbered_eq, body_h), "equation")
+    give(_equations(k, math, numbered_eq), "equation")
     # text set sideways inside the page (an axis title): a figure's
     sideways = ((k.y1 - k.y0) > 3 * (k.x1 - k.x0)) & (k.lines == 1) & ~_side_margin(k)
     give(sideways, "figure")
-    heading = _headings(words, k, head, body_h) & (label < 0)
+    heading = _headings(words, k, body_h) & (label < 0)
     refs_head = heading & np.array([bool(REFERENCES.match(t.strip())) for t in
                                     _texts(words, k, heading)])
     bib = _bibliography(words, k, heading, refs_head, label, body_h)
@@ -285,7 +285,7 @@ def _texts(words: list[str], k: Blocks, which: np.ndarray) -> list[str]:
     return out
 
 
-def _running(doc: Document, k: Blocks, first: list[str]) -> np.ndarray:
+def _running(doc: Document, k: Blocks) -> np.ndarray:
     """Running headers and footers: blocks in the top or bottom band whose text, digits
     masked, recurs on another page at about the same height (a journal's name, the
     authors, 'Page # of #'); and a lone page number in the band."""
@@ -360,7 +360,7 @@ def _page_numbers(k: Blocks, idx: np.ndarray, texts: list[str]) -> np.ndarray:
     return found & (offset == uniq[best])
 
 
-def _captions(words: list[str], k: Blocks, head: list[str], body_h: float) -> np.ndarray:
+def _captions(k: Blocks, head: list[str], body_h: float) -> np.ndarray:
     """Blocks that open with a caption prefix and its number; a prefix followed by a
     number without punctuation only when the block is not set like running text."""
     out = np.zeros(len(k), dtype=bool)
@@ -401,15 +401,14 @@ def _ends_in_number(words: list[str], k: Blocks) -> np.ndarray:
     return _word_matches(EQUATION_NUMBER, [words[j] for j in (k.start + k.count - 1).tolist()])
 
 
-def _equations(k: Blocks, math: np.ndarray, numbered: np.ndarray, body_h: float
-               ) -> np.ndarray:
+def _equations(k: Blocks, math: np.ndarray, numbered: np.ndarray) -> np.ndarray:
     """Display equations: short blocks dense in mathematics, or ending in an equation
     number with some mathematics."""
     short = k.lines <= 6
     return short & ((math >= 0.3) | (numbered & (math >= 0.1)))
 
 
-def _headings(words: list[str], k: Blocks, head: list[str], body_h: float) -> np.ndarray:
+def _headings(words: list[str], k: Blocks, body_h: float) -> np.ndarray:
     """Section headings: blocks of one or two lines and few words that are numbered, or
     set larger than the body, or a known heading's name; never ending like a sentence."""
     out = np.zeros(len(k), dtype=bool)
