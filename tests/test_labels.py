@@ -281,7 +281,7 @@ def test_running_headers_and_footers_are_only_the_real_ones(name, page):
 
 
 def test_detector_tables_relabel_only_the_rules_paragraphs():
-    from loralay_build.group.detector import apply_regions
+    from loralay_build.images.detector import apply_regions
 
     doc = group_layout(_three_pages().doc())
     codes = label_words(doc)
@@ -301,8 +301,8 @@ def test_detector_tables_relabel_only_the_rules_paragraphs():
 
 def test_rules_plus_detector_needs_the_extra_and_is_said_before_any_work():
     from loralay_build.errors import ConfigError
-    from loralay_build.group.detector import detector_missing
-    from loralay_build.run.preflight import check_detector
+    from loralay_build.images.detector import detector_missing
+    from loralay_build.pdf.preflight import check_detector
     from loralay_build.settings import DocumentSettings
 
     assert DocumentSettings().labels == "rules"
@@ -317,6 +317,6 @@ def test_rules_plus_detector_needs_the_extra_and_is_said_before_any_work():
 
 def test_the_label_rule_is_in_the_fingerprinted_tool_version():
     from loralay_build.group.labels import LABEL_RULE
-    from loralay_build.run.preflight import tool_versions
+    from loralay_build.pdf.preflight import tool_versions
 
     assert f"+{LABEL_RULE}+" in str(tool_versions())

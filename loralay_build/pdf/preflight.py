@@ -18,8 +18,8 @@ from ..extract.glyphs import GLYPH_RULE
 from ..extract.poppler import poppler_version
 from ..extract.rotation import ROTATION_RULE
 from ..group import GROUP_RULE
-from ..group.detector import detector_missing
 from ..group.labels import LABEL_RULE
+from ..images.detector import detector_missing
 from ..layout import RunLayout
 from ..licenses import LICENSE_RULE
 from ..owned import BUILD, KEPT_BY_FRESH, owned_entries, remove

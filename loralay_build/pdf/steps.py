@@ -25,8 +25,8 @@ from ..extract import ExtractLimits, extract_document
 from ..extract.glyphs import repair_glyphs
 from ..failures import Failure, FailureClass, internal_error
 from ..group import regroup
-from ..group.detector import detect_labels
 from ..group.labels import CODE, label_words
+from ..images.detector import detect_labels
 from ..images.render import RenderedPages
 from ..language import detect
 from ..records import Candidate, Document, ProcessedDoc

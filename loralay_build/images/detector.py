@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from ..group.labels import CODE
 from ..records import Document
-from .labels import CODE
 
 SCALE = 2.0  # 144 dpi, as measured
 CONFIDENCE = 0.5
@@ -83,7 +83,7 @@ def apply_regions(doc: Document, codes: np.ndarray, page: int, regions: np.ndarr
 
 def detect_labels(doc: Document, codes: np.ndarray, pdf_path: str | Path) -> np.ndarray:
     """The rules' `codes` with the detector's tables, page by page of the PDF."""
-    from ..images.render import open_pdf, render_rgb
+    from .render import open_pdf, render_rgb
 
     engine = _engine()
     out = codes
