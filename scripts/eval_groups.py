@@ -78,21 +78,25 @@ def extract(pdf: Path) -> Document:
 # ---------------------------------------------------------------- ground truth: tagged PDFs
 
 def _element_of_mcid(page) -> dict[int, tuple]:  # noqa: ANN001 (pdfplumber's Page)
-    """Marked-content id -> block element key on one page (README's fair reading)."""
+    """Marked-content id -> block element key on one page (README's fair reading): (type,
+    path in the tree, story), the story being the path of the innermost `Sect` holding
+    the element (InDesign writes one per story, a thread of text frames; () when none)."""
     out: dict[int, tuple] = {}
 
-    def walk(el: dict, path: tuple, block: tuple | None) -> None:
+    def walk(el: dict, path: tuple, block: tuple | None, story: tuple) -> None:
         kind = el.get("type")
+        if kind == "Sect" and block is None:
+            story = path
         outer_atomic = block is not None and block[0] in ATOMIC
         if not outer_atomic and (kind in ATOMIC or kind in BLOCK_TYPES):
-            block = (kind, path)
+            block = (kind, path, story)
         for mcid in el.get("mcids") or []:
-            out[mcid] = block if block is not None else (kind, path)
+            out[mcid] = block if block is not None else (kind, path, story)
         for i, child in enumerate(el.get("children") or []):
-            walk(child, path + (i,), block)
+            walk(child, path + (i,), block, story)
 
     for i, el in enumerate(page.structure_tree):
-        walk(el, (i,), None)
+        walk(el, (i,), None, ())
     return out
 
 
@@ -123,6 +127,25 @@ def _chars_in_words(boxes: np.ndarray, cx: np.ndarray, cy: np.ndarray, slack: fl
 
 def tagged_truth(pdf_path: Path, doc: Document) -> tuple[np.ndarray, np.ndarray]:
     """Per word of `doc`: its element (-1: none) and its true line (-1: none)."""
+    truth = tagged_elements(pdf_path, doc)
+    return truth.element, truth.line
+
+
+@dataclass
+class TaggedTruth:
+    """Per word: its element (-1: none) and true line; per element: its type (the block
+    element's, "Table", "P", "H1", ...) and its rank in the structure tree's logical order
+    (a depth-first walk, page by page), and its story (elements of one story share it)."""
+
+    element: np.ndarray
+    line: np.ndarray
+    kind: list[str]
+    rank: np.ndarray
+    story: np.ndarray
+
+
+def tagged_elements(pdf_path: Path, doc: Document) -> TaggedTruth:
+    """The tagged PDF's elements of `doc`'s words (README's fair reading, `_element_of_mcid`)."""
     import pdfplumber
 
     n = len(doc.words)
@@ -144,7 +167,16 @@ def tagged_truth(pdf_path: Path, doc: Document) -> tuple[np.ndarray, np.ndarray]
                            for c in chars])
             word, char = _chars_in_words(doc.boxes[idx], cx, cy, 0.5)
             element[idx] = _majority(word, ce[char], len(idx))
-    return element, _true_lines(doc, element)
+    ordered = sorted(keys, key=lambda k: (k[0], k[1][1]))  # page, then the tree path
+    rank = np.empty(len(keys), dtype=np.int64)
+    rank[[keys[k] for k in ordered]] = np.arange(len(keys))
+    kind = [""] * len(keys)
+    story_key: dict[tuple, int] = {}
+    story = np.zeros(len(keys), dtype=np.int64)
+    for k, v in keys.items():
+        kind[v] = str(k[1][0])
+        story[v] = story_key.setdefault((k[0], k[1][2]), len(story_key))
+    return TaggedTruth(element, _true_lines(doc, element), kind, rank, story)
 
 
 def _true_lines(doc: Document, element: np.ndarray) -> np.ndarray:
@@ -272,6 +304,121 @@ def score_tagged(name: str, pdf: Path, doc: Document, truth: tuple[np.ndarray, n
     line_ari, _ = ari_by_page(true_line, np.asarray(g.line_ids), pages)
     blocks = len(set(zip(g.word_pages, g.block_ids))) / max(len(doc.pages), 1)
     return TaggedScore(name, block_ari, line_ari, per_page, blocks)
+
+
+# ---------------------------------------------------------------- reading order
+
+HEADINGS = frozenset({"H", "H1", "H2", "H3", "H4", "H5", "H6", "Title"})
+# the running text, whose order is scored: paragraphs, headings, list items, quotes...
+FLOW_TYPES = frozenset({"P", "LI", "LBody", "Lbl", "BlockQuote", "Quote", "TOCI", "Code",
+                        "BibEntry", "Formula", "Index"}) | HEADINGS
+# what must be one run of words: the running text's units and the captions and notes
+UNIT_TYPES = FLOW_TYPES | {"Caption", "Note", "Footnote"}
+
+
+def positions(doc: Document, grouped: Document) -> np.ndarray:
+    """Each of `doc`'s words' position in `grouped`'s word order (the same words, checked
+    by `aligned`; words equal in page, box and text are interchangeable)."""
+    a, b = word_keys(doc), word_keys(grouped)
+    out = np.empty(len(a), dtype=np.int64)
+    out[a] = b
+    return out
+
+
+@dataclass
+class OrderScore:
+    """Reading order against a tagged PDF's structure tree, per document (rules in
+    docs/layout-groups.md, "Reading order"): units whose words form one run; pairs of
+    running-text elements whose first words come in structure order; pages where a unit's
+    words come back after another's (interleaved), and where two units alternate,
+    A B A B (row by row); tables whose words all lie in one block."""
+
+    units: int = 0
+    whole_units: int = 0
+    pairs: int = 0
+    discordant: int = 0
+    pages: int = 0
+    interleaved: list[int] = field(default_factory=list)
+    row_by_row: list[int] = field(default_factory=list)
+    tables: int = 0
+    whole_tables: int = 0
+    page_scores: list[tuple[float, float, int]] = field(default_factory=list)
+
+    @property
+    def contiguity(self) -> float:
+        return self.whole_units / max(self.units, 1)
+
+    @property
+    def order(self) -> float:
+        return 1.0 - self.discordant / max(self.pairs, 1)
+
+    @property
+    def table_share(self) -> float:
+        return self.whole_tables / max(self.tables, 1)
+
+
+def _alternating(runs: np.ndarray) -> bool:
+    """Whether a run sequence holds x y x y (two units read alternately, row by row)."""
+    if len(runs) < 4:
+        return False
+    return bool(((runs[:-3] == runs[2:-1]) & (runs[1:-2] == runs[3:])
+                 & (runs[:-3] != runs[1:-2])).any())
+
+
+def score_order(truth: TaggedTruth, doc: Document, grouped: Document) -> OrderScore:
+    """`grouped`'s word order and blocks against the structure tree (`OrderScore`).
+
+    Per page, over the words with an element, in the grouped order: a unit (UNIT_TYPES,
+    two words or more) is whole when its words form one run; order is 1 - the normalised
+    Kendall tau distance between the order in which the running text's elements
+    (FLOW_TYPES) first appear and their structure order, over the pairs within one story
+    (a layout program's stories, its text-frame threads, come in the tree in any order:
+    a side frame, a table's caption or source are often after the main story), pooled
+    over the pages.
+    Figures are left out of both (their inner text is tagged freely: chart labels often
+    go to a neighbouring element) but count as interruptions; tables are scored as one
+    block each (`tables`)."""
+    pos = positions(doc, grouped)
+    block = np.asarray(grouped.block_ids)[pos]
+    pages = np.asarray(doc.word_pages)
+    out = OrderScore()
+    kind = np.array(truth.kind + [""], dtype=object)
+    is_unit = np.array([k in UNIT_TYPES for k in kind], dtype=bool)
+    is_flow = np.array([k in FLOW_TYPES for k in kind], dtype=bool)
+    for number in np.unique(pages):
+        idx = np.flatnonzero((pages == number) & (truth.element >= 0))
+        if not len(idx):
+            continue
+        out.pages += 1
+        idx = idx[np.argsort(pos[idx], kind="stable")]
+        seq = truth.element[idx]
+        starts = run_starts(seq)
+        runs = seq[starts]
+        elems, words = np.unique(seq, return_counts=True)
+        n_runs = np.array([int((runs == e).sum()) for e in elems])
+        units = is_unit[elems] & (words >= 2)
+        out.units += int(units.sum())
+        out.whole_units += int((units & (n_runs == 1)).sum())
+        split = (kind[elems] != "Figure") & (n_runs > 1)
+        if split.any():
+            out.interleaved.append(int(number))
+        if _alternating(runs[np.isin(runs, elems[is_unit[elems]])]):
+            out.row_by_row.append(int(number))
+        flow = elems[is_flow[elems]]
+        first = np.array([starts[runs == e][0] for e in flow])
+        rank = truth.rank[flow]
+        pa, pb = np.triu_indices(len(flow), 1)
+        same = truth.story[flow][pa] == truth.story[flow][pb]
+        pa, pb = pa[same], pb[same]
+        bad = int(((first[pa] < first[pb]) != (rank[pa] < rank[pb])).sum())
+        out.pairs += len(pa)
+        out.discordant += bad
+        page_cont = float((units & (n_runs == 1)).sum() / max(units.sum(), 1))
+        out.page_scores.append((page_cont, 1.0 - bad / max(len(pa), 1), int(number)))
+        for e in elems[(kind[elems] == "Table") & (words >= 2)]:
+            out.tables += 1
+            out.whole_tables += int(len(np.unique(block[idx[seq == e]])) == 1)
+    return out
 
 
 @dataclass
@@ -439,6 +586,22 @@ def fingerprints_in_subprocess(pdfs: Iterable[Path], seed: str) -> list[str]:
 
 # ---------------------------------------------------------------- report
 
+def print_order(orders: list[tuple[str, str, OrderScore]]) -> None:
+    """The reading-order table: one row per document and grouping."""
+    print("== reading order against the structure trees (Poppler's order is the baseline) ==")
+    print(f"{'document':30s} {'order of':8s} contiguity  order   interleaved  row-by-row  "
+          "tables in one block  worst page (contiguity, order)")
+    for name, how, o in orders:
+        worst = min(o.page_scores) if o.page_scores else (1.0, 1.0, 0)
+        worst_order = min(o.page_scores, key=lambda t: t[1]) if o.page_scores else worst
+        print(f"{name:30s} {how:8s} {o.contiguity:10.3f}  {o.order:.3f}  "
+              f"{len(o.interleaved):3d} of {o.pages:3d}  {len(o.row_by_row):10d}  "
+              f"{o.whole_tables:3d} of {o.tables:3d} ({o.table_share:4.0%})   "
+              f"p{worst[2]} {worst[0]:.2f}, p{worst_order[2]} {worst_order[1]:.2f}"
+              + (f"  interleaved: {o.interleaved}" if o.interleaved and how == "ours" else ""))
+
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--shared", help="the shared folder (default ../shared or $LORALAY_SHARED)")
@@ -459,17 +622,21 @@ def main(argv: list[str] | None = None) -> int:
 
     print("== tagged PDFs: ARI per page, word-weighted (blocks; lines) ==")
     ours_ari = []
+    orders: list[tuple[str, str, OrderScore]] = []
     for name in TAGGED:
         pdf = shared / "corpus" / "pdf" / f"{name}.pdf"
         doc = extract(pdf)
-        truth = tagged_truth(pdf, doc)
+        truth = tagged_elements(pdf, doc)
         for how, grouper in GROUPERS.items():
-            ts = score_tagged(name, pdf, doc, truth, grouper(doc))
+            grouped = grouper(doc)
+            ts = score_tagged(name, pdf, doc, (truth.element, truth.line), grouped)
             print(f"{name:30s} {how:8s} blocks ARI {ts.block_ari:.3f}  lines ARI "
                   f"{ts.line_ari:.3f}  blocks/page {ts.blocks_per_page:5.1f}  worst page "
                   f"{min(ts.pages):.2f}")
             if how == "ours":
                 ours_ari.append(ts.block_ari)
+            orders.append((name, how, score_order(truth, doc, grouped)))
+    print_order(orders)
 
     print("== DocBank sample pages ==")
     pages = docbank_pages(layout / "docbank")
