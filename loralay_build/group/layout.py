@@ -25,7 +25,8 @@ NUMBER = re.compile(r"[-−+]?\d[\d.,]*%?$")
 GROUPINGS: tuple[Grouping, ...] = ("geometry", "poppler")
 # in the tool version the run state fingerprints (as glyphs.GLYPH_RULE, pdf/preflight.py):
 # bump when the geometric lines or blocks of any document change, so runs redo them
-GROUP_RULE = "groups2"  # 2: rotated pages laid out as read (issue 32)
+# 2: rotated pages laid out as read (issue 32); 3: page regions and columns (issue 33)
+GROUP_RULE = "groups3"
 
 
 def regroup(doc: Document, how: Grouping = "geometry") -> Document:

@@ -43,9 +43,8 @@ COVER_SLACK = 0.5
 SATELLITE = 0.85
 # rotated words hold at least this many characters on average (a tall glyph holds one)
 ROTATED_CHARS = 2.5
-# where across the candidate gap white is looked for (denser at the ends, where a gutter
-# lies when the line beside it is short)
-STRIP_POINTS = np.array([0.04, 0.12, 0.3, 0.7, 0.88, 0.96])
+# the narrowest white strip (in heights) across a candidate gap that may be a gutter
+HOLE = 0.1
 # text narrower than this (in heights) on either side of a strip makes no column
 COLUMN_WIDTH = 12.0
 # wide lines sharing an edge that make a column
@@ -157,24 +156,37 @@ def is_gutter(f: Groups, left: np.ndarray, right: np.ndarray, page_width: np.nda
 
 def _white_strip(f: Groups, left: np.ndarray, right: np.ndarray, cand: np.ndarray,
                  nb: np.ndarray, dy: np.ndarray) -> np.ndarray:
-    """At some point across the space (STRIP_POINTS), the text within STRIP_REACH heights
-    above, or below, leaves it uncovered, that side holding text at all."""
+    """Somewhere across the space, the text within STRIP_REACH heights above, or below,
+    leaves a strip at least HOLE heights wide uncovered, that side holding text at all.
+    The whole span is searched (the union of the covering pieces), not a few points: a
+    narrow gutter inside a wide space (a short last line beside the next column's
+    hanging indent) lies anywhere in it."""
     m = len(left)
     a, b = f.x1[left], f.x0[right]
-    samples = len(STRIP_POINTS)
-    opened = np.zeros((m, samples), dtype=bool)
+    hole = HOLE * np.maximum(f.height[left], f.height[right])
+    opened = np.zeros(m, dtype=bool)
     x0, x1 = f.x0[nb], f.x1[nb]
-    crossing = (x1 >= a[cand]) & (x0 <= b[cand])  # only these can cover a point
+    crossing = (x1 > a[cand]) & (x0 < b[cand])  # only these can cover the space
+    shift = float(min(f.x0.min(), 0.0)) - 1.0
     for side in (dy < 0, dy > 0):
         has = np.bincount(cand[side], minlength=m) > 0
         pick = side & crossing
         c = cand[pick]
-        px = a[c][:, None] + (b - a)[c][:, None] * STRIP_POINTS[None, :]
-        covered = (x0[pick][:, None] <= px) & (px <= x1[pick][:, None])
-        cells = (c * samples)[:, None] + np.arange(samples)[None, :]
-        hits = np.bincount(cells[covered], minlength=m * samples).reshape(m, samples)
-        opened |= (hits == 0) & has[:, None]
-    return np.asarray(opened.any(axis=1))
+        lo = np.maximum(x0[pick], a[c]) - shift
+        hi = np.minimum(x1[pick], b[c]) - shift
+        order = np.lexsort((lo, c))
+        c, lo, hi = c[order], lo[order], hi[order]
+        big = float(hi.max()) + 1.0 if len(hi) else 1.0
+        reach = np.maximum.accumulate(c * big + hi) - c * big if len(c) else hi
+        first = np.concatenate(([True], c[1:] != c[:-1]))
+        last = np.concatenate((c[1:] != c[:-1], [True]))
+        gap_before = np.where(first, lo - (a[c] - shift),
+                              lo - np.concatenate(([0.0], reach[:-1])))
+        inner = np.bincount(c[gap_before > hole[c]], minlength=m) > 0
+        tail = np.bincount(c[last & ((b[c] - shift) - reach > hole[c])], minlength=m) > 0
+        covered = np.bincount(c, minlength=m) > 0
+        opened |= has & (~covered | inner | tail)
+    return opened
 
 
 def _lone_sides(f: Groups, left: np.ndarray, right: np.ndarray, cand: np.ndarray,
@@ -202,15 +214,16 @@ def _column_beside(f: Groups, left: np.ndarray, right: np.ndarray, page_width: n
     m = len(left)
     a, b = f.x1[left], f.x0[right]
     h = np.maximum(f.height[left], f.height[right])
-    wide = np.minimum(COLUMN_WIDTH * h, 0.25 * page_width)
+    # each side's column is wide in its own size (a side box in small print beside the body)
+    wide_l = np.minimum(COLUMN_WIDTH * f.height[left], 0.25 * page_width)
+    wide_r = np.minimum(COLUMN_WIDTH * f.height[right], 0.25 * page_width)
     edge = COLUMN_EDGE * h
     cand, nb, _ = _neighbours(f, left, right, wide_pieces, WIDTH_REACH)
     x0, x1 = f.x0[nb], f.x1[nb]
-    ok = (x1 - x0) >= wide[cand]
-    ends = ok & (x1 <= b[cand]) & (x1 >= a[cand] - edge[cand])
-    starts = ok & (x0 >= a[cand]) & (x0 <= b[cand] + edge[cand])
-    left_own = (a - f.x0[left]) >= wide
-    right_own = (f.x1[right] - b) >= wide
+    ends = ((x1 - x0) >= wide_l[cand]) & (x1 <= b[cand]) & (x1 >= a[cand] - edge[cand])
+    starts = ((x1 - x0) >= wide_r[cand]) & (x0 >= a[cand]) & (x0 <= b[cand] + edge[cand])
+    left_own = (a - f.x0[left]) >= wide_l
+    right_own = (f.x1[right] - b) >= wide_r
     left_n, left_edge = _aligned(m, cand[ends], x1[ends], np.where(left_own, a, np.nan))
     right_n, _ = _aligned(m, cand[starts], x0[starts], np.where(right_own, b, np.nan))
     left_any = left_own | (np.bincount(cand[ends], minlength=m) > 0) | lone_left

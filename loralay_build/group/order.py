@@ -1,12 +1,30 @@
-"""Reading order of visual lines: down each column, columns in Poppler's order.
+"""Reading order of visual lines: page regions, then columns, then down each column.
 
-Why not Poppler's order alone: where Poppler's flow analysis fails it reads a page row by
-row across two columns (or down the pieces of cut justified lines), so consecutive lines
-in its order are not the lines that follow each other in the text. The line that follows
-another in a column is geometric: the nearest line below that overlaps it horizontally,
-when that line in turn has it as its nearest line above (mutual, so a full-width line
-under two columns continues at most one of them). Such links make chains; a chain's lines
-are read top to bottom, and chains in the order Poppler reached their first word.
+Why not Poppler's order: where its flow analysis fails it reads a page row by row across
+two columns, reads the right column first after a float or a full-width band, or puts a
+figure's labels in the middle of a paragraph. Why not down-chains ordered by Poppler's
+first word (the previous rule): the chains were right, their order was Poppler's.
+
+The order here is geometric, a recursive cut of each page's line boxes (`_cut`):
+
+1. Where a vertical white strip crosses the whole set of lines (no line's box crosses it,
+   a gap of at least `GUTTER` points) and the parts stand side by side (their vertical
+   extents overlap), the set is columns: read left to right, each cut again.
+2. Otherwise the lines are cut into horizontal bands where no line's core (its mean word
+   height around its mean centre, so tight leading still parts two lines) spans the cut.
+   Consecutive bands are joined while their union is still columns (the same columns
+   continue), so a full-width title, figure, table or footer is a band of its
+   own and the columns between two such bands are one region, read column by column.
+   Regions and bands are read top to bottom.
+3. A set with neither is read by centre, then left edge.
+
+So: regions top to bottom, columns left to right within a region, a paragraph running
+from the foot of one column to the head of the next read whole. Lines are never split
+here: a line across a gutter (which `lines.is_gutter` exists to prevent) makes its band
+full width.
+
+Down-links between lines (`column_links`: the nearest line below that overlaps, mutual)
+still tell where a column's run of lines breaks (a new run starts a block, `blocks.py`).
 """
 
 from __future__ import annotations
@@ -17,8 +35,12 @@ from .geometry import Groups, overlapping, page_key, window_pairs
 
 # the farthest baseline step (in heights) looked at for the next line of a column
 MAX_STEP = 3.5
-
-
+# the narrowest white strip (points) that parts columns: lines are already cut at gutters,
+# so any strip across a whole region is one (a ragged right edge never makes one: the
+# lines of a column share their left edge)
+GUTTER = 1.0
+# a line's core for banding: this share of its mean word height around its mean centre
+CORE = 0.7
 def _first_per_query(query: np.ndarray, other: np.ndarray, ok: np.ndarray, n: int,
                      last: bool) -> np.ndarray:
     """For each of n queries, the first (or last) `other` among its pairs marked ok (pairs
@@ -57,24 +79,96 @@ def column_links(lines: Groups, fixed: np.ndarray) -> np.ndarray:
 
 
 def reading_order(lines: Groups, fixed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A permutation of the lines (chains top to bottom, chains by the Poppler position of
-    their earliest word) and, in that order, whether each line starts a chain."""
+    """A permutation of the lines (pages in turn, each cut into regions and columns by
+    `_cut`) and, in that order, whether each line starts a run of its column (it is not
+    the line below the previous one, `column_links`)."""
     n = len(lines)
-    poppler = np.empty(n, dtype=np.int64)
-    poppler[np.lexsort((lines.first, lines.page))] = np.arange(n)
     below = column_links(lines, fixed)
-    head = np.arange(n)
-    linked = below >= 0
-    head[below[linked]] = np.flatnonzero(linked)  # each line's predecessor, or itself
-    while True:  # pointer jumping: every line ends at its chain's top line
-        nxt = head[head]
-        if np.array_equal(nxt, head):
-            break
-        head = nxt
-    first = np.full(n, n, dtype=np.int64)
-    np.minimum.at(first, head, poppler)
-    order = np.argsort(page_key(first[head], lines.mid, span=float(lines.y1.max()) + 1.0),
-                       kind="stable")
-    chain = head[order]
-    start = np.concatenate(([True], chain[1:] != chain[:-1]))
-    return order, start
+    by_page = np.lexsort((lines.first, lines.page))
+    pages = lines.page[by_page]
+    cuts = np.flatnonzero(pages[1:] != pages[:-1]) + 1
+    x0, x1 = lines.x0.tolist(), lines.x1.tolist()
+    half = CORE * lines.height / 2
+    top, bottom = (lines.mid - half).tolist(), (lines.mid + half).tolist()
+    mid = lines.mid.tolist()
+    boxes = _Boxes(x0, x1, top, bottom, mid)
+    order: list[int] = []
+    for part in np.split(by_page, cuts):
+        order.extend(_cut(boxes, part.tolist()))
+    out = np.asarray(order, dtype=np.int64)
+    start = np.ones(n, dtype=bool)
+    start[1:] = below[out[:-1]] != out[1:]
+    return out, start
+
+
+class _Boxes:
+    """The lines' extents as Python lists (a page holds tens of lines: list access beats
+    NumPy's per-call cost there)."""
+
+    __slots__ = ("bottom", "mid", "top", "x0", "x1")
+
+    def __init__(self, x0: list[float], x1: list[float], top: list[float],
+                 bottom: list[float], mid: list[float]) -> None:
+        self.x0, self.x1, self.top, self.bottom, self.mid = x0, x1, top, bottom, mid
+
+
+def _columns(b: _Boxes, items: list[int]) -> list[list[int]]:
+    """`items` parted at every vertical white strip across all of them (at least GUTTER
+    wide), left to right, when they are columns: each beside the next (their vertical
+    extents overlap). Text beside nothing is not a column: a heading set left of an
+    indented section, above or below it, is a band (`_bands`). `[items]` otherwise."""
+    x0, x1 = b.x0, b.x1
+    srt = sorted(items, key=lambda i: (x0[i], i))
+    out = [[srt[0]]]
+    reach = x1[srt[0]]
+    for i in srt[1:]:
+        if x0[i] > reach + GUTTER:
+            out.append([i])
+        else:
+            out[-1].append(i)
+        if x1[i] > reach:
+            reach = x1[i]
+    if len(out) == 1:
+        return out
+    top, bottom = b.top, b.bottom
+    spans = [(min(top[i] for i in col), max(bottom[i] for i in col)) for col in out]
+    if all(max(s[0], t[0]) < min(s[1], t[1]) for s, t in zip(spans, spans[1:])):
+        return out
+    return [items]
+
+
+def _bands(b: _Boxes, items: list[int]) -> list[list[int]]:
+    """`items` parted wherever no line's core spans the cut, top to bottom."""
+    top, bottom = b.top, b.bottom
+    srt = sorted(items, key=lambda i: (top[i], i))
+    out = [[srt[0]]]
+    reach = bottom[srt[0]]
+    for i in srt[1:]:
+        if top[i] > reach:
+            out.append([i])
+        else:
+            out[-1].append(i)
+        if bottom[i] > reach:
+            reach = bottom[i]
+    return out
+
+
+def _cut(b: _Boxes, items: list[int]) -> list[int]:
+    """The reading order of one page's lines `items` (the module's rules 1-3)."""
+    if len(items) < 2:
+        return items
+    columns = _columns(b, items)
+    if len(columns) > 1:
+        return [i for col in columns for i in _cut(b, col)]
+    bands = _bands(b, items)
+    if len(bands) == 1:
+        mid, x0 = b.mid, b.x0
+        return sorted(items, key=lambda i: (mid[i], x0[i], i))
+    regions = [bands[0]]
+    for band in bands[1:]:
+        joined = regions[-1] + band
+        if len(_columns(b, joined)) > 1:
+            regions[-1] = joined
+        else:
+            regions.append(band)
+    return [i for region in regions for i in _cut(b, region)]
