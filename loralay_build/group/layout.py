@@ -12,10 +12,11 @@ import numpy as np
 
 from ..records import Document, turn_boxes
 from .blocks import paragraph_starts, table_regions
+from .flow import output_order
 from .geometry import Groups, expand, ids_from_starts, merge_groups, run_starts, summarise
 from .lines import fragment_spaces, join_fragments, vertical_fragments
 from .merge import merge_satellites
-from .order import reading_order
+from .order import SMALL_PRINT, body_height, reading_order
 
 Grouping = Literal["geometry", "poppler"]
 # an equation number: "(12)", "(3.19)", "(B.31)", "(2a)", perhaps followed by . or ,
@@ -74,9 +75,12 @@ def group_layout(doc: Document) -> Document:
     lone = [doc.words[i] for i in lead[single].tolist()]
     numbered = _one_word_matches(EQUATION_NUMBER, lone, single, len(lead))
     numeric = _one_word_matches(NUMBER, lone, single, len(lead))
-    block = _blocks(_take(lines, rank), chain_start, boxes[lead, 2] - boxes[lead, 0],
-                    widest, line_vertical[rank], source_block, counts, numbered, numeric)
-    return _assemble(doc, frags, order, line_starts, lines.count, rank, block)
+    ranked = _take(lines, rank)
+    block, table = _blocks(ranked, chain_start, boxes[lead, 2] - boxes[lead, 0], widest,
+                           line_vertical[rank], source_block, counts, numbered, numeric)
+    small = ranked.height < SMALL_PRINT * body_height(ranked)
+    out = output_order(ranked, block, table, small)
+    return _assemble(doc, frags, order, line_starts, lines.count, rank, block, out)
 
 
 def read_frame(doc: Document) -> tuple[np.ndarray, list[tuple[float, float]]]:
@@ -131,13 +135,14 @@ def _widest_space(frags: Groups, order: np.ndarray, line_starts: np.ndarray,
 
 
 def _assemble(doc: Document, frags: Groups, order: np.ndarray, line_starts: np.ndarray,
-              line_count: np.ndarray, rank: np.ndarray, block: np.ndarray) -> Document:
-    """The words block by block (blocks in the order of their first line), line by line,
-    each line's fragments left to right, each fragment's words in Poppler's order.
+              line_count: np.ndarray, rank: np.ndarray, block: np.ndarray, out: np.ndarray
+              ) -> Document:
+    """The words block by block, line by line in `out` (`flow.output_order`), each
+    line's fragments left to right, each fragment's words in Poppler's order.
     `line_count` is each line's number of words (join_fragments' numbering); `block`
-    labels the lines in reading order (`rank`)."""
+    labels the lines in reading order (`rank`); `out` is that numbering in output order
+    (each block's lines together)."""
     n_lines = len(rank)
-    out = np.argsort(_first_rank(block), kind="stable")  # reading positions
     line_order = rank[out]  # the lines (join_fragments' numbering) in output order
     final = np.empty(n_lines, dtype=np.int64)
     final[line_order] = np.arange(n_lines)
@@ -165,15 +170,15 @@ def _one_word_matches(pattern: re.Pattern[str], lone: list[str], single: np.ndar
 def _blocks(lines: Groups, chain_start: np.ndarray, first_width: np.ndarray,
             widest: np.ndarray, vertical: np.ndarray, source_block: np.ndarray,
             word_counts: np.ndarray, numbered: np.ndarray, numeric: np.ndarray
-            ) -> np.ndarray:
+            ) -> tuple[np.ndarray, np.ndarray]:
     """Block label per line (reading order): paragraphs, then table regions over them,
-    then satellites joined to their blocks."""
+    then satellites joined to their blocks; and which lines are a table region's."""
     starts = paragraph_starts(lines, chain_start, first_width, vertical, source_block)
     block = np.cumsum(starts) - 1
     region = table_regions(lines, np.where(vertical, 0.0, widest))
     inside = region >= 0
     block = np.where(inside, region + len(block), block)
-    return merge_satellites(lines, word_counts, block, vertical, numbered, numeric)
+    return merge_satellites(lines, word_counts, block, vertical, numbered, numeric), inside
 
 
 def _reordered(words: list[str], perm: np.ndarray) -> list[str]:
@@ -189,13 +194,6 @@ def _reordered(words: list[str], perm: np.ndarray) -> list[str]:
     if len(first) * 8 > n:  # few runs to gain from
         return [words[i] for i in perm.tolist()]
     return list(chain.from_iterable(words[a:b] for a, b in zip(first, last)))
-
-
-def _first_rank(block: np.ndarray) -> np.ndarray:
-    """For each line, the smallest rank (index) among its block's lines."""
-    first = np.full(int(block.max()) + 1, len(block), dtype=np.int64)
-    np.minimum.at(first, block, np.arange(len(block)))
-    return first[block]
 
 
 def _take(g: Groups, idx: np.ndarray) -> Groups:

@@ -18,6 +18,11 @@ The order here is geometric, a recursive cut of each page's line boxes (`_cut`):
    Regions and bands are read top to bottom.
 3. A set with neither is read by centre, then left edge.
 
+Floats and footnotes between two columns' text leave the flow (`_out_of_flow`): small
+print (under `SMALL_PRINT` of the running text's size) at the foot of a column that has a
+next one, or at the head of a column that has a previous one, is read after the region's
+last column, so a paragraph running on across the columns is read whole.
+
 So: regions top to bottom, columns left to right within a region, a paragraph running
 from the foot of one column to the head of the next read whole. Lines are never split
 here: a line across a gutter (which `lines.is_gutter` exists to prevent) makes its band
@@ -41,6 +46,12 @@ MAX_STEP = 3.5
 GUTTER = 1.0
 # a line's core for banding: this share of its mean word height around its mean centre
 CORE = 0.7
+# lines smaller than this share of the running text's size are small print (footnotes,
+# captions, a figure's labels); an abstract or a quote set a point smaller is not
+SMALL_PRINT = 0.85
+# a column holds running text when one of its lines in the running text's size is at
+# least this many heights wide
+TEXT_WIDTH = 15.0
 def _first_per_query(query: np.ndarray, other: np.ndarray, ok: np.ndarray, n: int,
                      last: bool) -> np.ndarray:
     """For each of n queries, the first (or last) `other` among its pairs marked ok (pairs
@@ -91,7 +102,11 @@ def reading_order(lines: Groups, fixed: np.ndarray) -> tuple[np.ndarray, np.ndar
     half = CORE * lines.height / 2
     top, bottom = (lines.mid - half).tolist(), (lines.mid + half).tolist()
     mid = lines.mid.tolist()
-    boxes = _Boxes(x0, x1, top, bottom, mid)
+    body = body_height(lines)
+    small_print = lines.height < SMALL_PRINT * body
+    small = small_print.tolist()
+    text = (~small_print & (lines.x1 - lines.x0 >= TEXT_WIDTH * body)).tolist()
+    boxes = _Boxes(x0, x1, top, bottom, mid, small, text)
     order: list[int] = []
     for part in np.split(by_page, cuts):
         order.extend(_cut(boxes, part.tolist()))
@@ -105,11 +120,52 @@ class _Boxes:
     """The lines' extents as Python lists (a page holds tens of lines: list access beats
     NumPy's per-call cost there)."""
 
-    __slots__ = ("bottom", "mid", "top", "x0", "x1")
+    __slots__ = ("bottom", "mid", "small", "text", "top", "x0", "x1")
 
     def __init__(self, x0: list[float], x1: list[float], top: list[float],
-                 bottom: list[float], mid: list[float]) -> None:
+                 bottom: list[float], mid: list[float], small: list[bool],
+                 text: list[bool]) -> None:
         self.x0, self.x1, self.top, self.bottom, self.mid = x0, x1, top, bottom, mid
+        self.small, self.text = small, text
+
+
+def body_height(lines: Groups) -> float:
+    """The running text's size: the word-weighted median of the lines' heights."""
+    order = np.argsort(lines.height, kind="stable")
+    weight = np.cumsum(lines.count[order])
+    k = int(np.searchsorted(weight, weight[-1] / 2))
+    return float(lines.height[order][k])
+
+
+def _out_of_flow(b: _Boxes, columns: list[list[int]]) -> list[int]:
+    """The columns read in turn, with the small print that sits between one column's text
+    and the next's (footnotes at the foot of a column, a figure's labels and caption at
+    the head of the next) taken out of the flow and put after the last column: a reader
+    skips them, and a paragraph running on from one column to the next stays whole. A
+    column of small print alone (a side box) stays where it is."""
+    small, text = b.small, b.text
+    # only between columns of running text (a wide line in the running text's size):
+    # the pieces of a display formula or a table's cells are columns too
+    running = [any(text[i] for i in col) for col in columns]
+    body: list[list[int]] = []
+    moved: list[int] = []
+    last = len(columns) - 1
+    for k, col in enumerate(columns):
+        flags = [small[i] for i in col]
+        if all(flags) or not running[k]:
+            body.append(col)
+            continue
+        lo, hi = 0, len(col)
+        if k > 0 and running[k - 1]:
+            while flags[lo]:
+                lo += 1
+        if k < last and running[k + 1]:
+            while flags[hi - 1]:
+                hi -= 1
+        moved.extend(col[:lo])
+        body.append(col[lo:hi])
+        moved.extend(col[hi:])
+    return [i for col in body for i in col] + moved
 
 
 def _columns(b: _Boxes, items: list[int]) -> list[list[int]]:
@@ -159,7 +215,7 @@ def _cut(b: _Boxes, items: list[int]) -> list[int]:
         return items
     columns = _columns(b, items)
     if len(columns) > 1:
-        return [i for col in columns for i in _cut(b, col)]
+        return _out_of_flow(b, [_cut(b, col) for col in columns])
     bands = _bands(b, items)
     if len(bands) == 1:
         mid, x0 = b.mid, b.x0
