@@ -25,6 +25,8 @@ of display equations are joined afterwards (merge.py).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from .geometry import (
@@ -47,6 +49,12 @@ ROOM = 0.5
 CELL_GAP = 1.5
 # table rows further apart than this many heights are different tables
 ROW_GAP = 2.5
+# a line beside a table whose words are at least this share numbers is one of its rows
+NUMERIC_ROW = 0.6
+# and holds at least this many words
+NUMERIC_WORDS = 3
+# rounds of growing tables by such rows (each adds the rows next to the last ones)
+GROW_ROUNDS = 8
 # line pitches looked at (in heights), in bins of 0.05
 PITCH_RANGE = (0.8, 3.0)
 PITCH_BINS = 44
@@ -206,3 +214,46 @@ def _inside(lines: Groups, page: np.ndarray, x0: np.ndarray, y0: np.ndarray,
     hit = (cx >= x0[box]) & (cx <= x1[box]) & (cy >= y0[box]) & (cy <= y1[box])
     np.minimum.at(region, line_k[hit], box[hit])
     return np.where(region == len(page), -1, region)
+
+
+def extend_tables(lines: Groups, region: np.ndarray, numeric_share: Callable[[int], float]
+                  ) -> np.ndarray:
+    """`region` grown by rows of numbers: a line of NUMERIC_WORDS words or more next to a
+    table (within ROW_GAP heights above or below its box, overlapping it across at least
+    half of the line) whose words are mostly numbers (`numeric_share(line)` at least
+    NUMERIC_ROW) is a row whose cells Poppler set closer than a cell gap (a totals row, a
+    dense row of counts), not running text. Tables are grown a row at a time. `lines` come
+    page by page."""
+    region = region.copy()
+    for _ in range(GROW_ROUNDS):
+        has = np.flatnonzero(region >= 0)
+        if not len(has):
+            return region
+        order = has[np.argsort(region[has], kind="stable")]
+        starts = run_starts(region[order])
+        label = region[order][starts]
+        page = lines.page[order][starts]
+        bx0 = np.minimum.reduceat(lines.x0[order], starts)
+        by0 = np.minimum.reduceat(lines.y0[order], starts)
+        bx1 = np.maximum.reduceat(lines.x1[order], starts)
+        by1 = np.maximum.reduceat(lines.y1[order], starts)
+        free = (region < 0) & (lines.count >= NUMERIC_WORDS)
+        grown = False
+        # lines come page by page (reading order): each table looks at its page only
+        lo = np.searchsorted(lines.page, page, side="left")
+        hi = np.searchsorted(lines.page, page, side="right")
+        for k in range(len(label)):
+            a, b = int(lo[k]), int(hi[k])
+            x0, x1 = lines.x0[a:b], lines.x1[a:b]
+            gap = np.maximum(lines.y0[a:b] - by1[k], by0[k] - lines.y1[a:b])
+            across = np.minimum(x1, bx1[k]) - np.maximum(x0, bx0[k])
+            near = np.flatnonzero(free[a:b] & (gap <= ROW_GAP * lines.height[a:b])
+                                  & (across >= 0.5 * (x1 - x0))) + a
+            for i in near.tolist():
+                if numeric_share(i) >= NUMERIC_ROW:
+                    region[i] = label[k]
+                    free[i] = False
+                    grown = True
+        if not grown:
+            break
+    return region

@@ -4,6 +4,7 @@ every block is contiguous) out."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import fields, replace
 from itertools import chain
 from typing import Literal
@@ -11,7 +12,7 @@ from typing import Literal
 import numpy as np
 
 from ..records import Document, turn_boxes
-from .blocks import paragraph_starts, table_regions
+from .blocks import extend_tables, paragraph_starts, table_regions
 from .flow import output_order
 from .geometry import Groups, expand, ids_from_starts, merge_groups, run_starts, summarise
 from .lines import fragment_spaces, join_fragments, vertical_fragments
@@ -23,6 +24,8 @@ Grouping = Literal["geometry", "poppler"]
 EQUATION_NUMBER = re.compile(r"\([A-Za-z]{0,3}[.\-]?\d[\w.\-′']{0,6}\)[.,]?$")
 # a number alone: "20", "-0.5", "1,000", "95%" (a chart's tick label, a table's cell)
 NUMBER = re.compile(r"[-−+]?\d[\d.,]*%?$")
+# a table's empty cell
+DASHES = frozenset({"-", "–", "—", "−"})
 GROUPINGS: tuple[Grouping, ...] = ("geometry", "poppler")
 # in the tool version the run state fingerprints (as glyphs.GLYPH_RULE, pdf/preflight.py):
 # bump when the geometric lines or blocks of any document change, so runs redo them
@@ -76,8 +79,17 @@ def group_layout(doc: Document) -> Document:
     numbered = _one_word_matches(EQUATION_NUMBER, lone, single, len(lead))
     numeric = _one_word_matches(NUMBER, lone, single, len(lead))
     ranked = _take(lines, rank)
+
+    def numeric_share(r: int) -> float:
+        """The share of numbers among line r's words (r in reading order)."""
+        j = int(rank[r])
+        words = [w for k in order[line_starts[j]:line_starts[j + 1]].tolist()
+                 for w in doc.words[frags.first[k]:frags.first[k] + frags.count[k]]]
+        return sum(1 for w in words if NUMBER.match(w) or w in DASHES) / max(len(words), 1)
+
     block, table = _blocks(ranked, chain_start, boxes[lead, 2] - boxes[lead, 0], widest,
-                           line_vertical[rank], source_block, counts, numbered, numeric)
+                           line_vertical[rank], source_block, counts, numbered, numeric,
+                           numeric_share)
     small = ranked.height < SMALL_PRINT * body_height(ranked)
     out = output_order(ranked, block, table, small)
     return _assemble(doc, frags, order, line_starts, lines.count, rank, block, out)
@@ -169,13 +181,15 @@ def _one_word_matches(pattern: re.Pattern[str], lone: list[str], single: np.ndar
 
 def _blocks(lines: Groups, chain_start: np.ndarray, first_width: np.ndarray,
             widest: np.ndarray, vertical: np.ndarray, source_block: np.ndarray,
-            word_counts: np.ndarray, numbered: np.ndarray, numeric: np.ndarray
-            ) -> tuple[np.ndarray, np.ndarray]:
-    """Block label per line (reading order): paragraphs, then table regions over them,
-    then satellites joined to their blocks; and which lines are a table region's."""
+            word_counts: np.ndarray, numbered: np.ndarray, numeric: np.ndarray,
+            numeric_share: Callable[[int], float]) -> tuple[np.ndarray, np.ndarray]:
+    """Block label per line (reading order): paragraphs, then table regions over them
+    (grown by rows of numbers), then satellites joined to their blocks; and which lines
+    are a table region's."""
     starts = paragraph_starts(lines, chain_start, first_width, vertical, source_block)
     block = np.cumsum(starts) - 1
-    region = table_regions(lines, np.where(vertical, 0.0, widest))
+    region = extend_tables(lines, table_regions(lines, np.where(vertical, 0.0, widest)),
+                           numeric_share)
     inside = region >= 0
     block = np.where(inside, region + len(block), block)
     return merge_satellites(lines, word_counts, block, vertical, numbered, numeric), inside

@@ -127,7 +127,11 @@ def _neighbours(f: Groups, left: np.ndarray, right: np.ndarray, among: np.ndarra
     cand, pos = window_pairs(key[order], centre - reach * h, centre + reach * h)
     nb = order[pos]
     dy = (key[nb] - centre[cand]) / h[cand]
-    keep = (np.abs(dy) > 0.5) & (f.page[nb] == f.page[left][cand])
+    # the pair's own row: pieces within half a height of its baseline, in the smaller
+    # size (a small-print column's next line beside a large title is not on its row)
+    low = np.minimum(np.minimum(f.height[left], f.height[right])[cand], f.height[nb])
+    keep = ((np.abs(key[nb] - centre[cand]) > 0.5 * low)
+            & (f.page[nb] == f.page[left][cand]))
     return cand[keep], nb[keep], dy[keep]
 
 
