@@ -484,7 +484,7 @@ def test_grouping_stays_a_small_part_of_extraction():
         pytest.skip("LORALAY_SKIP_TIMING is set")
     t = ev.time_against_extraction(bench, runs=3)
     assert t["pages"] == 730 and t["group_ms_per_page"] > 0, t
-    assert t["ratio"] <= 5 * ev.GOAL_COST, t
+    assert t["ratio"] <= 3 * ev.GOAL_COST, t
 
 
 def test_the_evaluation_script_skips_cleanly_without_the_shared_folder(tmp_path):
