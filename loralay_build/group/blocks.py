@@ -33,6 +33,7 @@ from .geometry import (
     SIZE_RATIO,
     Groups,
     components,
+    expand,
     ids_from_starts,
     overlapping,
     page_key,
@@ -220,11 +221,12 @@ def extend_tables(lines: Groups, region: np.ndarray, numeric_share: Callable[[in
                   ) -> np.ndarray:
     """`region` grown by rows of numbers: a line of NUMERIC_WORDS words or more next to a
     table (within ROW_GAP heights above or below its box, overlapping it across at least
-    half of the line) whose words are mostly numbers (`numeric_share(line)` at least
-    NUMERIC_ROW) is a row whose cells Poppler set closer than a cell gap (a totals row, a
-    dense row of counts), not running text. Tables are grown a row at a time. `lines` come
-    page by page."""
+    half of the line and half of the table) whose words are mostly numbers
+    (`numeric_share(line)` at least NUMERIC_ROW) is a row whose cells Poppler set closer
+    than a cell gap (a totals row, a dense row of counts), not running text. Tables are
+    grown a row at a time (at most GROW_ROUNDS). `lines` come page by page."""
     region = region.copy()
+    share: dict[int, float] = {}
     for _ in range(GROW_ROUNDS):
         has = np.flatnonzero(region >= 0)
         if not len(has):
@@ -237,23 +239,28 @@ def extend_tables(lines: Groups, region: np.ndarray, numeric_share: Callable[[in
         by0 = np.minimum.reduceat(lines.y0[order], starts)
         bx1 = np.maximum.reduceat(lines.x1[order], starts)
         by1 = np.maximum.reduceat(lines.y1[order], starts)
-        free = (region < 0) & (lines.count >= NUMERIC_WORDS)
+        # every (table, candidate line of its page) pair: lines come page by page
+        free = np.flatnonzero((region < 0) & (lines.count >= NUMERIC_WORDS))
+        free_page = lines.page[free]
+        lo = np.searchsorted(free_page, page, side="left")
+        hi = np.searchsorted(free_page, page, side="right")
+        size = hi - lo
+        k = np.repeat(np.arange(len(label)), size)
+        i = free[expand(lo, size)]
+        x0, x1 = lines.x0[i], lines.x1[i]
+        gap = np.maximum(lines.y0[i] - by1[k], by0[k] - lines.y1[i])
+        across = np.minimum(x1, bx1[k]) - np.maximum(x0, bx0[k])
+        near = ((gap <= ROW_GAP * lines.height[i]) & (across >= 0.5 * (x1 - x0))
+                & (across >= 0.5 * (bx1[k] - bx0[k])))
         grown = False
-        # lines come page by page (reading order): each table looks at its page only
-        lo = np.searchsorted(lines.page, page, side="left")
-        hi = np.searchsorted(lines.page, page, side="right")
-        for k in range(len(label)):
-            a, b = int(lo[k]), int(hi[k])
-            x0, x1 = lines.x0[a:b], lines.x1[a:b]
-            gap = np.maximum(lines.y0[a:b] - by1[k], by0[k] - lines.y1[a:b])
-            across = np.minimum(x1, bx1[k]) - np.maximum(x0, bx0[k])
-            near = np.flatnonzero(free[a:b] & (gap <= ROW_GAP * lines.height[a:b])
-                                  & (across >= 0.5 * (x1 - x0))) + a
-            for i in near.tolist():
-                if numeric_share(i) >= NUMERIC_ROW:
-                    region[i] = label[k]
-                    free[i] = False
-                    grown = True
+        for t, line in zip(k[near].tolist(), i[near].tolist()):
+            if region[line] >= 0:
+                continue
+            if line not in share:
+                share[line] = numeric_share(line)
+            if share[line] >= NUMERIC_ROW:
+                region[line] = label[t]
+                grown = True
         if not grown:
             break
     return region

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .geometry import Groups, overlapping, page_key, window_pairs
+from .geometry import Groups, expand, overlapping, page_key, run_starts, window_pairs
 
 # the farthest baseline step (in heights) looked at for the next line of a column
 MAX_STEP = 3.5
@@ -46,6 +46,11 @@ MAX_STEP = 3.5
 GUTTER = 1.0
 # a line's core for banding: this share of its mean word height around its mean centre
 CORE = 0.7
+# a run of lines read as one unit (`_units`): left edges within this many heights,
+# overlapping across this share of the wider, sizes within this ratio
+UNIT_INDENT = 3.0
+UNIT_OVERLAP = 0.6
+UNIT_SIZE = 1.15
 # lines smaller than this share of the running text's size are small print (footnotes,
 # captions, a figure's labels); an abstract or a quote set a point smaller is not
 SMALL_PRINT = 0.85
@@ -95,38 +100,71 @@ def reading_order(lines: Groups, fixed: np.ndarray) -> tuple[np.ndarray, np.ndar
     the line below the previous one, `column_links`)."""
     n = len(lines)
     below = column_links(lines, fixed)
-    by_page = np.lexsort((lines.first, lines.page))
-    pages = lines.page[by_page]
-    cuts = np.flatnonzero(pages[1:] != pages[:-1]) + 1
-    x0, x1 = lines.x0.tolist(), lines.x1.tolist()
+    unit_lines, unit_starts = _units(lines, below)
+    lead = unit_lines[unit_starts]  # each unit's top line
+    ends = np.append(unit_starts[1:], n)
     half = CORE * lines.height / 2
-    top, bottom = (lines.mid - half).tolist(), (lines.mid + half).tolist()
-    mid = lines.mid.tolist()
+    x0 = np.minimum.reduceat(lines.x0[unit_lines], unit_starts)
+    x1 = np.maximum.reduceat(lines.x1[unit_lines], unit_starts)
+    top = np.minimum.reduceat((lines.mid - half)[unit_lines], unit_starts)
+    bottom = np.maximum.reduceat((lines.mid + half)[unit_lines], unit_starts)
     body = body_height(lines)
-    small_print = lines.height < SMALL_PRINT * body
-    small = small_print.tolist()
-    text = (~small_print & (lines.x1 - lines.x0 >= TEXT_WIDTH * body)).tolist()
-    boxes = _Boxes(x0, x1, top, bottom, mid, small, text)
+    small_print = lines.height[lead] < SMALL_PRINT * body
+    text = ~small_print & (x1 - x0 >= TEXT_WIDTH * body)
+    boxes = _Boxes(x0.tolist(), x1.tolist(), top.tolist(), bottom.tolist(),
+                   lines.mid[lead].tolist(), small_print.tolist(), text.tolist())
+    page = lines.page[lead]
+    by_page = np.lexsort((lines.first[lead], page))
+    cuts = np.flatnonzero(page[by_page][1:] != page[by_page][:-1]) + 1
     order: list[int] = []
     for part in np.split(by_page, cuts):
         order.extend(_cut(boxes, part.tolist()))
-    out = np.asarray(order, dtype=np.int64)
+    units = np.asarray(order, dtype=np.int64)
+    out = unit_lines[expand(unit_starts[units], (ends - unit_starts)[units])]
     start = np.ones(n, dtype=bool)
     start[1:] = below[out[:-1]] != out[1:]
     return out, start
+
+
+def _units(lines: Groups, below: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Runs of lines down a column that `_cut` never parts, as its units: a line and the
+    one below it (`column_links`) in one size, their left edges within UNIT_INDENT
+    heights and overlapping across UNIT_OVERLAP of the wider (so a full-width line never
+    joins the column under it). The lines grouped by run, each run top to bottom, and
+    where each run starts. (`_cut` in Python costs per unit: a paragraph is one.)"""
+    n = len(lines)
+    a = np.flatnonzero(below >= 0)
+    b = below[a]
+    width = lines.x1 - lines.x0
+    across = np.minimum(lines.x1[a], lines.x1[b]) - np.maximum(lines.x0[a], lines.x0[b])
+    h_hi = np.maximum(lines.height[a], lines.height[b])
+    h_lo = np.minimum(lines.height[a], lines.height[b])
+    ok = ((np.abs(lines.x0[a] - lines.x0[b]) <= UNIT_INDENT * h_hi)
+          & (across >= UNIT_OVERLAP * np.maximum(width[a], width[b]))
+          & (h_hi <= UNIT_SIZE * h_lo))
+    head = np.arange(n)
+    head[b[ok]] = a[ok]  # each line's line above in its run, or itself
+    while True:  # pointer jumping: every line ends at its run's top line
+        nxt = head[head]
+        if np.array_equal(nxt, head):
+            break
+        head = nxt
+    grouped = np.lexsort((lines.mid, head))
+    return grouped, run_starts(head[grouped])
 
 
 class _Boxes:
     """The lines' extents as Python lists (a page holds tens of lines: list access beats
     NumPy's per-call cost there)."""
 
-    __slots__ = ("bottom", "mid", "small", "text", "top", "x0", "x1")
+    __slots__ = ("bottom", "mid", "small", "span", "text", "top", "x0", "x1")
 
     def __init__(self, x0: list[float], x1: list[float], top: list[float],
                  bottom: list[float], mid: list[float], small: list[bool],
                  text: list[bool]) -> None:
         self.x0, self.x1, self.top, self.bottom, self.mid = x0, x1, top, bottom, mid
         self.small, self.text = small, text
+        self.span = list(zip(x0, x1, top, bottom))
 
 
 def body_height(lines: Groups) -> float:
@@ -218,13 +256,65 @@ def _cut(b: _Boxes, items: list[int]) -> list[int]:
         return _out_of_flow(b, [_cut(b, col) for col in columns])
     bands = _bands(b, items)
     if len(bands) == 1:
-        mid, x0 = b.mid, b.x0
-        return sorted(items, key=lambda i: (mid[i], x0[i], i))
+        return _leaf(b, items)
     regions = [bands[0]]
+    spans = _spans(b, bands[0])
+    alone = [not _side_by_side(spans)]  # one band, not columns: read as a leaf
     for band in bands[1:]:
-        joined = regions[-1] + band
-        if len(_columns(b, joined)) > 1:
-            regions[-1] = joined
+        own = _spans(b, band)
+        # one stretch and one stretch are never side by side (bands' cores never
+        # overlap): the common case, a single column, costs no merge
+        joined = own if len(spans) == 1 and len(own) == 1 else _merged(spans + own)
+        if len(joined) > 1 and _side_by_side(joined):  # as `_columns` would part it
+            regions[-1] = regions[-1] + band
+            spans = joined
+            alone[-1] = False
         else:
             regions.append(band)
-    return [i for region in regions for i in _cut(b, region)]
+            spans = own
+            alone.append(not _side_by_side(own))
+    out: list[int] = []
+    for region, leaf in zip(regions, alone):
+        if len(region) == 1:
+            out.append(region[0])
+        elif leaf:
+            out.extend(_leaf(b, region))
+        else:
+            out.extend(_cut(b, region))
+    return out
+
+
+def _leaf(b: _Boxes, items: list[int]) -> list[int]:
+    """A set with neither columns nor bands, read by centre, then left edge."""
+    mid, x0 = b.mid, b.x0
+    return sorted(items, key=lambda i: (mid[i], x0[i], i))
+
+
+def _spans(b: _Boxes, items: list[int]) -> list[tuple[float, float, float, float]]:
+    """The stretches across the page that `items` cover, (x0, x1, top, bottom) left to
+    right: lines closer than GUTTER are one stretch (`_columns`' columns, before the
+    side-by-side test). A region's stretches are kept while bands join it, so a join
+    costs the stretches, not the region's lines."""
+    if len(items) == 1:
+        return [b.span[items[0]]]
+    return _merged([b.span[i] for i in items])
+
+
+def _merged(spans: list[tuple[float, float, float, float]]
+            ) -> list[tuple[float, float, float, float]]:
+    """Stretches merged where closer than GUTTER, left to right."""
+    spans = sorted(spans)
+    out = [spans[0]]
+    for s in spans[1:]:
+        last = out[-1]
+        if s[0] > last[1] + GUTTER:
+            out.append(s)
+        else:
+            out[-1] = (last[0], max(last[1], s[1]), min(last[2], s[2]), max(last[3], s[3]))
+    return out
+
+
+def _side_by_side(spans: list[tuple[float, float, float, float]]) -> bool:
+    """Two stretches or more, each beside the next (their vertical extents overlap)."""
+    return len(spans) > 1 and all(max(s[2], t[2]) < min(s[3], t[3])
+                                  for s, t in zip(spans, spans[1:]))
