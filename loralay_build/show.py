@@ -249,19 +249,20 @@ def page_labels(row: dict[str, Any], page: int) -> list[str]:
 
 
 def _outlines(img: Any, row: dict[str, Any], page: int, scale: float) -> None:
-    """Blocks (in their label's colour, the label written at their top left corner),
-    then lines (each padded outwards), then words on top."""
+    """Blocks (in their label's colour, tagged at their top left corner with their place in
+    the page's reading order and their label: "3 caption"), then lines (each padded
+    outwards), then words on top."""
     from PIL import ImageDraw
 
     draw = ImageDraw.Draw(img)
     idx = [i for i, p in enumerate(row["article_pages"]) if p == page]
     boxes = row["article_bboxes"]
     labels = row.get("article_labels") or []
-    font = _font(6 * scale)
+    tags: list[tuple[int, int, str, Any]] = []  # corner, "N label", colour
     for key, pad, width in (("article_block_ids", 3, 2), ("article_line_ids", 1, 1)):
         groups: dict[int, list[Any]] = {}
         first: dict[int, int] = {}
-        for i in idx:
+        for i in idx:  # dicts keep insertion order: the groups in reading order
             groups.setdefault(row[key][i], []).append(boxes[i])
             first.setdefault(row[key][i], i)
         for gid, members in groups.items():
@@ -270,13 +271,16 @@ def _outlines(img: Any, row: dict[str, Any], page: int, scale: float) -> None:
             if key == "article_block_ids":
                 name = labels[first[gid]] if first[gid] < len(labels) else ""
                 colour = LABEL_COLOURS.get(name, BLOCK)
-                if name:
-                    draw.text((x0 - pad, max(0, y0 - pad - 7 * scale)), name, fill=colour,
-                              font=font)
+                tags.append((x0 - pad, y0 - pad, f"{len(tags) + 1} {name}".strip(), colour))
             draw.rectangle((x0 - pad, y0 - pad, x1 + pad, y1 + pad), outline=colour,
                            width=width)
     for i in idx:
         draw.rectangle(_px(boxes[i], scale), outline=WORD, width=1)
+    font = _font(7 * scale)
+    for x, y, tag, colour in tags:
+        at = (x, max(0, y - round(8 * scale)))
+        draw.rectangle(draw.textbbox(at, tag, font=font), fill=colour)
+        draw.text(at, tag, fill="white", font=font)
 
 
 def _font(size: float) -> Any:
