@@ -634,6 +634,26 @@ def test_floats_leave_the_sentence_they_interrupt():
         "Citations and references are managed")
 
 
+def test_a_caption_is_told_from_a_sentence_about_a_figure():
+    from loralay_build.group.layout import is_caption_start
+
+    for words in (["Figura", "3.", "Correlação"], ["TABLE", "1:", "A"], ["Tabla", "2", "–"],
+                  ["그림", "1.", "이더리움"], ["Fig.", "2:", "The"]):
+        assert is_caption_start(words), words
+    for words in (["Table", "1", "shows"], ["Figures", "are", "drawn"], ["Fig.", "2", "the"]):
+        assert not is_caption_start(words), words
+
+
+@pytest.mark.needs_shared
+def test_captions_and_tables_wait_for_a_paragraph_running_through_two_columns():
+    """Class 3: pt_scielo_hoehnea_senna p8 opens with a figure's captions and a table over
+    both columns; the paragraph that runs on from page 7 ends in the left column's foot
+    and goes on at the right column's: both halves first, then the floats."""
+    text = _page_text(_grouped("corpus", "pdf", "pt_scielo_hoehnea_senna.pdf"), 8)
+    assert (text.index("as espécies, em especial") < text.index("utilizadas, evidenciou-se")
+            < text.index("Figura 3.") < text.index("Tabela 4."))
+
+
 @pytest.mark.needs_shared
 def test_a_table_is_one_block_read_row_by_row():
     """Class 4: pt_scielo_tinf_brasil_china p8, the totals rows (cells closer than a

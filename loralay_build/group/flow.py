@@ -7,8 +7,9 @@ a footnote) is only known once lines are grouped, and the reading order of lines
 the two halves of a paragraph that runs on from the column (or page) before. A reader
 skips it there and reads it once the paragraph is done; so does the word order here.
 
-- A *float* is a block with a table region's line in it, or a block all of whose lines are
-  small print (under `order.SMALL_PRINT` of the running text's size).
+- A *float* is a block with a table region's line in it, a block all of whose lines are
+  small print (under `order.SMALL_PRINT` of the running text's size), or a caption (its
+  first line opens with a label and a number, "Figura 3.", `layout.is_caption_start`).
 - A paragraph is *open* when its last line is full (it reaches the block's right edge
   within half a height): a greedy line breaker ended it only because the column (or the
   page) did, so the next block of running text continues it.
@@ -16,15 +17,18 @@ skips it there and reads it once the paragraph is done; so does the word order h
   own heights.
 - Floats that follow an open paragraph (on this page or, for the page's first blocks, the
   page before) and stand before its continuation (`_before_continuation`) are read after
-  the next block of running text on the page, unless that block is in a larger size (a
-  heading: the paragraph ended after all); floats left waiting at the page's end stay at
-  its end. A running head (`_running_heads`) stays first.
+  the paragraph, once a block of running text that is not open ends it (a paragraph
+  running on through two columns and a page break is read whole first), unless a block
+  in a larger size comes first (a heading: the paragraph ended after all); floats left
+  waiting at the page's end stay at its end. A running head (`_running_heads`) stays first.
 
 Inside a table block, lines are read by rows (bands of lines whose cores overlap), each
 row left to right, whatever columns the page's cut found inside the table.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 
@@ -39,11 +43,12 @@ ROW_CORE = 0.7
 HEAD_SLACK = 2.0
 
 
-def output_order(lines: Groups, block: np.ndarray, table: np.ndarray, small: np.ndarray
-                 ) -> np.ndarray:
+def output_order(lines: Groups, block: np.ndarray, table: np.ndarray, small: np.ndarray,
+                 opens_caption: Callable[[int], bool]) -> np.ndarray:
     """The lines (numbered in reading order, `block` their labels) in output order:
     blocks placed by the rules above, lines in reading order inside a block except a
-    table's, row by row. `table` marks the table regions' lines, `small` small print."""
+    table's, row by row. `table` marks the table regions' lines, `small` small print;
+    `opens_caption(line)` tells a caption's first line."""
     n = len(block)
     first = _first_rank(block)
     by_block = np.argsort(first, kind="stable")  # blocks in order, lines in rank order
@@ -55,6 +60,9 @@ def output_order(lines: Groups, block: np.ndarray, table: np.ndarray, small: np.
     all_small = np.minimum.reduceat(small[by_block].astype(np.int64), starts) == 1
     has_table = np.maximum.reduceat(table[by_block].astype(np.int64), starts) == 1
     floating = all_small | has_table
+    heads = by_block[starts]
+    for k in np.flatnonzero(~floating).tolist():
+        floating[k] = opens_caption(int(heads[k]))
     last = by_block[ends - 1]
     x0 = np.minimum.reduceat(lines.x0[by_block], starts)
     right = np.maximum.reduceat(lines.x1[by_block], starts)
@@ -122,8 +130,9 @@ def _place(b: _Blocks) -> list[int]:
             out.extend(waiting)
             waiting = []
         out.append(k)
-        out.extend(waiting)
-        waiting = []
+        if not b.open[k]:  # the paragraph ended here: the floats follow it
+            out.extend(waiting)
+            waiting = []
         if b.bottom[k] - b.top[k] > 1.5 * b.size[k]:  # more than one line
             last = k
     out.extend(waiting)

@@ -26,6 +26,10 @@ EQUATION_NUMBER = re.compile(r"\([A-Za-z]{0,3}[.\-]?\d[\w.\-′']{0,6}\)[.,]?$")
 NUMBER = re.compile(r"[-−+]?\d[\d.,]*%?$")
 # a table's empty cell
 DASHES = frozenset({"-", "–", "—", "−"})
+# a caption's label and number: "Figure 3.", "Fig. 2:", "Tabela 4", "TABLE 1:", "그림 1."
+CAPTION_LABEL = re.compile(r"(fig(ure|ura)?s?|tab(le|la|ela)|quadro|chart|gr[aá]fic[oa]|"
+                           r"esquema|scheme|plate|l[aá]mina|그림|표|도표)\.?$", re.IGNORECASE)
+CAPTION_NUMBER = re.compile(r"[A-Z]?\d+(\.\d+)?[a-z]?[.:]?$|[IVX]+[.:]?$")
 GROUPINGS: tuple[Grouping, ...] = ("geometry", "poppler")
 # in the tool version the run state fingerprints (as glyphs.GLYPH_RULE, pdf/preflight.py):
 # bump when the geometric lines or blocks of any document change, so runs redo them
@@ -80,19 +84,42 @@ def group_layout(doc: Document) -> Document:
     numeric = _one_word_matches(NUMBER, lone, single, len(lead))
     ranked = _take(lines, rank)
 
-    def numeric_share(r: int) -> float:
-        """The share of numbers among line r's words (r in reading order)."""
+    line_ends = np.append(line_starts[1:], len(order))
+
+    def line_words(r: int) -> list[str]:
+        """Line r's words (r in reading order), left to right."""
         j = int(rank[r])
-        words = [w for k in order[line_starts[j]:line_starts[j + 1]].tolist()
-                 for w in doc.words[frags.first[k]:frags.first[k] + frags.count[k]]]
+        return [w for k in order[line_starts[j]:line_ends[j]].tolist()
+                for w in doc.words[frags.first[k]:frags.first[k] + frags.count[k]]]
+
+    def numeric_share(r: int) -> float:
+        """The share of numbers (or dashes: an empty cell) among line r's words."""
+        words = line_words(r)
         return sum(1 for w in words if NUMBER.match(w) or w in DASHES) / max(len(words), 1)
+
+    def opens_caption(r: int) -> bool:
+        """Whether line r opens a caption: "Figure 3.", "Tabela 4 –", "표 1." ..."""
+        return is_caption_start(line_words(r)[:3])
 
     block, table = _blocks(ranked, chain_start, boxes[lead, 2] - boxes[lead, 0], widest,
                            line_vertical[rank], source_block, counts, numbered, numeric,
                            numeric_share)
     small = ranked.height < SMALL_PRINT * body_height(ranked)
-    out = output_order(ranked, block, table, small)
+    out = output_order(ranked, block, table, small, opens_caption)
     return _assemble(doc, frags, order, line_starts, lines.count, rank, block, out)
+
+
+def is_caption_start(words: list[str]) -> bool:
+    """Whether a block opening with `words` is a caption: a label ("Figure", "Tabela",
+    "그림", ...) and a number, the number ending in "." or ":" or followed by a dash or a
+    colon ("Tabla 2 – Índices"); "Table 1 shows ..." is running text."""
+    if len(words) < 2 or not CAPTION_LABEL.match(words[0]):
+        return False
+    number = words[1]
+    if not CAPTION_NUMBER.match(number):
+        return False
+    return (number[-1] in ".:" or len(words) == 2
+            or words[2] in DASHES or words[2] in (":", ".", "|"))
 
 
 def read_frame(doc: Document) -> tuple[np.ndarray, list[tuple[float, float]]]:
