@@ -44,11 +44,11 @@ HEAD_SLACK = 2.0
 
 
 def output_order(lines: Groups, block: np.ndarray, table: np.ndarray, small: np.ndarray,
-                 opens_caption: Callable[[int], bool]) -> np.ndarray:
+                 open_captions: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
     """The lines (numbered in reading order, `block` their labels) in output order:
     blocks placed by the rules above, lines in reading order inside a block except a
     table's, row by row. `table` marks the table regions' lines, `small` small print;
-    `opens_caption(line)` tells a caption's first line."""
+    `open_captions(lines)` tells which of some lines open a caption."""
     n = len(block)
     first = _first_rank(block)
     by_block = np.argsort(first, kind="stable")  # blocks in order, lines in rank order
@@ -60,9 +60,8 @@ def output_order(lines: Groups, block: np.ndarray, table: np.ndarray, small: np.
     all_small = np.minimum.reduceat(small[by_block].astype(np.int64), starts) == 1
     has_table = np.maximum.reduceat(table[by_block].astype(np.int64), starts) == 1
     floating = all_small | has_table
-    heads = by_block[starts]
-    for k in np.flatnonzero(~floating).tolist():
-        floating[k] = opens_caption(int(heads[k]))
+    rest = np.flatnonzero(~floating)
+    floating[rest] = open_captions(by_block[starts][rest])
     last = by_block[ends - 1]
     x0 = np.minimum.reduceat(lines.x0[by_block], starts)
     right = np.maximum.reduceat(lines.x1[by_block], starts)

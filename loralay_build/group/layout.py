@@ -97,15 +97,21 @@ def group_layout(doc: Document) -> Document:
         words = line_words(r)
         return sum(1 for w in words if NUMBER.match(w) or w in DASHES) / max(len(words), 1)
 
-    def opens_caption(r: int) -> bool:
-        """Whether line r opens a caption: "Figure 3.", "Tabela 4 –", "표 1." ..."""
-        return is_caption_start(line_words(r)[:3])
+    def open_captions(heads: np.ndarray) -> np.ndarray:
+        """Which of the lines `heads` open a caption: "Figure 3.", "Tabela 4 –", "표 1."
+        (their first words are looked at first: most lines are not captions)."""
+        first = frags.first[order[line_starts[rank[heads]]]].tolist()
+        out = np.zeros(len(heads), dtype=bool)
+        for k, i in enumerate(first):
+            if CAPTION_LABEL.match(doc.words[i]):
+                out[k] = is_caption_start(line_words(int(heads[k]))[:3])
+        return out
 
     block, table = _blocks(ranked, chain_start, boxes[lead, 2] - boxes[lead, 0], widest,
                            line_vertical[rank], source_block, counts, numbered, numeric,
                            numeric_share)
     small = ranked.height < SMALL_PRINT * body_height(ranked)
-    out = output_order(ranked, block, table, small, opens_caption)
+    out = output_order(ranked, block, table, small, open_captions)
     return _assemble(doc, frags, order, line_starts, lines.count, rank, block, out)
 
 

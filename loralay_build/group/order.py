@@ -116,14 +116,53 @@ def reading_order(lines: Groups, fixed: np.ndarray) -> tuple[np.ndarray, np.ndar
     page = lines.page[lead]
     by_page = np.lexsort((lines.first[lead], page))
     cuts = np.flatnonzero(page[by_page][1:] != page[by_page][:-1]) + 1
+    stacked, rank_array = _stacked_pages(page, x0, x1, top, bottom)
+    rank = rank_array.tolist()
     order: list[int] = []
     for part in np.split(by_page, cuts):
-        order.extend(_cut(boxes, part.tolist()))
+        if stacked[page[part[0]]]:
+            order.extend(sorted(part.tolist(), key=rank.__getitem__))
+        else:
+            order.extend(_cut(boxes, part.tolist()))
     units = np.asarray(order, dtype=np.int64)
     out = unit_lines[expand(unit_starts[units], (ends - unit_starts)[units])]
     start = np.ones(n, dtype=bool)
     start[1:] = below[out[:-1]] != out[1:]
     return out, start
+
+
+def _stacked_pages(page: np.ndarray, x0: np.ndarray, x1: np.ndarray, top: np.ndarray,
+                   bottom: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per page, whether `_cut` would read its units simply top to bottom, found for all
+    pages at once (a one-column page then costs no Python per unit); and each unit's rank
+    by (page, top). It would when every unit is a band of its own (no unit's extent
+    reaches into the next one's) and the page's stretches are not side by side: bands of
+    one stretch never join, so the cut reads bands in turn."""
+    n = len(page)
+    pages = np.zeros(int(page.max()) + 1, dtype=bool)
+    by_top = np.lexsort((np.arange(n), top, page))
+    p = page[by_top]
+    span = float(np.abs(top).max() + np.abs(bottom).max()) * 2 + 10.0
+    reach = np.maximum.accumulate(p * span + bottom[by_top]) - p * span
+    overlap = (p[1:] == p[:-1]) & (top[by_top][1:] <= reach[:-1])
+    pages[np.unique(page)] = True
+    pages[p[1:][overlap]] = False
+    xspan = float(np.abs(x0).max() + np.abs(x1).max()) * 2 + 10.0
+    by_x = np.lexsort((np.arange(n), x0, page))
+    q = page[by_x]
+    x_reach = np.maximum.accumulate(q * xspan + x1[by_x]) - q * xspan
+    new = np.ones(n, dtype=bool)
+    new[1:] = (q[1:] != q[:-1]) | (x0[by_x][1:] > x_reach[:-1] + GUTTER)
+    starts = np.flatnonzero(new)
+    s_top = np.minimum.reduceat(top[by_x], starts)
+    s_bottom = np.maximum.reduceat(bottom[by_x], starts)
+    s_page = q[starts]
+    beside = ((s_page[1:] == s_page[:-1])
+              & (np.maximum(s_top[1:], s_top[:-1]) < np.minimum(s_bottom[1:], s_bottom[:-1])))
+    pages[s_page[1:][beside]] = False
+    rank = np.empty(n, dtype=np.int64)
+    rank[by_top] = np.arange(n)
+    return pages, rank
 
 
 def _units(lines: Groups, below: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -206,11 +245,17 @@ def _out_of_flow(b: _Boxes, columns: list[list[int]]) -> list[int]:
     return [i for col in body for i in col] + moved
 
 
-def _columns(b: _Boxes, items: list[int]) -> list[list[int]]:
+def _columns(b: _Boxes, items: list[int],
+             spans: list[tuple[float, float, float, float]] | None = None
+             ) -> list[list[int]]:
     """`items` parted at every vertical white strip across all of them (at least GUTTER
     wide), left to right, when they are columns: each beside the next (their vertical
     extents overlap). Text beside nothing is not a column: a heading set left of an
-    indented section, above or below it, is a band (`_bands`). `[items]` otherwise."""
+    indented section, above or below it, is a band (`_bands`). `[items]` otherwise.
+    `spans`: the items' stretches (`_spans`), when known: then a set that is not columns
+    costs nothing more."""
+    if spans is not None and (len(spans) < 2 or not _side_by_side(spans)):
+        return [items]
     x0, x1 = b.x0, b.x1
     srt = sorted(items, key=lambda i: (x0[i], i))
     out = [[srt[0]]]
@@ -224,9 +269,11 @@ def _columns(b: _Boxes, items: list[int]) -> list[list[int]]:
             reach = x1[i]
     if len(out) == 1:
         return out
+    if spans is not None:
+        return out
     top, bottom = b.top, b.bottom
-    spans = [(min(top[i] for i in col), max(bottom[i] for i in col)) for col in out]
-    if all(max(s[0], t[0]) < min(s[1], t[1]) for s, t in zip(spans, spans[1:])):
+    extents = [(min(top[i] for i in col), max(bottom[i] for i in col)) for col in out]
+    if all(max(s[0], t[0]) < min(s[1], t[1]) for s, t in zip(extents, extents[1:])):
         return out
     return [items]
 
@@ -247,11 +294,13 @@ def _bands(b: _Boxes, items: list[int]) -> list[list[int]]:
     return out
 
 
-def _cut(b: _Boxes, items: list[int]) -> list[int]:
-    """The reading order of one page's lines `items` (the module's rules 1-3)."""
+def _cut(b: _Boxes, items: list[int],
+         spans: list[tuple[float, float, float, float]] | None = None) -> list[int]:
+    """The reading order of one page's units `items` (the module's rules 1-3); `spans`:
+    their stretches, when known."""
     if len(items) < 2:
         return items
-    columns = _columns(b, items)
+    columns = _columns(b, items, spans)
     if len(columns) > 1:
         return _out_of_flow(b, [_cut(b, col) for col in columns])
     bands = _bands(b, items)
@@ -260,6 +309,7 @@ def _cut(b: _Boxes, items: list[int]) -> list[int]:
     regions = [bands[0]]
     spans = _spans(b, bands[0])
     alone = [not _side_by_side(spans)]  # one band, not columns: read as a leaf
+    region_spans = [spans]
     for band in bands[1:]:
         own = _spans(b, band)
         # one stretch and one stretch are never side by side (bands' cores never
@@ -269,18 +319,20 @@ def _cut(b: _Boxes, items: list[int]) -> list[int]:
             regions[-1] = regions[-1] + band
             spans = joined
             alone[-1] = False
+            region_spans[-1] = joined
         else:
             regions.append(band)
             spans = own
             alone.append(not _side_by_side(own))
+            region_spans.append(own)
     out: list[int] = []
-    for region, leaf in zip(regions, alone):
+    for region, leaf, known in zip(regions, alone, region_spans):
         if len(region) == 1:
             out.append(region[0])
         elif leaf:
             out.extend(_leaf(b, region))
         else:
-            out.extend(_cut(b, region))
+            out.extend(_cut(b, region, known))
     return out
 
 
