@@ -24,11 +24,14 @@ Grouping = Literal["geometry", "poppler"]
 EQUATION_NUMBER = re.compile(r"\([A-Za-z]{0,3}[.\-]?\d[\w.\-′']{0,6}\)[.,]?$")
 # a number alone: "20", "-0.5", "1,000", "95%" (a chart's tick label, a table's cell)
 NUMBER = re.compile(r"[-−+]?\d[\d.,]*%?$")
+# what a NUMBER starts with
+NUMBER_FIRST = frozenset("-−+0123456789")
 # a table's empty cell
 DASHES = frozenset({"-", "–", "—", "−"})
 # a caption's label and number: "Figure 3.", "Fig. 2:", "Tabela 4", "TABLE 1:", "그림 1."
 CAPTION_LABEL = re.compile(r"(fig(ure|ura)?s?|tab(le|la|ela)|quadro|chart|gr[aá]fic[oa]|"
                            r"esquema|scheme|plate|l[aá]mina|그림|표|도표)\.?$", re.IGNORECASE)
+CAPTION_FIRST = frozenset("FfTtQqCcGgEeSsPpLl그표도")
 CAPTION_NUMBER = re.compile(r"[A-Z]?\d+(\.\d+)?[a-z]?[.:]?$|[IVX]+[.:]?$")
 GROUPINGS: tuple[Grouping, ...] = ("geometry", "poppler")
 # in the tool version the run state fingerprints (as glyphs.GLYPH_RULE, pdf/preflight.py):
@@ -80,8 +83,8 @@ def group_layout(doc: Document) -> Document:
     counts = lines.count[rank]
     single = np.flatnonzero(counts == 1)  # the one-word lines and their words
     lone = [doc.words[i] for i in lead[single].tolist()]
-    numbered = _one_word_matches(EQUATION_NUMBER, lone, single, len(lead))
-    numeric = _one_word_matches(NUMBER, lone, single, len(lead))
+    numbered = _one_word_matches(EQUATION_NUMBER, lone, single, len(lead), frozenset("("))
+    numeric = _one_word_matches(NUMBER, lone, single, len(lead), NUMBER_FIRST)
     ranked = _take(lines, rank)
 
     line_ends = np.append(line_starts[1:], len(order))
@@ -103,7 +106,8 @@ def group_layout(doc: Document) -> Document:
         first = frags.first[order[line_starts[rank[heads]]]].tolist()
         out = np.zeros(len(heads), dtype=bool)
         for k, i in enumerate(first):
-            if CAPTION_LABEL.match(doc.words[i]):
+            word = doc.words[i]
+            if word[:1] in CAPTION_FIRST and CAPTION_LABEL.match(word):
                 out[k] = is_caption_start(line_words(int(heads[k]))[:3])
         return out
 
@@ -204,11 +208,12 @@ def _assemble(doc: Document, frags: Groups, order: np.ndarray, line_starts: np.n
 
 
 def _one_word_matches(pattern: re.Pattern[str], lone: list[str], single: np.ndarray,
-                      n: int) -> np.ndarray:
+                      n: int, first: frozenset[str]) -> np.ndarray:
     """Which of `n` lines are one word matching `pattern` (an equation's number, a number):
-    `single` are the one-word lines, `lone` their words."""
+    `single` are the one-word lines, `lone` their words; `first` holds every character a
+    match can start with (a set lookup spares most words the regex)."""
     out = np.zeros(n, dtype=bool)
-    out[single] = [bool(pattern.match(w)) for w in lone]
+    out[single] = [w[:1] in first and bool(pattern.match(w)) for w in lone]
     return out
 
 
