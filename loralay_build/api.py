@@ -75,8 +75,9 @@ def extract(pdf: str | Path, *, timeout_s: float = DEFAULT_LIMITS.timeout_s,
                                                              max_pages=max_pages))
     if isinstance(result, Failure):
         raise ExtractFailed(path, result)
-    from .group import GROUPINGS, regroup
+    from .group import GROUPINGS
+    from .group.labels import group_and_label
 
     if groups not in GROUPINGS:
         raise ConfigError(f"groups={groups!r}: one of {', '.join(GROUPINGS)}")
-    return regroup(result, groups)
+    return group_and_label(result, groups)

@@ -50,7 +50,7 @@ def extract_files(pdfs: Sequence[Path], fmt: str, out_dir: Path | None, timeout_
     from .extract.formats import RENDERERS
     from .extract.poppler import poppler_version
     from .gcpolicy import settle_heap
-    from .group import regroup
+    from .group.labels import group_and_label
 
     if timeout_s <= 0 or timeout_s != timeout_s or timeout_s == float("inf"):
         raise ConfigError(f"--timeout {timeout_s}: must be a finite number of seconds above 0")
@@ -69,7 +69,7 @@ def extract_files(pdfs: Sequence[Path], fmt: str, out_dir: Path | None, timeout_
             failed += 1
             print(result.line(str(pdf)), file=sys.stderr)
             continue
-        body = RENDERERS[fmt](regroup(result, groups))  # the groups a build gives
+        body = RENDERERS[fmt](group_and_label(result, groups))  # as a build groups
         if out_dir is None:
             sys.stdout.flush()
             sys.stdout.buffer.write(body)

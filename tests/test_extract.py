@@ -349,7 +349,7 @@ def test_cli_extract_formats_and_exit_status(tmp_path):
     one = subprocess.run([loralay, "extract", str(good)], capture_output=True, text=True,
                          cwd=REPO)
     first = json.loads(one.stdout.splitlines()[0])
-    assert one.returncode == 0 and set(first) == {"text", "box", "page", "line", "block"}
+    assert one.returncode == 0 and set(first) == {"text", "box", "page", "line", "block", "label"}
     both = subprocess.run([loralay, "extract", "--format", "tsv", "--out-dir", str(tmp_path),
                            str(good), str(bad)], capture_output=True, text=True, cwd=REPO)
     assert both.returncode == 1

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from loralay_build.group import group_layout
-from loralay_build.group.labels import LABELS, label_words
+from loralay_build.group.labels import LABELS, group_and_label, label_words
 from loralay_build.records import Document
 
 from .conftest import REPO, shared_path
@@ -173,8 +173,9 @@ def test_docbank_labels_meet_the_floor():
 
 @cache
 def _labelled_document(pdf: Path) -> tuple[Document, list[int]]:
-    g = group_layout(evaluation().extract(pdf))
-    return g, label_words(g).tolist()
+    """As a build groups and labels it (`group_and_label`)."""
+    g = group_and_label(evaluation().extract(pdf))
+    return g, list(g.labels)
 
 
 def _page_labels(pdf: Path, page: int) -> list[tuple[str, str]]:
@@ -210,7 +211,7 @@ REAL_PAGES: list[tuple[str, int, str, str]] = [
     ("fr_these_mucoviscidose", 61, "Références", "section"),
     ("fr_these_mucoviscidose", 61, "[1] T. W. Lee", "bibliography"),
     ("fr_these_mucoviscidose", 66, "[50] P. D. Schloss", "bibliography"),
-    ("es_baaa_awsom", 2, "2 BAAA, 61B, 2020", "footer"),
+    ("es_baaa_awsom", 2, "BAAA, 61B, 2020", "footer"),
     ("es_baaa_awsom", 2, "Referencias", "section"),
     ("es_baaa_awsom", 2, "Frazin R.A.", "bibliography"),
     ("es_baaa_awsom", 3, "BAAA, 61B, 2020 3", "footer"),
@@ -254,8 +255,8 @@ RUNNING: dict[tuple[str, int], list[tuple[str, str]]] = {
     ("es_scielo_malaga", 5): [("5", "header"), ("UN ESTUDIO DE", "header"),
                               ("https://doi.org/", "footer")],
     ("ko_kiit_voting", 4): [("- 2024", "header"), ("- 4 -", "footer")],
-    ("pt_scielo_rsp_hindex", 3): [("Rev Saúde Pública", "header")],
-    ("es_baaa_awsom", 2): [("2 BAAA", "footer")],
+    ("pt_scielo_rsp_hindex", 3): [("Rev Saúde Pública", "header"), ("233", "header")],
+    ("es_baaa_awsom", 2): [("2", "footer"), ("BAAA, 61B, 2020", "footer")],
 }
 
 
@@ -320,3 +321,17 @@ def test_the_label_rule_is_in_the_fingerprinted_tool_version():
     from loralay_build.pdf.preflight import tool_versions
 
     assert f"+{LABEL_RULE}+" in str(tool_versions())
+
+
+@pytest.mark.needs_shared
+@pytest.mark.parametrize("name,page", sorted(RUNNING))
+def test_running_headers_open_their_page_and_footers_close_it(name, page):
+    """A header or footer line split by the gutter (journal left, page number right) was
+    read with the columns: the page number came back between the two columns
+    (es_baaa_awsom p2, pt_scielo_rsp_hindex p3). Page furniture is at its page's ends."""
+    labels = [lab for _, lab in _page_labels(shared_path("corpus", "pdf", f"{name}.pdf"),
+                                             page)]
+    heads = sum(1 for lab in labels if lab == "header")
+    feet = sum(1 for lab in labels if lab == "footer")
+    assert set(labels[:heads]) <= {"header"} and set(labels[len(labels) - feet:]) <= {"footer"}
+    assert "header" not in labels[heads:] and "footer" not in labels[:len(labels) - feet]

@@ -25,6 +25,7 @@ from loralay_build.extract.glyphs import repair_glyphs
 from loralay_build.extract.parse import parse_bbox_layout
 from loralay_build.failures import Failure
 from loralay_build.group import group_layout
+from loralay_build.group.labels import group_and_label
 from loralay_build.images.redact import plan_redaction
 from loralay_build.images.render import open_pdf, paint_white, render_pages, render_rgb
 from loralay_build.pdf.payload import encode, read_columns
@@ -212,7 +213,13 @@ def test_a_turned_page_has_the_unturned_pages_lines_blocks_and_order(first_page,
     assert [p.rotation for p in plain.pages] == [rotation]
     got = group_layout(plain)
     assert_turned(got, base, {1: rotation})
-    assert got.read_boxes is None and [p.rotation for p in got.pages] == [rotation]
+    assert [p.rotation for p in got.pages] == [rotation]
+    # the boxes as read travel with the grouped words for the labels, in the new order
+    # (the unturned page's boxes, exactly), and are dropped once labelled, never stored
+    assert np.array_equal(got.read_boxes, base.boxes)
+    labelled = group_and_label(plain)
+    assert labelled.read_boxes is None
+    assert labelled.labels == group_and_label(extract(first_page)).labels
     # without the boxes as read (a document rebuilt from its JSON), its boxes are turned
     # back: the same groups here, though exact only up to rounding (docs/rotation.md)
     plain.read_boxes = None
@@ -252,7 +259,7 @@ def test_a_pages_rotation_is_kept_in_the_run_state():
     """`Page.rotation` travels with the document (its JSON, the payload); a page without
     one is written as before, [number, width, height]."""
     doc = Document("d", [Page(1, 612.0, 792.0), Page(2, 792.0, 612.0, 90)], ["a", "b"],
-                   [(1, 2, 3, 4), (5, 6, 7, 8)], [1, 2], [0, 1], [0, 1])
+                   [(1, 2, 3, 4), (5, 6, 7, 8)], [1, 2], [0, 1], [0, 1], labels=[8, 14])
     assert doc.to_json()["pages"] == [[1, 612.0, 792.0], [2, 792.0, 612.0, 90]]
     assert Document.from_json(json.loads(json.dumps(doc.to_json()))) == doc
     assert (doc.pages[1].read_size, doc.pages[0].read_size) == ((612.0, 792.0),) * 2

@@ -35,12 +35,14 @@ dicts iterated for a result, every sort stable.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..records import Document
 from .geometry import run_starts
+from .layout import read_frame, regroup
 
 # VILA's S2-VL categories, in its order (the index is VILA's label id), in lower case
 LABELS: tuple[str, ...] = ("title", "author", "abstract", "keywords", "section", "paragraph",
@@ -146,7 +148,7 @@ def blocks_of(doc: Document) -> Blocks:
     """The blocks of `doc`: runs of one block id (a block's words are contiguous and its
     id unique in the document, as every grouping gives them; a block is on one page)."""
     n = len(doc.words)
-    b = doc.boxes
+    b, read_sizes = read_frame(doc)  # a turned page as it was read, as the grouping saw it
     starts = run_starts(np.fromiter(doc.block_ids, np.int64, n))
     count = np.diff(np.append(starts, n))
     h = b[:, 3] - b[:, 1]
@@ -163,7 +165,7 @@ def blocks_of(doc: Document) -> Blocks:
     gapped[line_start] = widest >= CELL_GAP * np.maximum(line_h, 1e-6)
     # a word of one or two characters, by its box: not wider than its height
     short = ((b[:, 2] - b[:, 0]) <= h).astype(np.int64)
-    sizes = np.array([(0.0, 0.0)] + [(p.width, p.height) for p in doc.pages])
+    sizes = np.array([(0.0, 0.0), *read_sizes])
     page = np.fromiter(map(doc.word_pages.__getitem__, starts.tolist()), np.int64, len(starts))
     known = np.where((page > 0) & (page < len(sizes)), page, 0)  # a bad page: size 0
     return Blocks(start=starts, count=count, page=page,
@@ -209,7 +211,8 @@ def label_blocks(doc: Document, k: Blocks, cut: np.ndarray | None = None) -> np.
     nb = len(k)
     words = doc.words
     label = np.full(nb, -1, dtype=np.int64)
-    body_h = float(np.median(doc.boxes[:, 3] - doc.boxes[:, 1]))
+    read, _ = read_frame(doc)
+    body_h = float(np.median(read[:, 3] - read[:, 1]))
     first = [words[s] for s in k.start.tolist()]
     # the first words of the blocks a caption prefix may open (one scan of all first words)
     head = _heads(words, k, _word_matches(CAPTION_FIRST, first))
@@ -578,3 +581,66 @@ def _prose(words: list[str], k: Blocks, i: int) -> bool:
     ws = words[s:s + int(k.count[i])]
     lower = sum(w[:1].islower() for w in ws)
     return 2 * lower >= sum(w[:1].isalpha() for w in ws)
+
+
+def furniture_to_page_ends(doc: Document, codes: np.ndarray) -> tuple[Document, np.ndarray]:
+    """The words reordered so that on every page the running headers come first and the
+    running footers (page numbers included) last, each keeping its own block, every other
+    block in its reading order; line and block ids renumbered to increase in the new order.
+
+    Why after the labels: the page cut reads a header or footer line split by a gutter
+    (a journal name left, a page number right) with the column each half sits over, so a
+    page number came back between the left and the right column. Only labels tell page
+    furniture from a column's last line; the words and boxes stay Poppler's."""
+    n = len(doc.words)
+    if n == 0:
+        return doc, codes
+    blocks = blocks_of(doc)
+    label = codes[blocks.start]
+    rank = np.where(label == CODE["header"], 0, np.where(label == CODE["footer"], 2, 1))
+    # pages in the order they come (a block is on one page), then header/body/footer,
+    # then the reading order: a stable sort of the blocks
+    first_seen = {p: k for k, p in reversed(list(enumerate(blocks.page.tolist())))}
+    page_rank = np.fromiter((first_seen[p] for p in blocks.page.tolist()), np.int64,
+                            len(blocks.page))
+    order = np.lexsort((np.arange(len(rank)), rank, page_rank))
+    if np.array_equal(order, np.arange(len(order))):
+        return doc, codes
+    words = np.concatenate([np.arange(s, s + c) for s, c in
+                            zip(blocks.start[order].tolist(), blocks.count[order].tolist())])
+    moved = words.tolist()
+    line_ids = np.fromiter(map(doc.line_ids.__getitem__, moved), np.int64, n)
+    block_ids = np.fromiter(map(doc.block_ids.__getitem__, moved), np.int64, n)
+    new = Document(id=doc.id, pages=doc.pages, words=[doc.words[i] for i in moved],
+                   boxes=doc.boxes[words], word_pages=[doc.word_pages[i] for i in moved],
+                   line_ids=_renumbered(line_ids), block_ids=_renumbered(block_ids),
+                   dropped_invisible=doc.dropped_invisible,
+                   words_repaired=doc.words_repaired, words_unrepaired=doc.words_unrepaired)
+    return new, codes[words]
+
+
+def _renumbered(ids: np.ndarray) -> list[int]:
+    """Runs of one id numbered 0, 1, ... in their new order."""
+    change = np.ones(len(ids), dtype=np.int64)
+    change[1:] = ids[1:] != ids[:-1]
+    return (np.cumsum(change) - 1).tolist()
+
+
+Detector = Callable[[Document, np.ndarray], np.ndarray]
+
+
+def group_and_label(doc: Document, how: str = "geometry",
+                    detect: Detector | None = None) -> Document:
+    """The one way a document gets its groups and labels (a build's group step,
+    `loralay extract`, `api.extract`): regrouped (`layout.regroup`), each block labelled
+    (`detect` may relabel, `labels: rules+detector`), then, for our own grouping, page
+    furniture to its page's ends. `groups: poppler` keeps Poppler's order and ids."""
+    grouped = regroup(doc, how)  # type: ignore[arg-type]
+    codes = label_words(grouped)
+    if detect is not None:
+        codes = detect(grouped, codes)
+    if how == "geometry":
+        grouped, codes = furniture_to_page_ends(grouped, codes)
+    grouped.labels = codes.tolist()
+    grouped.read_boxes = None  # read by the grouping and the labels; never carried on
+    return grouped

@@ -37,7 +37,7 @@ GROUPINGS: tuple[Grouping, ...] = ("geometry", "poppler")
 # in the tool version the run state fingerprints (as glyphs.GLYPH_RULE, pdf/preflight.py):
 # bump when the geometric lines or blocks of any document change, so runs redo them
 # 2: rotated pages laid out as read (issue 32); 3: page regions and columns (issue 33)
-GROUP_RULE = "groups3"
+GROUP_RULE = "groups4"  # 4: running headers and footers at their page's ends (issue 33)
 
 
 def regroup(doc: Document, how: Grouping = "geometry") -> Document:
@@ -116,7 +116,7 @@ def group_layout(doc: Document) -> Document:
                            numeric_share)
     small = ranked.height < SMALL_PRINT * body_height(ranked)
     out = output_order(ranked, block, table, small, open_captions)
-    return _assemble(doc, frags, order, line_starts, lines.count, rank, block, out)
+    return _assemble(doc, frags, order, line_starts, lines.count, rank, block, out, boxes)
 
 
 def is_caption_start(words: list[str]) -> bool:
@@ -184,8 +184,8 @@ def _widest_space(frags: Groups, order: np.ndarray, line_starts: np.ndarray,
 
 
 def _assemble(doc: Document, frags: Groups, order: np.ndarray, line_starts: np.ndarray,
-              line_count: np.ndarray, rank: np.ndarray, block: np.ndarray, out: np.ndarray
-              ) -> Document:
+              line_count: np.ndarray, rank: np.ndarray, block: np.ndarray, out: np.ndarray,
+              read_boxes: np.ndarray) -> Document:
     """The words block by block, line by line in `out` (`flow.output_order`), each
     line's fragments left to right, each fragment's words in Poppler's order.
     `line_count` is each line's number of words (join_fragments' numbering); `block`
@@ -201,10 +201,13 @@ def _assemble(doc: Document, frags: Groups, order: np.ndarray, line_starts: np.n
     block_out = block[out]
     new_block = np.cumsum(np.concatenate(([0], block_out[1:] != block_out[:-1])))
     per_line = line_count[line_order]
+    # the boxes as read travel with the words when a page was turned, so what reads the
+    # groups after (the labels) sees the page as the grouping did
+    read = None if read_boxes is doc.boxes else read_boxes[perm]
     return _document_like(doc, _reordered(doc.words, perm), doc.boxes[perm],
                           np.repeat(frags.page[seq], counts).tolist(),
                           np.repeat(np.arange(n_lines), per_line).tolist(),
-                          np.repeat(new_block, per_line).tolist())
+                          np.repeat(new_block, per_line).tolist(), read)
 
 
 def _one_word_matches(pattern: re.Pattern[str], lone: list[str], single: np.ndarray,
@@ -254,10 +257,11 @@ def _take(g: Groups, idx: np.ndarray) -> Groups:
 
 
 def _document_like(doc: Document, words: list[str], boxes: np.ndarray, pages: list[int],
-                   line_ids: list[int], block_ids: list[int]) -> Document:
+                   line_ids: list[int], block_ids: list[int],
+                   read_boxes: np.ndarray | None = None) -> Document:
     """A new Document with these word columns and `doc`'s id, pages and counters (the raw
     bytes of broken words are the glyph repair's, spent by now: not carried)."""
     return Document(id=doc.id, pages=doc.pages, words=words, boxes=boxes, word_pages=pages,
                     line_ids=line_ids, block_ids=block_ids,
-                    dropped_invisible=doc.dropped_invisible,
+                    dropped_invisible=doc.dropped_invisible, read_boxes=read_boxes,
                     words_repaired=doc.words_repaired, words_unrepaired=doc.words_unrepaired)

@@ -24,8 +24,7 @@ from ..corpus.prints import DocPrint, doc_print, prepare_prints
 from ..extract import ExtractLimits, extract_document
 from ..extract.glyphs import repair_glyphs
 from ..failures import Failure, FailureClass, internal_error
-from ..group import regroup
-from ..group.labels import CODE, label_words
+from ..group.labels import CODE, group_and_label
 from ..images.detector import detect_labels
 from ..images.render import RenderedPages
 from ..language import detect
@@ -125,12 +124,12 @@ def group(w: DocWork) -> Failure | None:
     """Each word's visual line and block, words ordered block by block (`group/`), or
     Poppler's own groups (`groups: poppler`); then each block's label (`group/labels.py`)."""
     assert w.doc is not None
-    doc = regroup(w.doc, w.job.settings.groups)
-    codes = label_words(doc)
-    if w.job.settings.labels == "rules+detector" and w.candidate.pdf_path:
-        codes = detect_labels(doc, codes, w.candidate.pdf_path)
-    doc.labels = codes.tolist()
-    w.doc = doc
+    pdf = w.candidate.pdf_path
+    detect = None
+    if w.job.settings.labels == "rules+detector" and pdf:
+        def detect(d: Document, codes: np.ndarray) -> np.ndarray:
+            return detect_labels(d, codes, pdf)
+    w.doc = group_and_label(w.doc, w.job.settings.groups, detect)
     return None
 
 
