@@ -186,6 +186,9 @@ def _slurm_options(fn: Callable[..., Any]) -> Callable[..., Any]:
               help="Only merge processed shards into the dataset and report.")
 @click.option("--fresh", is_flag=True,
               help="Start the run folder over (downloaded PDFs and their checksums are kept).")
+@click.option("--refresh", is_flag=True,
+              help="Add what is new to the dataset built in --out: its rows, splits and "
+                   "files stay as they are; a new version (diff.json, the card's changelog).")
 @click.option("--features", type=click.Choice(["compact", "published"]), default=None,
               help="Column types: compact (default), or exactly those of the published "
                    "LoRaLay datasets (integer boxes; concatenates with them).")
@@ -196,7 +199,8 @@ def _slurm_options(fn: Callable[..., Any]) -> Callable[..., Any]:
               help="Check settings, tools and every input line; print what a build would do.")
 def build(source: str, out: Path, config: Path | None, manifest: Path | None,
           limit: int | None, retry: tuple[str, ...], workers: int, shard: int | None,
-          num_shards: int | None, finish_only: bool, fresh: bool, features: str | None,
+          num_shards: int | None, finish_only: bool, fresh: bool, refresh: bool,
+          features: str | None,
           dry_run: bool, executor: str, wait: bool, fetch_job: bool, fetched: bool,
           exclude_datasets: tuple[Path, ...], **slurm: Any) -> None:
     """Fetch, extract, strip abstracts, filter, split and write a dataset into --out."""
@@ -207,7 +211,7 @@ def build(source: str, out: Path, config: Path | None, manifest: Path | None,
     more = {**slurm, "exclude_datasets": [str(p) for p in exclude_datasets] or None}
     s = _settings(source, config, manifest, features, more)
     request = BuildRequest(s, out, limit, workers, shard, num_shards, finish_only, fresh,
-                           frozenset(retry), executor, wait, fetch_job, fetched)
+                           frozenset(retry), executor, wait, fetch_job, fetched, refresh)
     if dry_run:
         from .run.dryrun import dry_run as check_only
 

@@ -27,8 +27,9 @@ PDFS_DIR = "pdfs"  # downloaded PDFs
 CRAWL_DIR = "crawl"  # the crawls' feeds and job folders (SciELO, KoreaScience)
 SLURM_DIR = "slurm"  # scripts, logs and statuses of a submitted run
 WORK_DIR = "work"  # CiteSum's intermediate files
-RUN_DIRS = (README, DATA_DIR, IMAGES_DIR, REPORT_DIR, REPORT_MD, REPORT_JSON, STATE_DIR,
-            PDFS_DIR, CRAWL_DIR, SLURM_DIR, WORK_DIR)
+DIFF_JSON = "diff.json"  # what a refresh changed since the version before (docs/publishing.md)
+RUN_DIRS = (README, DATA_DIR, IMAGES_DIR, REPORT_DIR, REPORT_MD, REPORT_JSON, DIFF_JSON,
+            STATE_DIR, PDFS_DIR, CRAWL_DIR, SLURM_DIR, WORK_DIR)
 # a shard's name (the content part is absent from datasets written before it)
 SHARD_NAME = re.compile(r"^(\w+?)-(\d{5})-of-(\d{5})(?:-[0-9a-f]{12})?\.parquet$")
 

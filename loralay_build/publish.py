@@ -40,12 +40,11 @@ from .dataset import Dataset
 from .errors import ConfigError
 from .licenses import OPEN_REDISTRIBUTABLE, UNKNOWN
 from .locks import ReadLock
-from .paths import DATA_DIR, IMAGES_DIR, README, REPORT_JSON, REPORT_MD, SHARD_NAME
+from .paths import DATA_DIR, DIFF_JSON, IMAGES_DIR, README, REPORT_JSON, REPORT_MD, SHARD_NAME
 from .version import __version__
 
-# written by a refresh (issue 36, part 1) beside the card: what changed since the version
-# before (docs/publishing.md has the shape this module reads)
-DIFF_JSON = "diff.json"
+# DIFF_JSON is written by a refresh beside the card: what changed since the version before
+# (docs/publishing.md has the shape this module reads)
 TOP_FILES = (README, REPORT_MD, REPORT_JSON, DIFF_JSON)
 SHARD_FOLDERS = (DATA_DIR, IMAGES_DIR)
 _REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-]{0,95}$")

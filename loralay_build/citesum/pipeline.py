@@ -32,9 +32,9 @@ class CiteSumPipeline:
         return str(layout.state_dir / "citesum.sqlite")
 
     def check(self, req: BuildRequest) -> None:
-        if req.limit is not None or req.sharded or req.finish_only:
+        if req.limit is not None or req.sharded or req.finish_only or req.refresh:
             raise ConfigError("--source citesum takes --workers, --fresh and --retry; not "
-                              "--limit, --shard/--num-shards or --finish")
+                              "--limit, --shard/--num-shards, --finish or --refresh")
         inputs(_settings(req))
 
     def wipe(self, layout: RunLayout) -> None:

@@ -36,7 +36,7 @@ The prints compared are `corpus/prints.py`'s.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -513,8 +513,10 @@ class DuplicateDetector:
         assert best is not None, "a group member without a link (a bug)"
         return best[0], -best[1], best[3]
 
-    def decide(self) -> Decisions:
-        """Groups, the kept document of each, and every other member's `Duplicate`."""
+    def decide(self, first: Container[str] = frozenset()) -> Decisions:
+        """Groups, the kept document of each, and every other member's `Duplicate`.
+        `first`: ids kept before all others (a refresh's documents already in the dataset:
+        an old paper wins against any new copy of it, even an older one)."""
         parents = _Parents()
         for i, j in self._exact_links():
             parents.union(i, j)
@@ -540,7 +542,8 @@ class DuplicateDetector:
                         dataset=anchor.dataset)
                 groups.append(Group(None, tuple(self._ids[i] for i in group)))
                 continue
-            kept = min(group, key=lambda i: keep_key(self._ids[i], self._dates[i]))
+            kept = min(group, key=lambda i: (self._ids[i] not in first,
+                                             *keep_key(self._ids[i], self._dates[i])))
             for m in group:
                 if m == kept:
                     continue

@@ -30,6 +30,7 @@ class BuildRequest:
     wait: bool = False  # slurm: stay attached until the finish is done
     fetch_job: bool = False  # slurm: fetch in a job of its own, not on this machine
     fetched: bool = False  # a shard of a submitted run: the submitter already fetched
+    refresh: bool = False  # add what is new to the dataset already built (pdf/refresh.py)
 
     @property
     def sharded(self) -> bool:
@@ -48,6 +49,9 @@ class BuildRequest:
             raise ConfigError(f"--limit {self.limit}: must be 1 or more")
         if self.num_shards is not None and self.num_shards < 1:
             raise ConfigError(f"--num-shards {self.num_shards}: must be 1 or more")
+        if self.refresh and self.fresh:
+            raise ConfigError("--refresh with --fresh: a refresh adds to the dataset that "
+                              "--fresh would delete; give one of them")
         self.retry = check_retry(tuple(self.retry))
 
 

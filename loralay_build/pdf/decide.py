@@ -29,6 +29,7 @@ from ..settings import CorpusSettings
 from ..sources import read_bad_records
 from ..state import OK, RunState
 from ..write.doctable import DocTable
+from .refresh import Prior
 
 log = logging.getLogger("loralay.finish")
 
@@ -81,6 +82,8 @@ class Decisions:
     duplicates: Mapping[str, Duplicate] = field(default_factory=dict)  # dropped id ->
     bad_records: BadRecords = field(default_factory=BadRecords)  # input lines, not documents
     verdict: str = ""
+    old: frozenset[int] = frozenset()  # a refresh: the rows already in the dataset
+    missing: list[str] = field(default_factory=list)  # ... that the source no longer offers
 
     @property
     def outcomes(self) -> Outcomes:
@@ -88,6 +91,10 @@ class Decisions:
 
     def kept_rows(self, split: str) -> Iterator[int]:
         return (j for j, s in zip(self.order, self.fates, strict=True) if s == split)
+
+    def new_rows(self, split: str) -> Iterator[int]:
+        """The split's rows to write: all of them, but a refresh's old ones."""
+        return (j for j in self.kept_rows(split) if j not in self.old)
 
     @property
     def kept(self) -> dict[str, list[str]]:
@@ -139,8 +146,11 @@ class CorpusRun:
     and what the steps before decided (drops, funnel lines, thresholds, duplicates)."""
 
     def __init__(self, cs: CorpusSettings, rows: DocTable, detector: DuplicateDetector,
-                 external: Iterable[ExternalPrint] = ()) -> None:
+                 external: Iterable[ExternalPrint] = (), prior: Prior | None = None) -> None:
         self.cs, self.rows, self.detector, self.external = cs, rows, detector, external
+        # a refresh: what the dataset already holds (kept, split and row as they are)
+        self.prior = prior
+        self.old = frozenset(j for j, i in enumerate(rows.ids) if prior and i in prior.kept)
         self.alive: list[int] = list(range(len(rows)))
         self.drops: list[tuple[str, Outcome]] = []
         self.funnel: list[tuple[str, int]] = []
@@ -195,7 +205,12 @@ class Duplicates(CorpusStep):
 
     def run(self, c: CorpusRun) -> None:
         c.detector.exclude(c.external)
-        c.duplicates = c.detector.decide().duplicates
+        first = c.prior.kept if c.prior else ()
+        # an old document is never dropped: not for a new copy (it ranks first), nor when
+        # a new one joins two old ones in one group, nor for an excluded dataset
+        old_ids = {c.rows.ids[j] for j in c.old}
+        c.duplicates = {i: dup for i, dup in c.detector.decide(first).duplicates.items()
+                        if i not in old_ids}
         distinct = []
         for j in c.alive:  # in row order, as every other drop
             dup = c.duplicates.get(c.rows.ids[j])
@@ -214,11 +229,18 @@ class Filters(CorpusStep):
 
     def run(self, c: CorpusRun) -> None:
         r = c.rows
-        c.thresholds = compute_thresholds([r.pages[j] for j in c.alive],
-                                          [r.summary_words[j] for j in c.alive],
-                                          c.cs.max_pages_percentile, c.cs.min_summary_percentile)
+        if c.prior is not None:  # a refresh judges new documents by the dataset's own bar
+            c.thresholds = c.prior.thresholds
+        else:
+            c.thresholds = compute_thresholds([r.pages[j] for j in c.alive],
+                                              [r.summary_words[j] for j in c.alive],
+                                              c.cs.max_pages_percentile,
+                                              c.cs.min_summary_percentile)
         kept = []
         for j in c.alive:
+            if j in c.old:
+                kept.append(j)
+                continue
             fail = check_document(r.pages[j], r.summary_words[j], c.thresholds)
             if fail is None:
                 kept.append(j)
@@ -236,13 +258,20 @@ class Splits(CorpusStep):
 
     def run(self, c: CorpusRun) -> None:
         r, cs = c.rows, c.cs
+        new = [j for j in c.alive if j not in c.old]  # a refresh splits the new rows alone
         if cs.split_mode == "given":
-            names = {j: given_name(r.ids[j], r.given[j]) for j in c.alive}  # refuse in order
-        c.order = array("q", sorted(c.alive, key=lambda j: (date_key(r.dates[j]), r.ids[j])))
+            names = {j: given_name(r.ids[j], r.given[j]) for j in new}  # refuse in order
+        order = sorted(new, key=lambda j: (date_key(r.dates[j]), r.ids[j]))
         if cs.split_mode == "given":
-            c.fates = [names[j] for j in c.order]
+            fates: list[str | None] = [names[j] for j in order]
         else:
-            c.fates = chronological_fates(r.dates, c.order, cs.split_proportions, cs.undated)
+            fates = chronological_fates(r.dates, order, cs.split_proportions, cs.undated)
+        if c.prior is not None:  # the old rows first, as the dataset holds them
+            rank = c.prior.rank()
+            old = sorted(c.old, key=lambda j: rank[r.ids[j]])
+            order = old + order
+            fates = [*(c.prior.kept[r.ids[j]][0] for j in old), *fates]
+        c.order, c.fates = array("q", order), fates
         r.forget_dates()
         c.alive = [j for j, f in zip(c.order, c.fates, strict=True) if f]
 
@@ -254,15 +283,21 @@ CORPUS_STEPS: tuple[CorpusStep, ...] = (Licences(), Duplicates(), Filters(), Spl
 
 def read_table(states: list[RunState], current: set[str], failed: set[str],
                cs: CorpusSettings, steps: Sequence[CorpusStep], drops: list[tuple[str, Outcome]],
-               detector: DuplicateDetector) -> DocTable:
+               detector: DuplicateDetector, prior: Prior | None = None) -> DocTable:
     """The processed documents of this run as table rows, each shown to the duplicate
-    detector; a document a step does not `admit` joins the drops instead."""
+    detector; a document a step does not `admit` joins the drops instead. A refresh's old
+    documents are rows whatever the source offers now (read from the shard they are in)."""
     rows = DocTable()
+    old = prior.kept if prior else {}
     for i, st in enumerate(states):
         for s in st.document_summaries():
-            if s["id"] not in current or s["id"] in failed:
+            if s["id"] in old:
+                if old[s["id"]][1] != i:
+                    continue
+            elif s["id"] not in current or s["id"] in failed:
                 continue
-            refused = next((o for o in (step.admit(s, cs) for step in steps) if o), None)
+            refused = None if s["id"] in old else next(
+                (o for o in (step.admit(s, cs) for step in steps) if o), None)
             if refused is not None:
                 drops.append((s["id"], refused))
                 continue
@@ -279,9 +314,11 @@ def _sha(value: str | None) -> str | None:
 
 def decide(cs: CorpusSettings, layout: RunLayout, states: list[RunState],
            external: Iterable[ExternalPrint] = (),
-           steps: Sequence[CorpusStep] = CORPUS_STEPS) -> Decisions:
+           steps: Sequence[CorpusStep] = CORPUS_STEPS, prior: Prior | None = None
+           ) -> Decisions:
     """Every id's fate: the fetch's and the per-document steps' drops, then each corpus
-    step in turn; `external`: the prints of the `exclude_datasets` datasets."""
+    step in turn; `external`: the prints of the `exclude_datasets` datasets. `prior`: a
+    refresh's dataset so far (`refresh.py`), whose documents stay kept as they are."""
     with RunState(layout.fetch_db) as fstate:
         drops, proposed, fetched = fetch_outcomes(fstate)
         current = fstate.ids_with("fetch", OK)
@@ -289,20 +326,29 @@ def decide(cs: CorpusSettings, layout: RunLayout, states: list[RunState],
     proc_drops, done = process_outcomes(states, current)
     check_complete(current, done)
     del done
-    drops += proc_drops
+    old = prior.kept if prior else {}
+    missing = [i for i in old if i not in current]  # kept before, not offered now
+    drops = [(i, o) for i, o in drops + proc_drops if i not in old]
     active = [step for step in steps if step.applies(cs)]
     detector = DuplicateDetector()
     admitted: list[tuple[str, Outcome]] = []
     rows = read_table(states, current, {i for i, _ in proc_drops}, cs, active, admitted,
-                      detector)
+                      detector, prior)
     del current
-    c = CorpusRun(cs, rows, detector, external)
+    if prior is not None:
+        have = set(rows.ids)
+        lost = [i for i in old if i not in have]
+        if lost:
+            raise IncompleteRun(f"{len(lost)} documents of the dataset have no result in the "
+                                f"run state (e.g. {lost[0]}): the refresh cannot stand on "
+                                f"it; rebuild without --refresh")
+    c = CorpusRun(cs, rows, detector, external, prior)
     c.drops = drops + admitted
     c.funnel = [("proposed", proposed), ("fetched", fetched),
                 ("processed", len(rows) + len(admitted))]
     run_steps(c, active)
     return Decisions(c.thresholds, rows, c.drops, c.order, c.fates, c.funnel, c.duplicates,
-                     bad_records)
+                     bad_records, old=c.old, missing=sorted(missing))
 
 
 def run_steps(c: CorpusRun, steps: Sequence[CorpusStep]) -> None:

@@ -14,7 +14,7 @@ import hashlib
 import logging
 import shutil
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -37,6 +37,7 @@ from ..state import OK, RunState
 from .fingerprint import PdfChecksums, document_fingerprint, settings_print
 from .payload import FORMAT
 from .preflight import ToolVersions
+from .refresh import read_base
 from .steps import DocumentJob, StepResults, prepare_worker, process_candidate
 
 log = logging.getLogger("loralay.run")
@@ -153,8 +154,10 @@ def tools_of(versions: ToolVersions, settings: DocumentSettings) -> str:
 
 def plan_shard(fstate: RunState, ledger: Ledger, shard: int, num_shards: int,
                job: DocumentJob, versions: ToolVersions, retry: frozenset[str],
-               sums: PdfChecksums) -> Plan:
-    """Every fetched document of the shard whose result is missing or no longer current."""
+               sums: PdfChecksums, frozen: Container[str] = ()) -> Plan:
+    """Every fetched document of the shard whose result is missing or no longer current;
+    `frozen`: a refresh's documents already in the dataset, never done again (their rows
+    stay as they are) once they have a result."""
     rule = RetryRule(retry, job.limits.model_dump())
     plan = Plan(*settings_print(job.settings), tools_of(versions, job.settings), rule)
 
@@ -172,6 +175,8 @@ def plan_shard(fstate: RunState, ledger: Ledger, shard: int, num_shards: int,
 
     for c in fetch_state_candidates(fstate, shard, num_shards):
         plan.total += 1
+        if c.id in frozen and ledger.get(c.id) is not None:
+            continue
         why = stale_reason(ledger.get(c.id), plan.fingerprint(c, sums), rule, name_changes)
         if why is not None:
             plan.todo.add(c.id)
@@ -187,7 +192,8 @@ def plan_shard_of(req: BuildRequest, layout: RunLayout, versions: ToolVersions, 
         sums = PdfChecksums(layout.checksums_db)
         try:
             return plan_shard(fstate, Ledger(sstate, DOCUMENT), shard, num_shards,
-                              document_job(req.settings), versions, req.retry, sums)
+                              document_job(req.settings), versions, req.retry, sums,
+                              frozen_ids(req, layout))
         finally:
             sums.close()
 
@@ -251,6 +257,14 @@ def record_outcome(state: RunState, ledger: Ledger, outcome: StepResults,
     return cls
 
 
+def frozen_ids(req: BuildRequest, layout: RunLayout) -> Container[str]:
+    """A refresh's documents already in the dataset (none for any other build)."""
+    if not req.refresh:
+        return ()
+    base = read_base(layout.finish_db)
+    return base.prior.kept if base else ()
+
+
 def document_job(settings: CommonSettings, staging: Path | None = None) -> DocumentJob:
     return DocumentJob(settings.document(), settings.limits(),
                        str(staging) if staging else None)
@@ -266,7 +280,7 @@ def process_phase(req: BuildRequest, layout: RunLayout, versions: ToolVersions,
         sums = PdfChecksums(layout.checksums_db)
         try:
             plan = plan_shard(fstate, ledger, shard, num_shards, job, versions, req.retry,
-                              sums)
+                              sums, frozen_ids(req, layout))
             log.info(plan.line())
             ledger.remember_part(plan.settings_digest, plan.settings_json)
             counts = _process_plan(fstate, sstate, ledger, plan, sums, layout, job,

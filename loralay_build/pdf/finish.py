@@ -33,14 +33,25 @@ from .decisions import RecordedDecisions, record_decisions
 from .finish_images import write_images_config
 from .payload import read_columns
 from .preflight import ToolVersions
+from .refresh import (
+    Base,
+    Diff,
+    check_refresh,
+    commit_base,
+    count_line,
+    make_diff,
+    remove_diff,
+    row_settings,
+    write_diff,
+)
 
 log = logging.getLogger("loralay.finish")
 
 
 def kept_documents(d: Decisions, states: list[RunState], split: str) -> Iterator[ColumnDoc]:
-    """Streams one split's documents, in chronological order, from the shard states, as
-    Arrow columns (no Python object per word)."""
-    for j in d.kept_rows(split):
+    """Streams one split's documents to write (a refresh: its new ones), in chronological
+    order, from the shard states, as Arrow columns (no Python object per word)."""
+    for j in d.new_rows(split):
         yield read_columns(states[d.rows.shard[j]].document_payload(d.rows.ids[j]))
 
 
@@ -101,20 +112,31 @@ def give_back_freed_memory() -> None:
 
 
 def finish_run(settings: CommonSettings, layout: RunLayout, num_shards: int,
-               versions: ToolVersions, workers: int = 1) -> Decisions:
+               versions: ToolVersions, workers: int = 1, refresh: bool = False) -> Decisions:
     """Decide every document's fate from the current results, write the dataset and report.
-    `workers` > 1: a second core makes each next row group while one is written."""
+    `workers` > 1: a second core makes each next row group while one is written.
+    `refresh`: the dataset already built grows by what is new (`refresh.py`); the base it
+    grows is committed again only once every file of the new version is in place."""
 
     lean_memory_pool()
     cs = settings.corpus()
+    base = check_refresh(layout, settings) if refresh else None
     states = open_shard_states(layout, num_shards)
     try:
-        d = decide(cs, layout, states, exclude_datasets(cs.exclude_datasets))
+        d = decide(cs, layout, states, exclude_datasets(cs.exclude_datasets),
+                   prior=base.prior if base else None)
         give_back_freed_memory()
+        diff = None
+        if base is not None:
+            diff = make_diff(base, list(d.outcomes.items()), d.duplicates, d.missing)
+            if diff.nothing_new(base):
+                d.verdict = f"refresh: nothing new since v{base.version}; no file rewritten"
+                log.info(d.verdict)
+                return d
         record_decisions(layout.finish_db, d)
         with RecordedDecisions(layout.finish_db) as recorded:
             d.verdict = _write_outputs(settings, layout, d, recorded, states, workers,
-                                       versions)
+                                       versions, base, diff)
     finally:
         for st in states:
             st.close()
@@ -123,9 +145,13 @@ def finish_run(settings: CommonSettings, layout: RunLayout, num_shards: int,
 
 def _write_outputs(settings: CommonSettings, layout: RunLayout, d: Decisions,
                    recorded: RecordedDecisions, states: list[RunState], workers: int,
-                   versions: ToolVersions) -> str:
+                   versions: ToolVersions, base: Base | None = None,
+                   diff: Diff | None = None) -> str:
     """The dataset, its card and the report, every count and outcome read from the
-    recorded decisions; the rows themselves from the shard states. Returns the verdict."""
+    recorded decisions; the rows themselves from the shard states. Returns the verdict.
+    A refresh (`base`, `diff`) writes its new rows only, beside the base's files, then
+    `diff.json`; any other build removes a `diff.json` left by one. The base is committed
+    last."""
     from ..write import CardFacts, RunFacts, write_dataset, write_report
     from ..write.report import licenses_of
 
@@ -135,17 +161,27 @@ def _write_outputs(settings: CommonSettings, layout: RunLayout, d: Decisions,
     thresholds = recorded.fact("thresholds")
     # before the card that names it: `images/` is complete whenever the card lists it
     costs, image_files = write_images_config(layout.out, settings.images, d, states)
+    counts = recorded.kept_counts()
+    version = diff.version if diff else 1
+    changelog = [*base.changelog, diff.line()] if base and diff else \
+        [f"v1: {count_line(counts)}"]
     facts = CardFacts(name=name, source=settings.source, language=language,
                       config_name=cs.config_name, license=cs.license,
                       license_counts=licenses_of(d.rows.licenses[j] for s in SPLITS
                                                  for j in d.kept_rows(s)),
                       split_rule=split_rule(cs), thresholds=thresholds,
                       images=settings.images, image_files=image_files,
-                      counts=recorded.kept_counts())
-    splits = {s: kept_documents(d, states, s) for s in SPLITS}
-    write_dataset(layout.out, splits, facts, rows_per_shard=cs.rows_per_shard,
-                  row_group_bytes=cs.row_group_bytes, features=cs.features,
-                  read_ahead=workers > 1)
+                      counts=counts, languages=base.languages if base else (),
+                      version=version, changelog=changelog)
+    if base is None:
+        splits = {s: kept_documents(d, states, s) for s in SPLITS}
+    else:  # only the splits that grow: none leaves data/ untouched
+        splits = {s: kept_documents(d, states, s) for s in SPLITS
+                  if next(d.new_rows(s), None) is not None}
+    written = write_dataset(layout.out, splits, facts, rows_per_shard=cs.rows_per_shard,
+                            row_group_bytes=cs.row_group_bytes, features=cs.features,
+                            read_ahead=workers > 1, carry=base.files if base else None,
+                            carried=base.counts() if base else None)
     run = RunFacts(name=name, source=settings.source,
                    funnel=[(str(s), int(n)) for s, n in recorded.fact("funnel")],
                    thresholds=thresholds, outcomes=recorded,
@@ -154,8 +190,28 @@ def _write_outputs(settings: CommonSettings, layout: RunLayout, d: Decisions,
                    duplicates=recorded.fact("duplicates"),
                    bad_records=d.bad_records,
                    extra={**provenance(write_config(settings, layout), layout, versions),
-                          **costs})
-    return str(write_report(layout.out, run, _doc_table(d))["verdict"])
+                          **costs, **refresh_facts(version, base, diff)})
+    verdict = str(write_report(layout.out, run, _doc_table(d))["verdict"])
+    if diff is not None:
+        write_diff(layout.out, diff)
+    else:
+        remove_diff(layout.out)
+    commit_base(layout.finish_db, version, written.shards,
+                {*(base.languages if base else ()), *written.languages}, thresholds,
+                row_settings(settings), changelog, d.missing)
+    return verdict
+
+
+def refresh_facts(version: int, base: Base | None, diff: Diff | None) -> dict[str, str]:
+    """The report's lines on the version: what a refresh added, and whose thresholds."""
+    facts = {"dataset_version": str(version)}
+    if base is not None and diff is not None:
+        facts["refresh"] = (f"{diff.line()} (since v{base.version}; its rows, splits and "
+                            f"files are kept as they were)")
+        facts["refresh_thresholds"] = ("those of the dataset's first build, never computed "
+                                       "again: an old document is never dropped, nor a new "
+                                       "one judged by a moved bar")
+    return facts
 
 
 def write_config(settings: CommonSettings, layout: RunLayout) -> Path:

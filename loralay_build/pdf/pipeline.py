@@ -17,6 +17,7 @@ from ..sources import BadRunInput, SourceNotBuilt
 from .driver import fetch_phase, plan_shard_of, process_phase
 from .finish import Decisions, IncompleteRun, finish_run
 from .preflight import ToolVersions, check_detector, check_inputs, tool_versions, wipe_run
+from .refresh import check_refresh
 
 log = logging.getLogger("loralay.build")
 
@@ -41,6 +42,11 @@ class PdfPipeline:
                               f"{req.settings.source} --out {req.out}` before the shards")
         self.versions  # noqa: B018 - Poppler is checked before any work
         check_excluded(req)
+        if req.refresh:  # before any work: a folder with no dataset, or other row settings
+            if req.executor != "local":
+                raise ConfigError(f"--refresh with --executor {req.executor}: not supported "
+                                  "yet; refresh with the local executor")
+            check_refresh(RunLayout(req.out), req.settings, adopt=False)
         _note_slow_reader()
 
     def wipe(self, layout: RunLayout) -> None:
@@ -82,10 +88,13 @@ class PdfPipeline:
         num_shards = recorded_shards(layout) or 1
         try:
             decisions = finish_run(req.settings, layout, num_shards, self.versions,
-                                   req.workers)
+                                   req.workers, req.refresh)
         except IncompleteRun as e:
             raise BuildStopped(str(e)) from e
         result = _result(req, decisions)
+        if req.refresh and decisions.verdict.startswith("refresh: nothing new"):
+            log.info("done: %s", decisions.verdict)
+            return result
         if stopped:
             held = "the dataset holds what was fetched so far" if result.documents and any(
                 result.kept.values()) else "no dataset yet"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -35,17 +35,20 @@ from .report import RunFacts, build_report, write_report
 def write_dataset(out_dir: str | Path, splits: Mapping[str, Iterable[ProcessedDoc | ColumnDoc]],
                   facts: CardFacts, *, rows_per_shard: int = DEFAULT_ROWS_PER_SHARD,
                   row_group_bytes: int = DEFAULT_ROW_GROUP_BYTES,
-                  features: str = COMPACT, read_ahead: bool = False) -> WriteResult:
+                  features: str = COMPACT, read_ahead: bool = False,
+                  carry: Mapping[str, Sequence[str]] | None = None,
+                  carried: Mapping[str, int] | None = None) -> WriteResult:
     """Shards first, card second: the card only ever describes data that is fully in place.
 
     `features`: "compact" (default) or "published" (the published LoRaLay columns).
-    `read_ahead`: see `write_shards`.
+    `read_ahead`, `carry`, `carried` (a refresh's files kept as they are): see
+    `write_shards`.
     The card declares every language the rows carry, besides those in `facts`, so a run
     whose documents each bring their language (local manifests) still has language tags.
     """
     result = write_shards(out_dir, splits, rows_per_shard=rows_per_shard,
                           row_group_bytes=row_group_bytes, features=features,
-                          read_ahead=read_ahead)
+                          read_ahead=read_ahead, carry=carry, carried=carried)
     facts = replace(facts, languages=sorted({*facts.languages, *result.languages}),
                     data_files=result.shards)
     if facts.counts is not None and dict(facts.counts) != dict(result.counts):

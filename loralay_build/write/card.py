@@ -66,6 +66,8 @@ class CardFacts:
     # `datasets`' cache, keyed on the card, never serves an earlier build's rows)
     data_files: Mapping[str, Sequence[str]] = field(default_factory=dict)
     image_files: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    version: int = 1  # the dataset's version: 1 when built, one more per refresh
+    changelog: Sequence[str] = ()  # one line of counts per version, oldest first
 
     def language_tags(self) -> list[str]:
         """Every language the card declares, sorted; never the word "multilingual"."""
@@ -221,6 +223,15 @@ def _splits_section(counts: Mapping[str, int]) -> list[str]:
     return lines
 
 
+def _versions_section(facts: CardFacts) -> list[str]:
+    """The version, and what each version brought (a refresh adds a line)."""
+    if not facts.changelog:
+        return []
+    return ["## Versions", "", f"This is version {facts.version}. A refresh adds new papers "
+            "in new files and keeps every earlier row, split and file as it was.", "",
+            *[f"- {line}" for line in facts.changelog], ""]
+
+
 def _usage_section(facts: CardFacts) -> list[str]:
     config = "" if facts.config_name == "default" else f', "{facts.config_name}"'
     return [
@@ -288,7 +299,8 @@ def dataset_card(facts: CardFacts, counts: Mapping[str, int],
         f"scientific papers from {facts.source}{in_langs}, in the format of the LoRaLay "
         "corpora: each row is the body of a paper as words with boxes, and its abstract as "
         "summary.", "",
-        *_build_section(facts), *_splits_section(counts), *_columns_section(features),
+        *_build_section(facts), *_splits_section(counts), *_versions_section(facts),
+        *_columns_section(features),
         *_usage_section(facts), *_license_section(facts),
     ]
     front = card_data(facts, counts, features).to_yaml()

@@ -18,7 +18,7 @@ Why this shape:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -193,7 +193,9 @@ def _write_split(folder: ShardFolder, split: str, docs: Iterable[Doc], opts: _Op
 def write_shards(out_dir: str | Path, splits: Mapping[str, Iterable[Doc]], *,
                  rows_per_shard: int = DEFAULT_ROWS_PER_SHARD,
                  row_group_bytes: int = DEFAULT_ROW_GROUP_BYTES,
-                 features: str = COMPACT, read_ahead: bool = False) -> WriteResult:
+                 features: str = COMPACT, read_ahead: bool = False,
+                 carry: Mapping[str, Sequence[str]] | None = None,
+                 carried: Mapping[str, int] | None = None) -> WriteResult:
     """Write every split into `DIR/data/` (replacing it only on success); no card.
 
     `features` is "compact" (every column, small exact types) or "published" (the six
@@ -202,6 +204,10 @@ def write_shards(out_dir: str | Path, splits: Mapping[str, Iterable[Doc]], *,
     core busy, half a row group more in memory; the same bytes).
     A split whose iterator yields nothing gets no file: `datasets` cannot load a split
     from a Parquet file without rows, so the card omits such splits instead.
+    `carry`, `carried`: a refresh's files already in `data/` (per split, paths relative to
+    DIR) and their rows: kept byte for byte beside the new ones, which `splits` yields; the
+    result counts and lists both (`carried` ids are not read back: the caller vouches
+    that no new row repeats one). No split to write leaves `data/` untouched.
     """
     if rows_per_shard < 1 or row_group_bytes < 1:
         raise ValueError("rows_per_shard and row_group_bytes must be positive")
@@ -209,10 +215,18 @@ def write_shards(out_dir: str | Path, splits: Mapping[str, Iterable[Doc]], *,
     opts = _Options(rows_per_shard, row_group_bytes, features, read_ahead)
     result = WriteResult(counts={}, features=features)
     tally = _Tally()
-    with ShardFolder(Path(out_dir), DATA_DIR) as folder:
+    before = dict(carried or {})
+    if carry is not None and not splits:
+        result.counts = {s: before.get(s, 0) for s in {*before, *carry}}
+        result.shards = {s: list(v) for s, v in carry.items()}
+        return result
+    with ShardFolder(Path(out_dir), DATA_DIR, carry) as folder:
         for split, docs in splits.items():
-            result.counts[split], result.shards[split] = _write_split(folder, split, docs,
-                                                                      opts, tally)
+            n, result.shards[split] = _write_split(folder, split, docs, opts, tally)
+            result.counts[split] = before.get(split, 0) + n
+        for split, files in folder.files.items():
+            result.shards.setdefault(split, files)
+            result.counts.setdefault(split, before.get(split, 0))
         result.languages = sorted(tally.languages)
     return result
 

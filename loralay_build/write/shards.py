@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import uuid
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -33,12 +34,18 @@ def content_digest(path: Path) -> str:
 
 class ShardFolder:
     """`with ShardFolder(out, "data") as f:` write each split's parts at `f.part(split)`,
-    then `f.seal(split)`; on leaving without error the folder replaces `out/data`."""
+    then `f.seal(split)`; on leaving without error the folder replaces `out/data`.
 
-    def __init__(self, out: Path, name: str) -> None:
+    `carry`: files of the folder to keep as they are (a refresh's earlier versions, paths
+    relative to `out`, per split): hard-linked (else copied) into the new folder, listed
+    first in `files`, and the split's new shards numbered after them."""
+
+    def __init__(self, out: Path, name: str,
+                 carry: Mapping[str, Sequence[str]] | None = None) -> None:
         self.out, self.name = Path(out), name
         self.tmp = self.out / f".{name}-tmp-{uuid.uuid4().hex[:8]}"
-        self.files: dict[str, list[str]] = {}  # split -> paths relative to `out`
+        self.carry = {s: list(v) for s, v in (carry or {}).items()}
+        self.files: dict[str, list[str]] = dict(self.carry)  # split -> paths relative to `out`
         self._parts: dict[str, list[Path]] = {}
 
     def __enter__(self) -> ShardFolder:
@@ -46,6 +53,9 @@ class ShardFolder:
         self.out.mkdir(parents=True, exist_ok=True)
         clean_swaps(self.out, self.name)
         self.tmp.mkdir()
+        for paths in self.carry.values():
+            for rel in paths:
+                _carry_over(self.out / rel, self.tmp / Path(rel).name)
         return self
 
     def part(self, split: str) -> Path:
@@ -59,13 +69,15 @@ class ShardFolder:
     def seal(self, split: str) -> list[str]:
         """Give the split's parts their final names; the paths the card will name."""
         parts = self._parts.get(split, [])
+        old = self.carry.get(split, [])
         names = []
-        for i, path in enumerate(parts):
-            final = f"{split}-{i:05d}-of-{len(parts):05d}-{content_digest(path)}.parquet"
+        for i, path in enumerate(parts, start=len(old)):
+            final = (f"{split}-{i:05d}-of-{len(old) + len(parts):05d}-"
+                     f"{content_digest(path)}.parquet")
             os.replace(path, self.tmp / final)
             names.append(f"{self.name}/{final}")
-        self.files[split] = names
-        return names
+        self.files[split] = old + names
+        return self.files[split]
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
@@ -73,6 +85,15 @@ class ShardFolder:
             swap_folder(self.out, self.tmp, self.name)
         else:
             shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def _carry_over(src: Path, dest: Path) -> None:
+    """The same bytes under the same name: a hard link, or a copy where links fail."""
+    refuse_link(src)
+    try:
+        os.link(src, dest)
+    except OSError:
+        shutil.copy2(src, dest)
 
 
 def remove_folder(out: Path, name: str) -> None:

@@ -1,0 +1,282 @@
+"""A refresh (`build --refresh`): the dataset already built grows by what is new, and what
+it held stays as it was.
+
+What a refresh stands on is the **base**: the dataset as its last finish wrote it,
+committed in the finish's state (`state/finish.sqlite`) only once that finish's files are
+all in place: a copy of its decisions (`base_decisions`: every id it decided, the kept ones
+with split and shard, in the dataset's row order) beside a checkpoint `dataset` (its
+version, its data files per split, their languages, the thresholds it applied, the
+settings its rows were made with, and the changelog). A refresh killed at any moment
+finds the same base when run again, so it decides and writes the same version.
+
+Given the base, the corpus steps decide as for any build (`decide.CORPUS_STEPS`, the one
+list) with the base's kept ids as `Prior`: they keep their split and row (they are never
+written again; their files are carried into the new `data/` unchanged), they win against
+any new copy of themselves, the percentile filters apply the base's thresholds, and the
+splits share out the new documents alone.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..atomic import write_text_atomic
+from ..corpus.filters import Thresholds
+from ..corpus.split import SPLITS
+from ..errors import ConfigError
+from ..failures import FailureClass
+from ..layout import RunLayout
+from ..paths import DATA_DIR, DIFF_JSON, SHARD_NAME
+from ..settings import CommonSettings
+from ..state import RunState
+
+log = logging.getLogger("loralay.refresh")
+
+DATASET_KEY = "dataset"
+BASE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS base_decisions (
+    seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, status TEXT NOT NULL,
+    split TEXT, shard INTEGER, class TEXT, rule TEXT, message TEXT);
+"""
+KEPT = "kept"
+
+
+@dataclass(frozen=True)
+class Prior:
+    """What the corpus steps keep of the base: its kept ids (split and shard state, in the
+    dataset's row order) and its thresholds; `decided`: every id the base decided."""
+
+    kept: Mapping[str, tuple[str, int]]  # id -> (split, shard), in row order
+    thresholds: Thresholds
+    decided: Mapping[str, str | None] = field(default_factory=dict)  # id -> class (None: kept)
+
+    def rank(self) -> dict[str, int]:
+        return {doc_id: k for k, doc_id in enumerate(self.kept)}
+
+
+@dataclass
+class Base:
+    """The dataset as the last complete finish wrote it."""
+
+    version: int
+    files: dict[str, list[str]]  # split -> paths relative to DIR, in load order
+    languages: list[str]
+    thresholds: dict[str, Any]
+    row_settings: dict[str, Any]
+    changelog: list[str]
+    prior: Prior
+    missing: list[str] = field(default_factory=list)  # kept ids gone upstream, as listed
+
+    def counts(self) -> dict[str, int]:
+        got = Counter(split for split, _ in self.prior.kept.values())
+        return {s: got[s] for s in SPLITS}
+
+
+def row_settings(settings: CommonSettings) -> dict[str, Any]:
+    """The settings an old row is made with: the per-document ones and the columns."""
+    return {**settings.document().model_dump(mode="json"),
+            "features": settings.corpus().features}
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def read_base(finish_db: Path) -> Base | None:
+    """The committed base, or None when no finish of this tool completed here."""
+    if not finish_db.exists():
+        return None
+    with RunState(finish_db) as st:
+        st.db.executescript(BASE_SCHEMA)
+        facts = st.get_checkpoint(DATASET_KEY)
+        if not isinstance(facts, dict):
+            return None
+        rows = st.db.execute("SELECT id, status, split, shard, class FROM base_decisions "
+                             "ORDER BY seq").fetchall()
+    kept = {i: (str(split), int(shard)) for i, status, split, shard, _ in rows
+            if status == KEPT}
+    decided = {i: (None if status == KEPT else cls) for i, status, _, _, cls in rows}
+    t = facts["thresholds"]
+    prior = Prior(kept, Thresholds(t.get("max_pages"), t.get("min_summary_words"),
+                                   t.get("max_pages_percentile"),
+                                   t.get("min_summary_percentile")), decided)
+    return Base(int(facts["version"]), {s: list(v) for s, v in facts["files"].items()},
+                list(facts["languages"]), dict(facts["thresholds"]),
+                dict(facts["row_settings"]), list(facts["changelog"]), prior,
+                list(facts.get("missing_upstream", [])))
+
+
+def commit_base(finish_db: Path, version: int, files: Mapping[str, Sequence[str]],
+                languages: Iterable[str], thresholds: Mapping[str, Any],
+                settings: Mapping[str, Any], changelog: Sequence[str],
+                missing: Sequence[str] = ()) -> None:
+    """The decisions just written become the base, in one transaction, once every file
+    of the version is in place (called last)."""
+    with RunState(finish_db) as st:
+        st.db.executescript(BASE_SCHEMA)
+        with st.transaction():
+            st.db.execute("DELETE FROM base_decisions")
+            st.db.execute("INSERT INTO base_decisions SELECT seq, id, status, split, shard, "
+                          "class, rule, message FROM decisions")
+            st.set_checkpoint(DATASET_KEY, {
+                "version": version, "files": {s: list(v) for s, v in files.items()},
+                "languages": sorted(languages), "thresholds": dict(thresholds),
+                "row_settings": dict(settings), "changelog": list(changelog),
+                "missing_upstream": sorted(missing)})
+
+
+def _older_build(layout: RunLayout) -> tuple[dict[str, int], dict[str, Any]] | None:
+    """The kept counts and thresholds of a dataset built before bases were committed
+    (decisions recorded, `data/` written), read without writing; None: there is none."""
+    db = layout.finish_db
+    if not db.exists():
+        return None
+    with RunState(db) as st:
+        has = st.db.execute("SELECT name FROM sqlite_master WHERE name = 'decisions'"
+                            ).fetchone()
+        if not has:
+            return None
+        kept = st.db.execute("SELECT split, COUNT(*) FROM decisions WHERE status = ? "
+                             "GROUP BY split", (KEPT,)).fetchall()
+        thresholds = st.get_checkpoint("thresholds")
+    if not kept or not (layout.out / DATA_DIR).is_dir() or not isinstance(thresholds, dict):
+        return None
+    return {str(s): int(n) for s, n in kept}, thresholds
+
+
+def adopt_older_build(layout: RunLayout, settings: CommonSettings) -> None:
+    """A dataset built before bases were committed becomes version 1's base, its files
+    read from `data/` and its row settings taken to be today's."""
+    if read_base(layout.finish_db) is not None:
+        return
+    older = _older_build(layout)
+    if older is None:
+        return
+    counts, thresholds = older
+    files: dict[str, list[str]] = {}
+    for p in sorted((layout.out / DATA_DIR).glob("*.parquet")):
+        m = SHARD_NAME.match(p.name)
+        if m:
+            files.setdefault(m.group(1), []).append(f"{DATA_DIR}/{p.name}")
+    commit_base(layout.finish_db, 1, files, _languages(layout.out, files), thresholds,
+                row_settings(settings), [f"v1: {count_line(counts)}"])
+
+
+def _languages(out: Path, files: Mapping[str, Sequence[str]]) -> list[str]:
+    import pyarrow.parquet as pq
+
+    found: set[str] = set()
+    for paths in files.values():
+        for rel in paths:
+            if "language" in pq.read_schema(out / rel).names:
+                col = pq.read_table(out / rel, columns=["language"]).column(0)
+                found.update(v for v in col.to_pylist() if v)
+    return sorted(found)
+
+
+def check_refresh(layout: RunLayout, settings: CommonSettings, adopt: bool = True
+                  ) -> Base | None:
+    """The base a refresh of this folder grows, or one line saying why there is none or
+    why its rows could not stay as they are under these settings. `adopt`: an older
+    build's dataset becomes the base (else, checking only, nothing is written and None
+    is returned for it)."""
+    if settings.images:
+        raise ConfigError("--refresh with images: true is not supported yet (the images "
+                          "config would be written again); refresh without images")
+    if adopt:
+        adopt_older_build(layout, settings)
+    base = read_base(layout.finish_db)
+    if base is None:
+        if not adopt and _older_build(layout) is not None:
+            return None
+        raise ConfigError(f"{layout.out}: --refresh needs a dataset this tool built there, "
+                          f"and holds none; build it first, without --refresh")
+    now = row_settings(settings)
+    for key in sorted(set(now) | set(base.row_settings)):
+        if now.get(key) != base.row_settings.get(key):
+            raise ConfigError(
+                f"--refresh: `{key}` is {_dump(now.get(key))}, the dataset's rows were made "
+                f"with {_dump(base.row_settings.get(key))}; its old rows cannot change: "
+                f"refresh with the same `{key}`, or rebuild without --refresh")
+    return base
+
+
+def count_line(counts: Mapping[str, int]) -> str:
+    total = sum(counts.values())
+    per = ", ".join(f"{s} {n:,}" for s, n in counts.items() if n)
+    return f"{total:,} documents ({per})" if per else f"{total:,} documents"
+
+
+@dataclass
+class Diff:
+    """What a refresh changed since the base (diff.json's shape: docs/publishing.md)."""
+
+    version_before: int
+    version: int
+    added: dict[str, list[str]]
+    duplicates: list[dict[str, Any]]
+    missing_upstream: list[str]
+    dropped: dict[str, int]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version_before": self.version_before, "version": self.version,
+                "added": self.added, "duplicates": self.duplicates,
+                "missing_upstream": self.missing_upstream, "dropped": self.dropped}
+
+    def nothing_new(self, base: Base) -> bool:
+        """Nothing added, no new id dropped, no id newly gone upstream."""
+        before = set(base.missing)
+        return not self.added and not self.duplicates and not self.dropped \
+            and set(self.missing_upstream) <= before
+
+    def line(self) -> str:
+        """The changelog's line for this version."""
+        total = sum(len(v) for v in self.added.values())
+        per = ", ".join(f"{s} {len(v):,}" for s, v in self.added.items())
+        parts = [f"{total:,} added" + (f" ({per})" if per else "")]
+        if self.duplicates:
+            parts.append(f"{len(self.duplicates):,} duplicates dropped")
+        if self.missing_upstream:
+            parts.append(f"{len(self.missing_upstream):,} missing upstream")
+        if self.dropped:
+            parts.append("dropped: " + ", ".join(f"{c} {n:,}" for c, n in
+                                                  self.dropped.items()))
+        return f"v{self.version}: " + ", ".join(parts)
+
+
+def make_diff(base: Base, outcomes: Sequence[tuple[str, Any]], duplicates: Mapping[str, Any],
+              missing: Sequence[str]) -> Diff:
+    """`outcomes`: the refresh's (id, Outcome) in the report's order; `duplicates`: its
+    dropped id -> `Duplicate`; `missing`: the base's kept ids the source no longer offers."""
+    added: dict[str, list[str]] = {}
+    dups: list[dict[str, Any]] = []
+    dropped: Counter[str] = Counter()
+    decided = base.prior.decided
+    for doc_id, o in outcomes:
+        if o.status == KEPT:
+            if doc_id not in base.prior.kept:
+                added.setdefault(o.split, []).append(doc_id)
+        elif doc_id not in decided:
+            if o.cls == FailureClass.DUPLICATE.value and doc_id in duplicates:
+                dups.append(duplicates[doc_id].to_json())
+            else:
+                dropped[o.cls] += 1
+    added = {s: added[s] for s in SPLITS if s in added}
+    return Diff(base.version, base.version + 1, added, dups, sorted(missing),
+                dict(sorted(dropped.items())))
+
+
+def write_diff(out: Path, diff: Diff) -> None:
+    write_text_atomic(out / DIFF_JSON, json.dumps(diff.to_json(), indent=2,
+                                                  ensure_ascii=False) + "\n")
+
+
+def remove_diff(out: Path) -> None:
+    """A plain build is a version 1 again: no diff of a refresh it replaced."""
+    (out / DIFF_JSON).unlink(missing_ok=True)
