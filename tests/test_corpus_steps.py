@@ -20,7 +20,9 @@ from loralay_build.pdf.decide import (
     run_steps,
 )
 from loralay_build.pdf.decisions import RecordedDecisions, record_decisions
+from loralay_build.pdf.refresh import Prior
 from loralay_build.settings import load_settings
+from loralay_build.state import RunState
 
 from .conftest import SAMPLE, build_local
 from .test_finish import make_run, summary
@@ -149,3 +151,105 @@ def test_a_build_records_the_split_of_every_kept_id_as_the_dataset_has_it(tmp_pa
                            "es_encrypted_tutor": ("encrypted", "extract"),
                            "pt_scanned_aves": ("scanned", "extract")}
         assert {i: rec.split_and_shard(i)[1] for i in recorded} == {i: 0 for i in recorded}
+
+
+# -- a refresh: the same steps given the dataset so far (`pdf/refresh.py` Prior) -----------
+
+
+def prior_of(kept: dict[str, str], thresholds=None) -> Prior:
+    """A base whose kept ids (in row order) are in shard 0 with these splits."""
+    from loralay_build.corpus.filters import Thresholds
+
+    return Prior({i: (s, 0) for i, s in kept.items()},
+                 thresholds or Thresholds(None, None, None, None),
+                 {i: None for i in kept})
+
+
+def refresh_of(docs: list[dict], cs, prior: Prior) -> CorpusRun:
+    detector = DuplicateDetector()
+    drops: list = []
+    rows = read_table([_Summaries(docs)], {d["id"] for d in docs}, set(), cs, CORPUS_STEPS,
+                      drops, detector, prior)
+    c = CorpusRun(cs, rows, detector, (), prior)
+    c.drops = drops
+    return c
+
+
+def test_an_old_document_wins_against_any_new_copy_even_an_older_one():
+    """The keep rule would keep the earliest copy; an id of the dataset ranks first."""
+    docs = [summary("old", 10, 100, "2020", body="same"),
+            summary("new_older", 10, 100, "1999", body="same"),
+            summary("other", 10, 100, "2021")]
+    c = refresh_of(docs, corpus(), prior_of({"old": "test"}))
+    Duplicates().run(c)
+    assert ids(c) == ["old", "other"]
+    assert [(i, o.cls, o.message) for i, o in c.drops] == [
+        ("new_older", "duplicate", "same text as old, which is kept")]
+
+
+def test_a_new_document_joining_two_old_ones_never_drops_an_old_one():
+    a = [f"a{k}" for k in range(80)]
+    b = [f"b{k}" for k in range(80)]
+    from loralay_build.corpus.prints import doc_print
+
+    docs = [summary("old1", 10, 100, "2001"), summary("old2", 10, 100, "2002"),
+            summary("bridge", 10, 100, "2003")]
+    docs[0]["print"] = doc_print(a).to_str()
+    docs[1]["print"] = doc_print(b).to_str()
+    docs[2]["print"] = doc_print(a).to_str()
+    docs[2]["pdf_sha256"] = docs[1]["pdf_sha256"]  # the same PDF as old2, the text of old1
+    c = refresh_of(docs, corpus(), prior_of({"old1": "train", "old2": "train"}))
+    Duplicates().run(c)
+    assert ids(c) == ["old1", "old2"]
+    assert [i for i, _ in c.drops] == ["bridge"]
+    assert set(c.duplicates) == {"bridge"}
+
+
+def test_a_refresh_applies_the_bases_thresholds_and_never_drops_an_old_document():
+    """Percentiles of the new rows would move the bar (p50 of 3, 4, 50 pages is 4); the
+    base's max_pages = 20 keeps `new_ok` and drops `new_long`; `old_long` stays."""
+    from loralay_build.corpus.filters import Thresholds
+
+    t = Thresholds(20.0, None, 95.0, None)
+    docs = [summary("old_long", 60, 100, "2001"), summary("new_ok", 4, 100, "2020"),
+            summary("new_small", 3, 100, "2021"), summary("new_long", 50, 100, "2022")]
+    c = refresh_of(docs, corpus(max_pages_percentile=50), prior_of({"old_long": "train"}, t))
+    Filters().run(c)
+    assert c.thresholds == t
+    assert ids(c) == ["new_ok", "new_small", "old_long"]
+    assert [(i, o.cls, o.message) for i, o in c.drops] == [
+        ("new_long", "too_many_pages", "50 pages > 20 (p95)")]
+
+
+def test_a_refresh_splits_the_new_rows_alone_and_keeps_the_old_ones_first_as_they_were():
+    """20 new dated rows at 90/5/5: 18 train, 1 validation, 1 test, by date; the old rows
+    keep their split (even a test one older than every new row) in the base's order."""
+    old = {"o2": "test", "o1": "train"}
+    docs = [summary("o1", 10, 100, "2030"), summary("o2", 10, 100, "1990")]
+    docs += [summary(f"n{k:02d}", 10, 100, f"{2000 + k}") for k in range(20)]
+    c = refresh_of(docs, corpus(), prior_of(old))
+    Splits().run(c)
+    got = [(c.rows.ids[j], f) for j, f in zip(c.order, c.fates)]
+    assert got[:2] == [("o2", "test"), ("o1", "train")]
+    assert got[2:] == [(f"n{k:02d}", "train") for k in range(18)] + [
+        ("n18", "validation"), ("n19", "test")]
+
+
+def test_a_refresh_keeps_an_old_id_the_source_no_longer_offers_and_lists_it(tmp_path):
+    """`missing`: kept before, not fetched now; it stays kept with its split; its old
+    fetch or per-document failure now never drops it."""
+    docs = [summary("gone", 10, 100, "2001"), summary("stays", 10, 100, "2002"),
+            summary("new", 10, 100, "2003")]
+    layout, shard = make_run(tmp_path, docs, {}, [])
+    with RunState(layout.fetch_db) as fstate:
+        fstate.forget_candidates_except({"stays", "new"})
+    try:
+        d = decide(corpus(), layout, [shard],
+                   prior=prior_of({"gone": "validation", "stays": "train"}))
+    finally:
+        shard.close()
+    assert d.missing == ["gone"]
+    assert [(i, o.status, o.split) for i, o in d.outcomes.items()] == [
+        ("gone", "kept", "validation"), ("stays", "kept", "train"), ("new", "kept", "train")]
+    assert [d.rows.ids[j] for s in ("train", "validation", "test")
+            for j in d.new_rows(s)] == ["new"]

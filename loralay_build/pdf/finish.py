@@ -131,7 +131,6 @@ def finish_run(settings: CommonSettings, layout: RunLayout, num_shards: int,
             diff = make_diff(base, list(d.outcomes.items()), d.duplicates, d.missing)
             if diff.nothing_new(base):
                 d.verdict = f"refresh: nothing new since v{base.version}; no file rewritten"
-                log.info(d.verdict)
                 return d
         record_decisions(layout.finish_db, d)
         with RecordedDecisions(layout.finish_db) as recorded:

@@ -1,0 +1,255 @@
+"""`build --refresh` on real inputs: the committed sample built, then refreshed with new
+papers (real ones from ../shared/corpus with their true abstracts, a re-saved copy of an
+old paper dated before it, an exact copy of another under a new id) while an old id leaves
+the manifest, then refreshed again with nothing new. The old files stay byte for byte, the
+new rows go to new files the card lists after them, diff.json and the card say what
+changed, and a refresh killed in its finish, run again, gives the uninterrupted one."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from .conftest import REPO, SAMPLE, build_local, copy_run, rows_as_written, shared_path
+
+pytestmark = pytest.mark.e2e
+
+GONE = "es_scielo_suelos"  # kept in v1 (train), then no longer in the manifest
+NEW = ["en_bmc_trauma", "es_scielo_malaga", "pt_scielo_rsp_hindex", "ko_kiit_voting",
+       "en_truncated_jcap"]  # ../shared/corpus papers; the last one is cut short
+V1_KEPT = {"train": ["en_onecol_timing_note", "es_scielo_suelos", "fr_hal_cover_glaciers",
+                     "en_twocol_graphs", "pt_scielo_espera", "en_structured_trial"],
+           "validation": ["fr_twocol_acoustique"], "test": ["ko_kci_wifi_parks"]}
+DIFF = {
+    "version_before": 1, "version": 2,
+    "added": {"train": ["en_bmc_trauma", "pt_scielo_rsp_hindex"],
+              "validation": ["es_scielo_malaga"], "test": ["ko_kiit_voting"]},
+    "duplicates": [
+        {"id": "copy_acoustique", "kept": "fr_twocol_acoustique", "kind": "same_pdf",
+         "similarity": 1.0, "via": None, "dataset": None},
+        {"id": "resaved_graphs", "kept": "en_twocol_graphs", "kind": "same_text",
+         "similarity": 1.0, "via": None, "dataset": None}],
+    "missing_upstream": [GONE],
+    "dropped": {"corrupted": 1},
+}
+V2_LINE = ("v2: 4 added (train 2, validation 1, test 1), 2 duplicates dropped, 1 missing "
+           "upstream, dropped: corrupted 1")
+
+
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def manifests(tmp_path_factory) -> tuple[Path, Path]:
+    """v1: the sample (absolute paths); v2: without GONE, with NEW, `resaved_graphs` (qpdf's
+    re-save of en_twocol_graphs: other bytes, same text, dated 2001, before the original)
+    and `copy_acoustique` (fr_twocol_acoustique's very file under a new id)."""
+    tmp = tmp_path_factory.mktemp("manifests")
+    old = _lines(SAMPLE)
+    for d in old:
+        d["file"] = str(SAMPLE.parent / d["file"])
+    corpus = {d["id"]: d for d in _lines(shared_path("corpus", "manifest.jsonl"))}
+    new = [dict(corpus[i], file=str(shared_path("corpus", corpus[i]["file"]))) for i in NEW]
+    by_id = {d["id"]: d for d in old}
+    resaved = tmp / "resaved.pdf"
+    subprocess.run(["qpdf", by_id["en_twocol_graphs"]["file"], str(resaved)], check=True)
+    assert resaved.read_bytes() != Path(by_id["en_twocol_graphs"]["file"]).read_bytes()
+    new += [dict(by_id["en_twocol_graphs"], id="resaved_graphs", file=str(resaved),
+                 publication_date="2001-01-01"),
+            dict(by_id["fr_twocol_acoustique"], id="copy_acoustique")]
+    v1, v2 = tmp / "v1.jsonl", tmp / "v2.jsonl"
+    v1.write_text("".join(json.dumps(d) + "\n" for d in old))
+    v2.write_text("".join(json.dumps(d) + "\n" for d in old + new if d["id"] != GONE))
+    return v1, v2
+
+
+@pytest.fixture(scope="module")
+def built_v1(manifests, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("v1") / "ds"
+    build_local(manifests[0], out, check=True)
+    return out
+
+
+@pytest.fixture(scope="module")
+def refreshed(built_v1, manifests, tmp_path_factory) -> tuple[Path, dict, str]:
+    """A copy of v1 refreshed with v2's manifest: (folder, v1's files as they were, stderr)."""
+    out = copy_run(built_v1, tmp_path_factory.mktemp("v2") / "ds")
+    before = _files(out)
+    proc = build_local(manifests[1], out, "--refresh", check=True)
+    return out, before, proc.stderr
+
+
+def _files(out: Path) -> dict[str, tuple[int, int, bytes]]:
+    """Each data file and the card: (inode, mtime_ns, bytes)."""
+    paths = sorted((out / "data").glob("*.parquet")) + [out / "README.md"]
+    paths += [out / "diff.json"] if (out / "diff.json").exists() else []
+    return {str(p.relative_to(out)): (p.stat().st_ino, p.stat().st_mtime_ns, p.read_bytes())
+            for p in paths}
+
+
+def _card(out: Path) -> tuple[dict, str]:
+    text = (out / "README.md").read_text()
+    _, front, body = text.split("---\n", 2)
+    return yaml.safe_load(front), body
+
+
+def _loaded(out: Path) -> dict[str, list[str]]:
+    """`load_dataset(DIR)` in a process of its own: each split's ids in order."""
+    code = ("import json, sys; from datasets import load_dataset; "
+            "ds = load_dataset(sys.argv[1]); "
+            "print(json.dumps({s: list(ds[s]['article_id']) for s in ds}))")
+    env = {**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1",
+           "HF_DATASETS_CACHE": str(out.parent / "hf-cache")}
+    proc = subprocess.run([sys.executable, "-c", code, str(out)], capture_output=True,
+                          text=True, check=True, env=env, cwd=REPO)
+    return {s: list(v) for s, v in json.loads(proc.stdout.splitlines()[-1]).items()}
+
+
+def test_a_refresh_keeps_every_old_file_and_row_and_adds_the_new_papers(refreshed, built_v1):
+    out, before, err = refreshed
+    after = _files(out)
+    old_data = {k: v for k, v in before.items() if k.startswith("data/")}
+    assert sorted(old_data) == [
+        "data/test-00000-of-00001-981618ab55a4.parquet",
+        "data/train-00000-of-00001-f2fb82b618c1.parquet",
+        "data/validation-00000-of-00001-7115d45e3d69.parquet"]
+    for name, (_, _, data) in old_data.items():  # byte for byte (carried over, not rewritten)
+        assert after[name][2] == data
+    written = rows_as_written(out)
+    v1_rows = dict(rows_as_written(built_v1))
+    new_files = [(name, [r["article_id"] for r in rows]) for name, rows in written
+                 if f"data/{name}" not in old_data]
+    assert [(n.rsplit("-", 1)[0], ids) for n, ids in new_files] == [
+        ("test-00001-of-00002", ["ko_kiit_voting"]),
+        ("train-00001-of-00002", ["en_bmc_trauma", "pt_scielo_rsp_hindex"]),
+        ("validation-00001-of-00002", ["es_scielo_malaga"])]
+    for name, rows in written:
+        if f"data/{name}" in old_data:
+            assert rows == v1_rows[name]
+    assert json.loads((out / "diff.json").read_text()) == DIFF
+    front, body = _card(out)
+    files = {f["split"]: f["path"] for f in front["configs"][0]["data_files"]}
+    assert files == {s: [f"data/{n}" for n, _ in written if n.startswith(f"{s}-")]
+                     for s in ("train", "validation", "test")}
+    assert ("This is version 2." in body and "- v1: 8 documents (train 6, validation 1, "
+            "test 1)\n- " + V2_LINE + "\n" in body)
+    assert "| train | 8 |" in body and "| **total** | 12 |" in body
+    expected = {s: V1_KEPT[s] + DIFF["added"][s] for s in V1_KEPT}
+    assert _loaded(out) == expected
+    report = json.loads((out / "report.json").read_text())
+    assert report["run"]["dataset_version"] == "2"
+    assert report["run"]["refresh"].startswith(V2_LINE + " (since v1")
+    assert report["thresholds"] == json.loads((built_v1 / "report.json").read_text()
+                                              )["thresholds"]
+    assert report["documents"][GONE] == {"status": "kept", "split": "train"} | {
+        k: v for k, v in report["documents"][GONE].items() if k not in ("status", "split")}
+    assert "resuming: 10 of 17 done; 7 to do, of which 7 new" in err
+
+
+def test_a_refresh_with_nothing_new_rewrites_nothing_and_says_so_in_one_line(
+        refreshed, manifests, tmp_path):
+    out = copy_run(refreshed[0], tmp_path / "ds")
+    before = _files(out)
+    proc = build_local(manifests[1], out, "--refresh", check=True)
+    assert _files(out) == before  # same inodes, times and bytes: nothing rewritten
+    said = [line for line in proc.stderr.splitlines() if "no file rewritten" in line]
+    assert len(said) == 1 and said[0].endswith(
+        "done: refresh: nothing new since v2; no file rewritten")
+    assert "process: 0/0" in proc.stderr
+
+
+def test_a_plain_rebuild_of_a_refreshed_folder_builds_as_today(refreshed, manifests,
+                                                                 tmp_path):
+    out = copy_run(refreshed[0], tmp_path / "ds")
+    build_local(manifests[1], out, check=True)
+    assert not (out / "diff.json").exists()
+    names = sorted(p.name.rsplit("-", 1)[0] for p in (out / "data").glob("*.parquet"))
+    assert names == ["test-00000-of-00001", "train-00000-of-00001",
+                     "validation-00000-of-00001"]
+    loaded = _loaded(out)
+    assert GONE not in sum(loaded.values(), []) and sum(map(len, loaded.values())) == 11
+    assert "- v1: 11 documents" in _card(out)[1]
+    fresh = tmp_path / "fresh"
+    build_local(manifests[1], fresh, check=True)
+    assert rows_as_written(out) == rows_as_written(fresh)
+
+
+def _refresh_killed_at(out: Path, manifest: Path, function: str) -> int:
+    """The refresh, its process ended (`os._exit`, as a kill) when the finish calls
+    `function` (`module:name`, e.g. `loralay_build.pdf.finish:commit_base`)."""
+    module, name = function.split(":")
+    code = (f"import os, sys, importlib; f = importlib.import_module({module!r}); "
+            f"setattr(f, {name!r}, lambda *a, **k: os._exit(9)); "
+            "from loralay_build.cli import main; sys.argv[0] = 'loralay'; main()")
+    proc = subprocess.run([sys.executable, "-c", code, "build", "--source", "local",
+                           "--manifest", str(manifest), "--out", str(out), "--workers", "2",
+                           "--refresh"], cwd=REPO, capture_output=True, text=True)
+    return proc.returncode
+
+
+def _refresh_killed_in_parquet_write(out: Path, manifest: Path) -> int:
+    """SIGKILL while the finish writes a new Parquet file (a `.partial` exists)."""
+    proc = subprocess.Popen([sys.executable, "-m", "loralay_build.cli", "build", "--source",
+                             "local", "--manifest", str(manifest), "--out", str(out),
+                             "--workers", "2", "--refresh"], cwd=REPO,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    while proc.poll() is None and not any(out.glob(".data-tmp-*/*.partial")):
+        time.sleep(0.001)
+    os.killpg(proc.pid, signal.SIGKILL)
+    return proc.wait()
+
+
+@pytest.mark.stress
+@pytest.mark.parametrize("kill", [f"loralay_build.pdf.finish:{name}" for name in (
+    "write_images_config", "record_decisions", "write_diff", "commit_base")] + [
+    "loralay_build.write:write_card", "loralay_build.write:write_report", "parquet"])
+def test_a_refresh_killed_in_its_finish_then_run_again_gives_the_uninterrupted_one(
+        kill, refreshed, built_v1, manifests, tmp_path):
+    """Killed before its decisions are recorded, after them and before the data, after
+    the data and before the card, before the report, before diff.json, before the base is
+    committed, and in a Parquet write: run again, the folder equals the uninterrupted
+    refresh's, and a third run has nothing new."""
+    out = copy_run(built_v1, tmp_path / "ds")
+    if kill == "parquet":
+        assert _refresh_killed_in_parquet_write(out, manifests[1]) == -signal.SIGKILL
+    else:
+        assert _refresh_killed_at(out, manifests[1], kill) == 9
+    build_local(manifests[1], out, "--refresh", check=True)
+    want = refreshed[0]
+    assert rows_as_written(out) == rows_as_written(want)
+    assert (out / "README.md").read_text() == (want / "README.md").read_text()
+    assert (out / "diff.json").read_text() == (want / "diff.json").read_text()
+    again = build_local(manifests[1], out, "--refresh", check=True)
+    assert "nothing new since v2" in again.stderr
+
+
+def test_refresh_refusals_are_one_line(built_v1, manifests, tmp_path):
+    empty = tmp_path / "none"
+    proc = build_local(manifests[1], empty, "--refresh")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1] == (
+        f"loralay: {empty}: --refresh needs a dataset this tool built there, and holds "
+        "none; build it first, without --refresh")
+    proc = build_local(manifests[1], built_v1, "--refresh", "--fresh")
+    assert proc.returncode == 2 and proc.stderr.strip().splitlines()[-1] == (
+        "loralay: --refresh with --fresh: a refresh adds to the dataset that --fresh would "
+        "delete; give one of them")
+    out = copy_run(built_v1, tmp_path / "ds")
+    before = _files(out)
+    proc = build_local(manifests[1], out, "--refresh", "--features", "published")
+    assert proc.returncode == 2 and proc.stderr.strip().splitlines()[-1] == (
+        'loralay: --refresh: `features` is "published", the dataset\'s rows were made with '
+        '"compact"; its old rows cannot change: refresh with the same `features`, or '
+        "rebuild without --refresh")
+    assert _files(out) == before
+    shutil.rmtree(out)
