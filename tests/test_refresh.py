@@ -253,3 +253,58 @@ def test_refresh_refusals_are_one_line(built_v1, manifests, tmp_path):
         "rebuild without --refresh")
     assert _files(out) == before
     shutil.rmtree(out)
+
+
+# -- a network source: HAL against its local test server ----------------------------------
+
+
+def test_a_hal_refresh_asks_only_for_what_is_new_and_adds_it(fake_server, tmp_path):
+    """v1 harvests four records (two papers kept); HAL then holds two more: a new paper and
+    the very PDF of a kept one under a new id. The refresh's harvest starts at the saved
+    cursor (HAL's `docid` order is deposit order: a real cursor mark holds the last docid),
+    so it asks for nothing it had; the new paper is added, the copy dropped naming the old
+    id, the old files stay byte for byte; a third run asks once more and has nothing new."""
+    from .fakeserver import Reply
+    from .test_hal import PDF_TYPE, PagedSearch, corpus_pdf, synthetic_doc
+    from .test_hal_build import loralay, records, write_config
+
+    base = fake_server.url("")
+    every = records(base)  # hal-09000000..02: three French papers; 03 English, 04 HTML
+    copy = synthetic_doc(5, base, corpus_id="fr_these_mucoviscidose")
+    search = PagedSearch([every[0], every[1], every[3], every[4]], rows=2)
+    fake_server.add_handler("/search/", search)
+    bodies = {"/hal-09000000/document": corpus_pdf("fr_ahrf_censure"),
+              "/hal-09000001/document": corpus_pdf("fr_these_mucoviscidose"),
+              "/hal-09000002/document": corpus_pdf("fr_these_malware_long"),
+              "/hal-09000003/document": corpus_pdf("en_hal_reaim"),
+              "/hal-09000005/document": corpus_pdf("fr_these_mucoviscidose")}
+    fake_server.add_handler("/hal-*", lambda req: Reply(200, bodies[req.path], PDF_TYPE)
+                            if req.path in bodies else Reply(200, "<html>Embargo</html>",
+                                                             PDF_TYPE))
+    out = tmp_path / "hal"
+    cfg = write_config(tmp_path, fake_server.url("/search/"))
+    args = ("build", "--source", "hal", "--config", str(cfg), "--out", str(out))
+    first = loralay(*args)
+    assert first.returncode == 0, first.stderr[-2000:]
+    assert search.cursors == ["*", "c1", "c2"]
+    v1 = {p.name: p.read_bytes() for p in (out / "data").glob("*.parquet")}
+
+    search.requests.clear()
+    search.pages.append([every[2], copy])  # deposited since: after the last docid
+    second = loralay(*args, "--refresh")
+    assert second.returncode == 0, second.stderr[-2000:]
+    assert search.cursors == ["c2", "c3"]  # from the saved cursor: nothing asked twice
+    diff = json.loads((out / "diff.json").read_text())
+    assert diff["version"] == 2 and diff["missing_upstream"] == []
+    assert sum(diff["added"].values(), []) == ["hal-09000002"]
+    assert [(d["id"], d["kept"], d["kind"]) for d in diff["duplicates"]] == [
+        ("hal-09000005", "hal-09000001", "same_pdf")]
+    for name, data in v1.items():
+        assert (out / "data" / name).read_bytes() == data
+    assert len(list((out / "data").glob("*.parquet"))) == len(v1) + 1
+
+    search.requests.clear()
+    third = loralay(*args, "--refresh")
+    assert third.returncode == 0, third.stderr[-2000:]
+    assert search.cursors == ["c3"]  # where the second one ended
+    assert "refresh: nothing new since v2; no file rewritten" in third.stderr
