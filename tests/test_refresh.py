@@ -308,3 +308,40 @@ def test_a_hal_refresh_asks_only_for_what_is_new_and_adds_it(fake_server, tmp_pa
     assert third.returncode == 0, third.stderr[-2000:]
     assert search.cursors == ["c3"]  # where the second one ended
     assert "refresh: nothing new since v2; no file rewritten" in third.stderr
+
+
+def test_an_arxiv_harvest_asks_the_bucket_only_for_ids_not_yet_seen(fake_server, tmp_path):
+    """What a refresh's fetch of arXiv sends: the id list grew by one id (0704.0006); the
+    second harvest lists and downloads that id only, every earlier one being recorded."""
+    from loralay_build.state import RunState
+
+    from .test_arxiv import (
+        API,
+        Bucket,
+        corpus_pdf,
+        harvest,
+        make_config,
+        snapshot_lines,
+        write_cohan,
+    )
+
+    metadata = tmp_path / "snapshot.jsonl"
+    metadata.write_text("".join(json.dumps(x) + "\n" for x in snapshot_lines().values()))
+    Bucket(fake_server, {
+        "arxiv/arxiv/pdf/0704/0704.0001v2.pdf": corpus_pdf("en_arxiv_beyond_summ"),
+        "arxiv/arxiv/pdf/0704/0704.0004v1.pdf": corpus_pdf("en_ieee_reqprio"),
+        "arxiv/arxiv/pdf/0704/0704.0006v1.pdf": corpus_pdf("en_bmc_trauma")})
+    ids = write_cohan(tmp_path / "ids", {"train": ["0704.0001"], "val": ["0704.0004"],
+                                          "test": []})
+    cfg = make_config(tmp_path, fake_server, ids, metadata)
+    with RunState(tmp_path / "state.sqlite") as state:
+        first = harvest(cfg, state, tmp_path / "out")
+        assert sorted(i.id for i in first) == ["0704.0001", "0704.0004"]
+        sent = len(fake_server.requests)
+        write_cohan(ids, {"train": ["0704.0001", "0704.0006"], "val": ["0704.0004"],
+                          "test": []})
+        second = harvest(cfg, state, tmp_path / "out")
+    assert [i.id for i in second] == ["0704.0006"]
+    asked = [(r.path, r.query.get("prefix")) for r in fake_server.requests[sent:]]
+    assert asked == [(API, ["arxiv/arxiv/pdf/0704/0704.0006v"]),
+                     ("/arxiv-dataset/arxiv/arxiv/pdf/0704/0704.0006v1.pdf", None)]
