@@ -345,3 +345,20 @@ def test_an_arxiv_harvest_asks_the_bucket_only_for_ids_not_yet_seen(fake_server,
     asked = [(r.path, r.query.get("prefix")) for r in fake_server.requests[sent:]]
     assert asked == [(API, ["arxiv/arxiv/pdf/0704/0704.0006v"]),
                      ("/arxiv-dataset/arxiv/arxiv/pdf/0704/0704.0006v1.pdf", None)]
+
+
+def test_a_dataset_built_before_bases_were_recorded_refreshes_the_same(
+        refreshed, built_v1, manifests, tmp_path):
+    """A folder of an earlier version of the tool has decisions but no base: its dataset is
+    taken as version 1 (its files read from data/) and refreshed as any other."""
+    import sqlite3
+
+    out = copy_run(built_v1, tmp_path / "ds")
+    with sqlite3.connect(out / "state" / "finish.sqlite") as con:
+        con.execute("DROP TABLE base_decisions")
+        con.execute("DELETE FROM checkpoints WHERE name = 'dataset'")
+    build_local(manifests[1], out, "--refresh", check=True)
+    want = refreshed[0]
+    assert rows_as_written(out) == rows_as_written(want)
+    assert (out / "README.md").read_text() == (want / "README.md").read_text()
+    assert (out / "diff.json").read_text() == (want / "diff.json").read_text()

@@ -147,7 +147,8 @@ def _older_build(layout: RunLayout) -> tuple[dict[str, int], dict[str, Any]] | N
         thresholds = st.get_checkpoint("thresholds")
     if not kept or not (layout.out / DATA_DIR).is_dir() or not isinstance(thresholds, dict):
         return None
-    return {str(s): int(n) for s, n in kept}, thresholds
+    got = {str(s): int(n) for s, n in kept}
+    return {s: got.get(s, 0) for s in SPLITS}, thresholds
 
 
 def adopt_older_build(layout: RunLayout, settings: CommonSettings) -> None:
