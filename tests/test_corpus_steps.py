@@ -253,3 +253,14 @@ def test_a_refresh_keeps_an_old_id_the_source_no_longer_offers_and_lists_it(tmp_
         ("gone", "kept", "validation"), ("stays", "kept", "train"), ("new", "kept", "train")]
     assert [d.rows.ids[j] for s in ("train", "validation", "test")
             for j in d.new_rows(s)] == ["new"]
+
+
+def test_a_refresh_honours_a_given_split_for_the_new_rows_and_keeps_the_old_ones():
+    docs = [summary("old", 10, 100, "2001"), summary("n1", 10, 100, "2002"),
+            summary("n2", 10, 100, "2003")]
+    docs[0]["given_split"], docs[1]["given_split"], docs[2]["given_split"] = \
+        "train", "test", "val"  # old's given split changed upstream: it stays in validation
+    c = refresh_of(docs, corpus(split_mode="given"), prior_of({"old": "validation"}))
+    Splits().run(c)
+    assert [(c.rows.ids[j], f) for j, f in zip(c.order, c.fates)] == [
+        ("old", "validation"), ("n1", "test"), ("n2", "validation")]

@@ -51,7 +51,8 @@ def _lines(path: Path) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def manifests(tmp_path_factory) -> tuple[Path, Path]:
-    """v1: the sample (absolute paths); v2: without GONE, with NEW, `resaved_graphs` (qpdf's
+    """v1: the sample (absolute paths); v2: without GONE, en_structured_trial's title
+    changed, with NEW, `resaved_graphs` (qpdf's
     re-save of en_twocol_graphs: other bytes, same text, dated 2001, before the original)
     and `copy_acoustique` (fr_twocol_acoustique's very file under a new id)."""
     tmp = tmp_path_factory.mktemp("manifests")
@@ -69,7 +70,10 @@ def manifests(tmp_path_factory) -> tuple[Path, Path]:
             dict(by_id["fr_twocol_acoustique"], id="copy_acoustique")]
     v1, v2 = tmp / "v1.jsonl", tmp / "v2.jsonl"
     v1.write_text("".join(json.dumps(d) + "\n" for d in old))
-    v2.write_text("".join(json.dumps(d) + "\n" for d in old + new if d["id"] != GONE))
+    # an old paper's record changed upstream: a rebuild would extract it again, a refresh not
+    changed = [dict(d, title=d["title"] + " (corrected)") if d["id"] == "en_structured_trial"
+               else d for d in old]
+    v2.write_text("".join(json.dumps(d) + "\n" for d in changed + new if d["id"] != GONE))
     return v1, v2
 
 

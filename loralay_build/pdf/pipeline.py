@@ -92,13 +92,13 @@ class PdfPipeline:
         except IncompleteRun as e:
             raise BuildStopped(str(e)) from e
         result = _result(req, decisions)
-        if req.refresh and decisions.verdict.startswith("refresh: nothing new"):
-            log.info("done: %s", decisions.verdict)
-            return result
         if stopped:
             held = "the dataset holds what was fetched so far" if result.documents and any(
                 result.kept.values()) else "no dataset yet"
             raise BuildStopped(f"{stopped}; {held}")
+        if req.refresh and decisions.verdict.startswith("refresh: nothing new"):
+            log.info("done: %s", decisions.verdict)  # the one line: nothing else to say
+            return result
         if not any(result.kept.values()):
             bad = decisions.bad_records.total
             also = f" and {bad:,} bad input records" if bad else ""
