@@ -366,3 +366,35 @@ def test_a_dataset_built_before_bases_were_recorded_refreshes_the_same(
     assert rows_as_written(out) == rows_as_written(want)
     assert (out / "README.md").read_text() == (want / "README.md").read_text()
     assert (out / "diff.json").read_text() == (want / "diff.json").read_text()
+
+
+def test_a_pubmed_harvest_asks_only_for_ids_not_yet_seen(fake_server, tmp_path):
+    """What a refresh's fetch of PubMed sends: its id list grew by PMC42; the second
+    harvest asks the OAI service, the cloud metadata and the bucket about PMC42 only."""
+    from loralay_build.settings import load_settings
+
+    from .test_arxiv import write_cohan
+    from .test_pubmed import FAST, GETRECORD, SYNTHETIC_MULTI, Pmc, harvest, oai_envelope
+    from .test_pubmed import corpus_pdf as pmc_pdf
+
+    pmc = Pmc(fake_server)
+    pmc.article("10858524", shared_path(*GETRECORD).read_bytes(), pmc_pdf("en_bmc_trauma"),
+                "1")
+    pmc.article("42", oai_envelope(SYNTHETIC_MULTI.encode(), "42"),
+                pmc_pdf("en_ieee_reqprio"), "3")
+    ids = write_cohan(tmp_path / "ids", {"train": ["PMC10858524"], "val": [], "test": []})
+    path = tmp_path / "pubmed-test.yaml"
+    path.write_text(yaml.safe_dump({
+        "ids_dir": str(ids), "oai_url": fake_server.url("/oai"),
+        "pdf_metadata_url": fake_server.url("/cloud/metadata/{pmcid_ver}.json"),
+        "s3_https_url": fake_server.url("/s3/{bucket}"), "email": "team@example.org",
+        **FAST}), encoding="utf-8")
+    cfg, state, out = load_settings("pubmed", path), tmp_path / "state.sqlite", tmp_path / "o"
+    assert [i.id for i in harvest(cfg, state, out)] == ["PMC10858524"]
+    sent = len(fake_server.requests)
+    write_cohan(ids, {"train": ["PMC10858524"], "val": ["PMC42"], "test": []})
+    assert [i.id for i in harvest(cfg, state, out)] == ["PMC42"]
+    asked = fake_server.requests[sent:]
+    assert [r.path for r in asked] == ["/oai", "/cloud/metadata/PMC42.3.json",
+                                       "/s3/pmc-oa-opendata/PMC42.3/PMC42.3.pdf"]
+    assert asked[0].query["identifier"] == ["oai:pubmedcentral.nih.gov:42"]
