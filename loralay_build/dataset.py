@@ -70,7 +70,10 @@ class Dataset:
                 raise ConfigError(f"{path}: shard {k + 1} of {n} out of sequence (a "
                                   "dataset folder being rewritten, or files missing)")
         for split, files in ds.splits.items():
-            n = int(SHARD_NAME.match(files[0][0].name).group(3))  # type: ignore[union-attr]
+            # the last file's total: a refresh numbers its new files after the split's
+            # earlier ones (`train-00001-of-00002-...` beside `train-00000-of-00001-...`),
+            # whose names it never changes
+            n = int(SHARD_NAME.match(files[-1][0].name).group(3))  # type: ignore[union-attr]
             if len(files) != n:
                 raise ConfigError(f"{data}: {split} has {len(files)} of its {n} shards "
                                   "(files missing: rebuild, or copy the folder again)")

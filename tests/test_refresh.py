@@ -150,6 +150,11 @@ def test_a_refresh_keeps_every_old_file_and_row_and_adds_the_new_papers(refreshe
     assert "| train | 8 |" in body and "| **total** | 12 |" in body
     expected = {s: V1_KEPT[s] + DIFF["added"][s] for s in V1_KEPT}
     assert _loaded(out) == expected
+    from loralay_build.dataset import Dataset  # what export, show, eval and publish read
+
+    opened = Dataset.open(out)
+    assert {s: [n for p, f in files for n in f.read(columns=["article_id"]).column(0).to_pylist()]
+            for s, files in opened.splits.items()} == expected
     report = json.loads((out / "report.json").read_text())
     assert report["run"]["dataset_version"] == "2"
     assert report["run"]["refresh"].startswith(V2_LINE + " (since v1")
@@ -398,3 +403,34 @@ def test_a_pubmed_harvest_asks_only_for_ids_not_yet_seen(fake_server, tmp_path):
     assert [r.path for r in asked] == ["/oai", "/cloud/metadata/PMC42.3.json",
                                        "/s3/pmc-oa-opendata/PMC42.3/PMC42.3.pdf"]
     assert asked[0].query["identifier"] == ["oai:pubmedcentral.nih.gov:42"]
+
+
+def test_publishing_a_refresh_uploads_only_its_new_shards(built_v1, manifests, tmp_path):
+    """v1 published, refreshed, published as v2: the v2 commit adds the three new shards
+    and rewrites the card, the reports and diff.json; no v1 shard is sent again or removed."""
+    import hashlib
+
+    from .fakehub import FakeHub
+    from .test_publish import hub_env, publish
+
+    ds = copy_run(built_v1, tmp_path / "ds")
+    with FakeHub() as hub:
+        env = hub_env(hub, tmp_path / "home")
+        first = publish(ds, env, "--allow-restricted")
+        assert first.returncode == 0, first.stderr[-2000:]
+        v1_files = {p.name for p in (ds / "data").glob("*.parquet")}
+        sent = len(hub.uploads)
+        build_local(manifests[1], ds, "--refresh", check=True)
+        second = publish(ds, env, "--allow-restricted")
+        assert second.returncode == 0, second.stderr[-2000:]
+        body = hub.commit_bodies[-1]
+        assert body[0]["value"]["summary"] == f"Dataset {V2_LINE} since v1"
+        changed = sorted((line["key"], line["value"]["path"]) for line in body[1:])
+        new = sorted(f"data/{p.name}" for p in (ds / "data").glob("*.parquet")
+                     if p.name not in v1_files)
+        assert changed == sorted([("file", "README.md"), ("file", "diff.json"),
+                                  ("file", "report.json"), ("file", "report.md"),
+                                  *(("lfsFile", n) for n in new)])
+        assert sorted(hub.uploads[sent:]) == sorted(
+            hashlib.sha256((ds / n).read_bytes()).hexdigest() for n in new)
+        assert set(hub.repos["tester/sample-lay"].tags) == {"v1", "v2"}
