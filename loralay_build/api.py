@@ -44,11 +44,13 @@ def _settings(source: str, config: str | Path | None, overrides: dict[str, Any]
 def build(source: str, out: str | Path, *, config: str | Path | None = None,
           workers: int = 1, limit: int | None = None, shard: int | None = None,
           num_shards: int | None = None, finish_only: bool = False, fresh: bool = False,
-          retry: Iterable[str] = (), **overrides: Any) -> BuildResult:
+          retry: Iterable[str] = (), refresh: bool = False, **overrides: Any) -> BuildResult:
     """Build (or resume) the dataset of `source` in `out`; `overrides` are settings keys
-    (e.g. `manifest=`, `max_pages_percentile=None`)."""
+    (e.g. `manifest=`, `max_pages_percentile=None`). `refresh`: grow the dataset built
+    there by what is new, as `build --refresh` (docs/reruns.md)."""
     request = BuildRequest(_settings(source, config, overrides), Path(out), limit, workers,
-                           shard, num_shards, finish_only, fresh, frozenset(retry))
+                           shard, num_shards, finish_only, fresh, frozenset(retry),
+                           refresh=refresh)
     return run_build(request)
 
 

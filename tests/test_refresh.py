@@ -434,3 +434,11 @@ def test_publishing_a_refresh_uploads_only_its_new_shards(built_v1, manifests, t
         assert sorted(hub.uploads[sent:]) == sorted(
             hashlib.sha256((ds / n).read_bytes()).hexdigest() for n in new)
         assert set(hub.repos["tester/sample-lay"].tags) == {"v1", "v2"}
+
+
+def test_a_dry_run_of_a_refresh_says_so_and_writes_nothing(built_v1, manifests):
+    before = _files(built_v1)
+    proc = build_local(manifests[1], built_v1, "--refresh", "--dry-run", check=True)
+    assert (f"--refresh: would add what is new to the dataset in {built_v1} (a new version); "
+            "its rows, splits and files would stay as they are") in proc.stdout
+    assert _files(built_v1) == before

@@ -50,6 +50,9 @@ def dry_run(req: BuildRequest, echo: Echo) -> bool:
     else:
         echo(f"would harvest {s.source} into {req.out} (limit: {req.limit or 'none'}), "
              f"then process with {req.workers} worker(s)")
+    if req.refresh:
+        echo(f"--refresh: would add what is new to the dataset in {req.out} (a new version); "
+             "its rows, splits and files would stay as they are")
     echo(f"would write the dataset, report and state into {req.out}; nothing was written")
     return ok
 
