@@ -442,3 +442,33 @@ def test_a_dry_run_of_a_refresh_says_so_and_writes_nothing(built_v1, manifests):
     assert (f"--refresh: would add what is new to the dataset in {built_v1} (a new version); "
             "its rows, splits and files would stay as they are") in proc.stdout
     assert _files(built_v1) == before
+
+
+def test_a_refresh_that_adds_no_row_leaves_data_untouched_and_still_makes_a_version(
+        refreshed, manifests, tmp_path):
+    """v3's only new input is one more copy of a kept paper: dropped, naming it; a version
+    is made (diff.json, the card's changelog), and not one data file is rewritten."""
+    out = copy_run(refreshed[0], tmp_path / "ds")
+    lines = _lines(manifests[1])
+    extra = dict(next(d for d in lines if d["id"] == "en_bmc_trauma"), id="bmc_again")
+    v3 = tmp_path / "v3.jsonl"
+    v3.write_text("".join(json.dumps(d) + "\n" for d in [*lines, extra]))
+    before = {k: v for k, v in _files(out).items() if k.startswith("data/")}
+    build_local(v3, out, "--refresh", check=True)
+    assert {k: v for k, v in _files(out).items() if k.startswith("data/")} == before
+    assert json.loads((out / "diff.json").read_text()) == {
+        "version_before": 2, "version": 3, "added": {},
+        "duplicates": [{"id": "bmc_again", "kept": "en_bmc_trauma", "kind": "same_pdf",
+                        "similarity": 1.0, "via": None, "dataset": None}],
+        "missing_upstream": [GONE], "dropped": {}}
+    front, body = _card(out)
+    assert "This is version 3." in body and (
+        "- " + V2_LINE + "\n- v3: 0 added, 1 duplicates dropped, 1 missing upstream\n") in body
+    assert _card(out)[0]["configs"] == _card(refreshed[0])[0]["configs"]
+
+
+def test_fresh_removes_a_refresh_s_diff_json(refreshed):
+    from loralay_build.layout import RunLayout
+    from loralay_build.pdf.preflight import fresh_deletions
+
+    assert refreshed[0] / "diff.json" in fresh_deletions(RunLayout(refreshed[0]))
