@@ -180,7 +180,9 @@ def test_a_refresh_with_nothing_new_rewrites_nothing_and_says_so_in_one_line(
 def test_a_plain_rebuild_of_a_refreshed_folder_builds_as_today(refreshed, manifests,
                                                                  tmp_path):
     out = copy_run(refreshed[0], tmp_path / "ds")
-    build_local(manifests[1], out, check=True)
+    proc = build_local(manifests[1], out, check=True)
+    assert (f"{out} held version 2 of its dataset; this build without --refresh decides "
+            "every split again and writes a new version 1") in proc.stderr
     assert not (out / "diff.json").exists()
     names = sorted(p.name.rsplit("-", 1)[0] for p in (out / "data").glob("*.parquet"))
     assert names == ["test-00000-of-00001", "train-00000-of-00001",

@@ -40,6 +40,7 @@ from .refresh import (
     commit_base,
     count_line,
     make_diff,
+    read_base,
     remove_diff,
     row_settings,
     write_diff,
@@ -121,6 +122,8 @@ def finish_run(settings: CommonSettings, layout: RunLayout, num_shards: int,
     lean_memory_pool()
     cs = settings.corpus()
     base = check_refresh(layout, settings) if refresh else None
+    if not refresh:
+        _warn_if_refreshed(layout)
     states = open_shard_states(layout, num_shards)
     try:
         d = decide(cs, layout, states, exclude_datasets(cs.exclude_datasets),
@@ -199,6 +202,15 @@ def _write_outputs(settings: CommonSettings, layout: RunLayout, d: Decisions,
                 {*(base.languages if base else ()), *written.languages}, thresholds,
                 row_settings(settings), changelog, d.missing)
     return verdict
+
+
+def _warn_if_refreshed(layout: RunLayout) -> None:
+    """A plain build of a refreshed folder decides every split again: said once."""
+    before = read_base(layout.finish_db)
+    if before is not None and before.version > 1:
+        log.warning("%s held version %d of its dataset; this build without --refresh "
+                    "decides every split again and writes a new version 1", layout.out,
+                    before.version)
 
 
 def refresh_facts(version: int, base: Base | None, diff: Diff | None) -> dict[str, str]:
