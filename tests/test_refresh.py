@@ -474,3 +474,14 @@ def test_fresh_removes_a_refresh_s_diff_json(refreshed):
     from loralay_build.pdf.preflight import fresh_deletions
 
     assert refreshed[0] / "diff.json" in fresh_deletions(RunLayout(refreshed[0]))
+
+
+def test_a_sharded_refresh_gives_what_a_plain_one_gives(refreshed, manifests, tmp_path):
+    """v1 and its refresh each processed in two shards, then finished: the same files."""
+    out = tmp_path / "ds"
+    for manifest, more in ((manifests[0], ()), (manifests[1], ("--refresh",))):
+        for k in ("0", "1"):
+            build_local(manifest, out, "--shard", k, "--num-shards", "2", *more, check=True)
+        build_local(manifest, out, "--finish", *more, check=True)
+    assert rows_as_written(out) == rows_as_written(refreshed[0])
+    assert (out / "diff.json").read_text() == (refreshed[0] / "diff.json").read_text()
