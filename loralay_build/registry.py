@@ -51,6 +51,8 @@ SOURCES: dict[str, Source] = {s.name: s for s in (
     Source("koreascience", "KoreaScienceSettings", "pdf",
            "loralay_build.sources.koreascience", network=True,
            summary="KoreaScience search pages, Korean articles"),
+    Source("oai", "OaiSettings", "pdf", "loralay_build.sources.oai", network=True,
+           summary="any OAI-PMH repository (oai_dc, oai_openaire, jpcoar, xMetaDissPlus, dim)"),
     Source("citesum", "CiteSumSettings", "citesum", None, network=False,
            summary="CiteSum from S2ORC shards on disk"),
 )}

@@ -24,6 +24,7 @@ from .sources import (
     HalSettings,
     KoreaScienceSettings,
     LocalSettings,
+    OaiSettings,
     PubmedSettings,
     ScieloSettings,
 )
@@ -32,6 +33,7 @@ __all__ = [
     "PLACEHOLDER_CONTACT", "ArxivSettings", "CiteSumSettings", "CommonSettings",
     "ConfigError",
     "CorpusSettings", "DocumentSettings", "HalSettings", "HttpFields", "KoreaScienceSettings",
-    "LimitSettings", "LocalSettings", "PubmedSettings", "ScieloSettings", "check_contact",
+    "LimitSettings", "LocalSettings", "OaiSettings", "PubmedSettings", "ScieloSettings",
+    "check_contact",
     "load_settings", "read_config_file", "settings_class",
 ]

@@ -101,6 +101,30 @@ class PubmedSettings(CommonSettings):
     split_mode: Literal["chronological", "given"] = "given"
 
 
+class OaiSettings(CommonSettings):
+    """Any OAI-PMH repository (docs/oai.md). `from` and `until` are Python keywords: the
+    keys are `from_date` / `until_date`, and `from:` / `until:` in a file are read as them."""
+
+    RENAMED = {"from": "from_date", "until": "until_date"}
+    base_url: HttpUrl | None = Field(None, description="the repository's OAI-PMH endpoint")
+    metadata_prefix: Literal["oai_dc", "oai_openaire", "jpcoar_1.0", "jpcoar_2.0",
+                             "xMetaDissPlus", "dim", "mets"] = Field(
+        "oai_dc", description="the metadata format asked for (docs/oai.md: the richest)")
+    set: str | None = Field(None, min_length=1, description="an optional setSpec")
+    from_date: IsoDate | None = Field(None, description="first datestamp (YYYY-MM-DD; `from`)")
+    until_date: IsoDate | None = Field(None, description="last datestamp (YYYY-MM-DD; `until`)")
+    window_days: int = Field(365, ge=1, le=36_500,
+                             description="from..until split into windows of this many days")
+    languages: list[Language] = Field(["en"], min_length=1,
+                                      description="keep records with an abstract in these")
+    landing_page_pdf: bool = Field(True, description="no PDF link: read the landing page's "
+                                   "citation_pdf_url")
+    attempts: Count = Field(3, description=ATTEMPTS)
+    pdf_attempts: Count = Field(3, description="tries for a PDF cut short")
+    max_future_years: NonNegativeCount = Field(1, description="later dates are kept unknown")
+    timeout_s: PositiveSeconds = 60
+
+
 class ScieloSettings(CommonSettings):
     articlemeta_url: HttpUrl = Field("https://articlemeta.scielo.org/api/v1/",
                                      description="ArticleMeta")
