@@ -200,10 +200,11 @@ class OaiClient:
         return record
 
     def list_records(self, metadata_prefix: str | None = None, token: str | None = None,
-                     **selective: str) -> OaiPage:
+                     **selective: str | None) -> OaiPage:
         """One page: the first of a list (`metadata_prefix` and the selective arguments
-        `from`, `until`, `set`), or the one a resumption `token` names. `badResumptionToken`
-        raises `OaiError` with that code (the caller restarts its window)."""
+        `from`, `until`, `set`; None ones are left out), or the one a resumption `token`
+        names. `badResumptionToken` raises `OaiError` with that code (the caller restarts
+        its window)."""
         if token is not None:
             params = {"verb": "ListRecords", "resumptionToken": token}
         else:

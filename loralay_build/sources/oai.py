@@ -1,0 +1,331 @@
+"""Any OAI-PMH repository: `ListRecords` in date windows, one page at a time, through the
+sources' one OAI-PMH client (`kit/oai.py`) and the kit's paged harvest (`kit/harvest.py`:
+checkpoint, retry rule, skip-known, download).
+
+- Windows: `from_date`..`until_date` (until: today) cut into `window_days`; the position is
+  the window and the resumption token within it, saved once every record of a page has
+  been recorded, so a killed harvest resumes at its page and no record is lost or doubled
+  at a page boundary. Without `from_date` the whole repository is one window.
+- An expired token (`badResumptionToken`) restarts its window (records already recorded
+  are skipped), at most `MAX_RESTARTS` times in a row; `noRecordsMatch` is an empty window,
+  also behind a token or HTTP 422; deleted records are skipped; a record whose XML is
+  broken is one `bad_metadata` record and the rest of its page goes on.
+- Each record becomes a candidate through its format's parser (`oai_formats.py`): its
+  abstracts by language (labelled, else detected), the first of `languages` it has an
+  abstract in is the summary; its issue date; its licence (a statement naming one first,
+  else the first stated); the PDF link the format gives, else the landing page's
+  `citation_pdf_url`.
+- The newest datestamp seen is kept as the checkpoint `oai.high_water`, so a refresh can
+  ask only for what is new (`from_date`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from typing import Any
+from urllib.parse import urlencode, urljoin
+
+from ..failures import FailureClass, StageError
+from ..http import PoliteClient
+from ..language import detect
+from ..licenses import UNKNOWN, normalise_license
+from ..records import Candidate, Rejection
+from ..settings import OaiSettings
+from . import BadRunInput, FetchContext, retrieved_now
+from .hal_records import parse_hal_date
+from .kit.harvest import Checkpoint, Page, PagedHarvest, fingerprint
+from .kit.oai import BAD_TOKEN, BrokenRecord, OaiClient, OaiError, OaiRecord
+from .oai_formats import Fields, is_access_term, parser_for
+
+SOURCE = "oai"
+CHECKPOINT = "oai.position"
+HIGH_WATER = "oai.high_water"
+UNKNOWN_LANGUAGE = "und"
+MAX_RESTARTS = 3  # restarts of one window after an expired token, in a row
+_META_PDF = re.compile(r"""<meta\s+[^>]*?name\s*=\s*["']citation_pdf_url["'][^>]*>""",
+                       re.IGNORECASE)
+_CONTENT = re.compile(r"""content\s*=\s*["']([^"']+)["']""", re.IGNORECASE)
+
+Item = OaiRecord | BrokenRecord
+
+
+# --- windows and positions -------------------------------------------------------------------
+@dataclass(frozen=True)
+class Window:
+    start: str | None  # YYYY-MM-DD, or None: from the repository's first record
+    end: str | None  # YYYY-MM-DD, or None: to its last
+
+
+def windows(s: OaiSettings, today: dt.date) -> list[Window]:
+    """`from_date`..`until_date` cut into windows of `window_days` (both ends inclusive)."""
+    if s.from_date is None:
+        return [Window(None, s.until_date)]
+    start = dt.date.fromisoformat(s.from_date)
+    end = dt.date.fromisoformat(s.until_date) if s.until_date else today
+    out: list[Window] = []
+    while start <= end:
+        stop = min(end, start + dt.timedelta(days=s.window_days - 1))
+        out.append(Window(start.isoformat(), stop.isoformat()))
+        start = stop + dt.timedelta(days=1)
+    return out or [Window(s.from_date, s.until_date)]
+
+
+def position(window: int, token: str | None) -> str:
+    return json.dumps({"window": window, "token": token})
+
+
+def parse_position(text: str) -> tuple[int, str | None]:
+    data = json.loads(text)
+    return int(data["window"]), data.get("token")
+
+
+def query_fingerprint(s: OaiSettings, today: dt.date) -> str:
+    """What decides the records walked over; the windows' end moves with `today` only when
+    `until_date` is open, and a saved position stays valid then (the last window grows)."""
+    return fingerprint({"base_url": s.base_url, "metadata_prefix": s.metadata_prefix,
+                        "set": s.set, "from": s.from_date, "until": s.until_date,
+                        "window_days": s.window_days})
+
+
+@dataclass
+class OaiHarvestPage(Page[Item]):
+    """A page whose list may be empty (a window without records) without ending the
+    harvest: only the last window's last page is the last."""
+
+    @property
+    def is_last(self) -> bool:
+        return self.next_position is None
+
+
+# --- records to candidates ----------------------------------------------------------------
+def record_url(s: OaiSettings, identifier: str) -> str:
+    query = urlencode({"verb": "GetRecord", "metadataPrefix": s.metadata_prefix,
+                       "identifier": identifier}, safe=":/")
+    assert s.base_url is not None
+    return f"{s.base_url}{'&' if '?' in s.base_url else '?'}{query}"
+
+
+def abstracts_by_language(fields: Fields, wanted: list[str]
+                          ) -> tuple[dict[str, str], dict[str, Any]]:
+    """Every abstract keyed by its language: the record's label (`xml:lang`, `lang`, ISO
+    639-2), else the detector's reliable guess, else the record's only language, else `und`;
+    the first of `wanted` found comes first. One abstract per language (the first)."""
+    record_langs = fields.record_languages()
+    out: dict[str, str] = {}
+    how: dict[str, str] = {}
+    for ab in fields.abstracts:
+        lang = ab.language
+        source = "label"
+        if lang is None:
+            guess = detect(ab.text)
+            if guess.top and guess.reliable:
+                lang, source = guess.top, "detected"
+            elif len(record_langs) == 1:
+                lang, source = record_langs[0], "record"
+            else:
+                lang, source = UNKNOWN_LANGUAGE, "unknown"
+        if lang not in out:
+            out[lang] = ab.text
+            how[lang] = source
+    order = sorted(out, key=lambda k: (k not in wanted, wanted.index(k) if k in wanted else 0,
+                                       k))
+    return {k: out[k] for k in order}, {"abstract_language_from": {k: how[k] for k in order}}
+
+
+def pick_date(fields: Fields, today: dt.date, max_future_years: int
+              ) -> tuple[str | None, list[str]]:
+    notes: list[str] = []
+    for raw in fields.dates:
+        parsed = parse_hal_date(raw, today, max_future_years)
+        if parsed.iso:
+            return parsed.iso, notes
+        if parsed.note:
+            notes.append(parsed.note)
+    return None, notes
+
+
+def pick_license(rights: list[str]) -> str | None:
+    """A statement naming a licence first; else free text (kept); else an access term."""
+    values = [r.strip() for r in rights if r and r.strip()]
+    for value in values:
+        if normalise_license(value).id != UNKNOWN:
+            return value
+    for value in values:
+        if not is_access_term(value):
+            return value
+    return values[0] if values else None
+
+
+def to_candidate(record: OaiRecord, s: OaiSettings, today: dt.date,
+                 retrieved_at: str | None) -> Candidate | Rejection:
+    identifier = record.identifier or ""
+    meta = record.metadata
+    if meta is None:
+        return Rejection(identifier, SOURCE, FailureClass.BAD_METADATA.value,
+                         "OAI record without metadata")
+    fields = parser_for(s.metadata_prefix)(meta)
+    wanted = list(s.languages)
+    abstracts, notes = abstracts_by_language(fields, wanted)
+    date, date_notes = pick_date(fields, today, s.max_future_years)
+    main = next((lang for lang in abstracts if lang in wanted), None)
+    extra: dict[str, Any] = {"oai_identifier": identifier, "datestamp": record.datestamp,
+                             **notes, **({"date_notes": date_notes} if date_notes else {}),
+                             **({"record_languages": fields.record_languages()}
+                                if fields.record_languages() else {})}
+    if fields.landing_urls:
+        extra["landing_url"] = fields.landing_urls[0]
+    cand = Candidate(
+        id=identifier, source=SOURCE, language=main or wanted[0], abstracts=abstracts,
+        pdf_url=fields.pdf_urls[0] if fields.pdf_urls else None, publication_date=date,
+        title=fields.title, extra=extra, license=pick_license(fields.rights),
+        record_url=record_url(s, identifier), retrieved_at=retrieved_at)
+    if not abstracts:
+        return Rejection(identifier, SOURCE, FailureClass.NO_ABSTRACT.value,
+                         "record has no abstract", cand)
+    if main is None:
+        return Rejection(identifier, SOURCE, FailureClass.WRONG_LANGUAGE.value,
+                         f"record has no abstract in {', '.join(wanted)} (found: "
+                         f"{', '.join(abstracts)})", cand)
+    return cand
+
+
+def citation_pdf_url(page: str, base: str) -> str | None:
+    """The landing page's `<meta name="citation_pdf_url" content=...>`, made absolute."""
+    for tag in _META_PDF.findall(page):
+        m = _CONTENT.search(tag)
+        if m:
+            return urljoin(base, html.unescape(m.group(1).strip()))
+    return None
+
+
+# --- the harvest ------------------------------------------------------------------------------
+class OaiHarvest(PagedHarvest[Item]):
+    def __init__(self, ctx: FetchContext, settings: OaiSettings, client: PoliteClient,
+                 today: dt.date | None = None) -> None:
+        super().__init__(ctx)
+        assert settings.base_url is not None
+        self.settings = settings
+        self.client = client
+        self.oai = OaiClient(settings.base_url, client)
+        self.today = today or dt.date.today()
+        self.windows = windows(settings, self.today)
+        self.attempts = settings.attempts
+        self.backoff_factor = settings.backoff_factor
+        self.pdf_attempts = settings.pdf_attempts
+        self.checkpoint = Checkpoint(ctx, CHECKPOINT, query_fingerprint(settings, self.today),
+                                     position(0, None), key="position")
+        self.restarts = 0
+        saved = ctx.state.get_checkpoint(HIGH_WATER, None)
+        self.high_water: str | None = saved if isinstance(saved, str) else None
+
+    def page_what(self, pos: str) -> str:
+        window, token = parse_position(pos)
+        w = self.windows[window] if window < len(self.windows) else Window(None, None)
+        return (f"window {window + 1}/{len(self.windows)} ({w.start or '…'}..{w.end or '…'})"
+                + (f" token {token}" if token else ""))
+
+    def fetch_page(self, pos: str) -> OaiHarvestPage:
+        window, token = parse_position(pos)
+        if window >= len(self.windows):  # a checkpoint past the last window: done
+            return OaiHarvestPage(pos, [], None)
+        w = self.windows[window]
+        try:
+            if token is None:
+                got = self.oai.list_records(self.settings.metadata_prefix, from_=w.start,
+                                            until=w.end, set=self.settings.set)
+            else:
+                got = self.oai.list_records(token=token)
+        except OaiError as e:
+            if e.code != BAD_TOKEN or token is None:
+                raise
+            self.restarts += 1
+            if self.restarts > MAX_RESTARTS:
+                raise StageError(FailureClass.UNAVAILABLE, f"the resumption token expired "
+                                 f"{MAX_RESTARTS} times in a row in {self.page_what(pos)}; "
+                                 f"try a smaller window_days") from e
+            self.ctx.log.warning("oai: %s: badResumptionToken; restarting the window (records "
+                                 "already fetched are skipped)", self.page_what(pos))
+            return self.fetch_page(position(window, None))
+        self.restarts = 0
+        if got.token:
+            nxt: str | None = position(window, got.token)
+        elif window + 1 < len(self.windows):
+            nxt = position(window + 1, None)
+        else:
+            nxt = None
+        return OaiHarvestPage(pos, list(got.records), nxt, retrieved_at=retrieved_now(),
+                              total=got.complete_list_size)
+
+    def process(self, record: Item, page: Page[Item]) -> Candidate | Rejection | None:
+        if isinstance(record, OaiRecord):
+            if record.deleted or not record.identifier:
+                return None
+            if record.datestamp and (self.high_water is None
+                                     or record.datestamp > self.high_water):
+                self.high_water = record.datestamp
+        return super().process(record, page)
+
+    def to_item(self, record: Item, page: Page[Item]) -> Candidate | Rejection:
+        if isinstance(record, BrokenRecord):
+            if record.identifier:
+                return Rejection(record.identifier, SOURCE, FailureClass.BAD_METADATA.value,
+                                 record.reason)
+            return Rejection(f"{page.position}#{record.index}", SOURCE,
+                             FailureClass.BAD_METADATA.value, record.reason, bad_record=True)
+        return to_candidate(record, self.settings, self.today, page.retrieved_at)
+
+    def download(self, cand: Candidate) -> Candidate | Rejection:
+        if cand.pdf_url is None:
+            found = self.landing_pdf(cand)
+            if isinstance(found, Rejection):
+                return found
+            cand = found
+        return super().download(cand)
+
+    def landing_pdf(self, cand: Candidate) -> Candidate | Rejection:
+        """The landing page's `citation_pdf_url`, when the format gave no PDF link."""
+        landing = cand.extra.get("landing_url")
+        if not landing or not self.settings.landing_page_pdf:
+            return Rejection(cand.id, SOURCE, FailureClass.UNAVAILABLE.value,
+                             "record names no PDF (nor a landing page to look on)", cand)
+        excluded = self.ctx.license_excluded(cand)
+        if excluded is not None:
+            return excluded
+        try:
+            page = self.client.get_text(str(landing))
+        except StageError as e:
+            return Rejection(cand.id, SOURCE, e.failure.cls.value,
+                             f"landing page {landing}: {e.failure.message}", cand)
+        url = citation_pdf_url(page, str(landing))
+        if url is None:
+            return Rejection(cand.id, SOURCE, FailureClass.UNAVAILABLE.value,
+                             f"record names no PDF and its landing page {landing} has no "
+                             "citation_pdf_url", cand)
+        return replace(cand, pdf_url=url, extra={**cand.extra, "pdf_from": "citation_pdf_url"})
+
+    def run_page(self, page: Page[Item]) -> Iterator[Candidate | Rejection]:
+        yield from super().run_page(page)
+        if self.high_water is not None:
+            self.ctx.state.set_checkpoint(HIGH_WATER, self.high_water)
+
+
+def require_inputs(s: OaiSettings) -> OaiSettings:
+    if not s.base_url:
+        raise BadRunInput("oai: set base_url (the repository's OAI-PMH endpoint) with "
+                          "--config FILE")
+    if s.from_date and s.until_date and s.from_date > s.until_date:
+        raise BadRunInput(f"oai: from_date {s.from_date} is after until_date {s.until_date}")
+    return s
+
+
+def fetch(ctx: FetchContext) -> Iterator[Candidate | Rejection]:
+    """The fetch contract of `loralay_build.sources` for any OAI-PMH repository."""
+    assert isinstance(ctx.settings, OaiSettings)
+    settings = require_inputs(ctx.settings)
+    client = PoliteClient(settings.http_fields())
+    yield from OaiHarvest(ctx, settings, client).run()
