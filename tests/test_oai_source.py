@@ -507,7 +507,11 @@ def opus_world(base: str) -> tuple[World, dict[str, str]]:
             etree.SubElement(root, f"{{{dcterms}}}abstract", {"lang": three[lang]}).text = text
 
     def put_link(rec: etree._Element, url: str) -> None:
-        rec.find(f".//{{{ddb}}}transfer").text = url
+        transfer = rec.find(f".//{{{ddb}}}transfer")
+        if transfer is None:
+            root = rec.find(f"{{{OAI}}}metadata")[0]
+            transfer = etree.SubElement(root, f"{{{ddb}}}transfer")
+        transfer.text = url
 
     keep(world, base, recs[0], "fr_ahrf_censure", put_abstracts, put_link)
     keep(world, base, recs[2], "fr_these_malware_long", put_abstracts, put_link)
@@ -530,8 +534,14 @@ def test_build_xmetadissplus_fr(fake_server, tmp_path):
     for ident, corpus_id in kept.items():
         assert_cut(rows[ident], corpus_id)
         assert rows[ident]["language"] == "fr"
-        assert rows[ident]["license_text"] == "Creative Commons - Namensnennung"
-    assert rows[ids(world)[0]]["publication_date"] == "2012-06-22"
+    # 155 states its licence in free text (kept as the words given); 116 states none
+    first, second = (rows[i] for i in kept)
+    assert (first["license"], first["license_text"]) == ("unknown",
+                                                         "Creative Commons - Namensnennung")
+    assert (second["license"], second["license_text"]) == ("unknown", None)
+    # dcterms:issued, not dateAccepted
+    assert (first["publication_date"], second["publication_date"]) == ("2012-06-22",
+                                                                       "2010-04-19")
 
 
 def dim_world(base: str) -> tuple[World, dict[str, str]]:
@@ -555,7 +565,11 @@ def dim_world(base: str) -> tuple[World, dict[str, str]]:
                              qualifier="abstract", lang=lang).text = text
 
     def put_link(rec: etree._Element, url: str) -> None:
-        fields(rec, "identifier", "uri")[0].text = url
+        found = fields(rec, "identifier", "uri")
+        if not found:
+            found = [etree.SubElement(rec.find(f"{{{OAI}}}metadata")[0], f"{{{dim_ns}}}field",
+                                      mdschema="dc", element="identifier", qualifier="uri")]
+        found[0].text = url
 
     keep(world, base, recs[1], "en_ieee_reqprio", put_abstracts, put_link, via_landing=True)
     keep(world, base, recs[4], "en_arxiv_beyond_summ", put_abstracts, put_link,

@@ -161,13 +161,18 @@ def oai_openaire(meta: etree._Element) -> Fields:
         pdf_urls=_texts(files), landing_urls=ids)
 
 
+def _in_file(el: etree._Element) -> bool:
+    """Inside a `jpcoar:file` (its own dates are the file's, not the paper's)."""
+    return any(isinstance(a.tag, str) and etree.QName(a).localname == "file"
+               for a in el.iterancestors())
+
+
 def jpcoar(meta: etree._Element) -> Fields:
     """JPCOAR 1.0/2.0: `datacite:description[@descriptionType=Abstract]`, `jpcoar:file/URI`
     (2.0: `@objectType=fulltext`), `datacite:date[@dateType=Issued]` outside the files."""
     files = _all(meta, JPCOAR_NS, "file")
-    in_files = {id(d) for f in files for d in f.iter()}
     issued = [text_of(d) for d in _all(meta, DATACITE_NS, "date")
-              if d.get("dateType") == "Issued" and id(d) not in in_files]
+              if d.get("dateType") == "Issued" and not _in_file(d)]
     descs = [d for d in _all(meta, DATACITE_NS, "description")
              if d.get("descriptionType") == "Abstract"]
     pdfs: list[str] = []
