@@ -123,6 +123,7 @@ class OaiSettings(CommonSettings):
     pdf_attempts: Count = Field(3, description="tries for a PDF cut short")
     max_future_years: NonNegativeCount = Field(1, description="later dates are kept unknown")
     timeout_s: PositiveSeconds = 60
+    check_summary_language: bool = True  # a repository's language label can be wrong
 
 
 class ScieloSettings(CommonSettings):
