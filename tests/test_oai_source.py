@@ -363,6 +363,7 @@ def ids(world: World) -> list[str]:
     return [r.find(f"{{{OAI}}}header/{{{OAI}}}identifier").text for r in world.records]
 
 
+@pytest.mark.e2e
 def test_build_oai_dc_rcaap_pt(fake_server, tmp_path):
     base = fake_server.url("").rstrip("/")
     world, kept = rcaap_world(base)
@@ -430,6 +431,7 @@ def openaire_world(base: str) -> tuple[World, dict[str, str]]:
                    "oai:openaire.test:2": "es_baaa_awsom"}
 
 
+@pytest.mark.e2e
 def test_build_oai_openaire_es(fake_server, tmp_path):
     base = fake_server.url("").rstrip("/")
     world, kept = openaire_world(base)
@@ -473,6 +475,7 @@ def jpcoar_world(base: str) -> tuple[World, dict[str, str]]:
     return world, {ids(world)[0]: "en_bmc_trauma", ids(world)[1]: "en_acl_s2orc"}
 
 
+@pytest.mark.e2e
 def test_build_jpcoar_2_en(fake_server, tmp_path):
     base = fake_server.url("").rstrip("/")
     world, kept = jpcoar_world(base)
@@ -524,6 +527,7 @@ def opus_world(base: str) -> tuple[World, dict[str, str]]:
     return world, {ids(world)[0]: "fr_ahrf_censure", ids(world)[2]: "fr_these_malware_long"}
 
 
+@pytest.mark.e2e
 def test_build_xmetadissplus_fr(fake_server, tmp_path):
     base = fake_server.url("").rstrip("/")
     world, kept = opus_world(base)
@@ -577,6 +581,7 @@ def dim_world(base: str) -> tuple[World, dict[str, str]]:
     return world, {ids(world)[1]: "en_ieee_reqprio", ids(world)[4]: "en_arxiv_beyond_summ"}
 
 
+@pytest.mark.e2e
 def test_build_dim_en_through_landing_pages(fake_server, tmp_path):
     base = fake_server.url("").rstrip("/")
     world, kept = dim_world(base)
@@ -595,6 +600,7 @@ def test_build_dim_en_through_landing_pages(fake_server, tmp_path):
 
 
 # --- faults ------------------------------------------------------------------------------------
+@pytest.mark.e2e
 def test_bad_token_restarts_the_window_and_a_broken_record_is_one_record(fake_server, tmp_path):
     base = fake_server.url("").rstrip("/")
     world, kept = rcaap_world(base)
@@ -617,6 +623,7 @@ def test_bad_token_restarts_the_window_and_a_broken_record_is_one_record(fake_se
     assert all(docs[i].get("class") != "bad_metadata" for i in ids(world)[4:])
 
 
+@pytest.mark.e2e
 def test_no_records_match_behind_422_is_an_empty_harvest(fake_server, tmp_path):
     world = World([], split=0)
     world.first_faults = [Reply(422, fixture("oai_dc_zenodo_error_noRecordsMatch_http422.xml"),
@@ -629,6 +636,7 @@ def test_no_records_match_behind_422_is_an_empty_harvest(fake_server, tmp_path):
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.e2e
 def test_no_records_match_on_a_token_ends_the_list(fake_server, tmp_path):
     base = fake_server.url("").rstrip("/")
     world, kept = rcaap_world(base)
@@ -663,6 +671,7 @@ def _rows_without_time(out: Path) -> list[dict]:
     return sorted(rows, key=lambda r: r["article_id"])
 
 
+@pytest.mark.e2e
 def test_a_kill_after_the_first_page_and_the_same_command_give_the_same_dataset(
         fake_server, tmp_path):
     base = fake_server.url("").rstrip("/")
@@ -704,6 +713,7 @@ def test_a_kill_after_the_first_page_and_the_same_command_give_the_same_dataset(
     assert {i for i, o in docs.items() if o["status"] == "kept"} == set(kept)
 
 
+@pytest.mark.e2e
 def test_high_water_mark_is_the_newest_datestamp(fake_server, tmp_path):
     base = fake_server.url("").rstrip("/")
     world, _ = rcaap_world(base)
@@ -724,3 +734,11 @@ def test_to_candidate_of_a_record_without_a_wanted_abstract_is_wrong_language():
     s = load_settings("oai", overrides={"base_url": "http://h/oai", "languages": ["fr"]})
     got = to_candidate(OaiRecord(rec, _record(rec).header), s, dt.date(2026, 1, 1), None)
     assert got.cls == "wrong_language" and "found: en" in got.message
+
+
+def test_from_and_until_are_read_from_a_config_file_as_yaml_writes_them(tmp_path):
+    cfg = tmp_path / "oai.yaml"
+    cfg.write_text("base_url: http://127.0.0.1:9/oai\nfrom: 2020-01-01\nuntil: '2020-02-01'\n"
+                   "languages: [pt, en]\ncontact: loralay-tests@example.org\n")
+    s = load_settings("oai", cfg)
+    assert (s.from_date, s.until_date, s.languages) == ("2020-01-01", "2020-02-01", ["pt", "en"])
