@@ -257,11 +257,13 @@ class World:
 
 def keep(world: World, base: str, record: etree._Element, corpus_id: str,
          put_abstracts: Callable[[etree._Element, dict[str, str]], None],
-         put_link: Callable[[etree._Element, str], None], via_landing: bool = False) -> None:
-    """Make `record` a paper of the corpus: its true abstracts, its PDF on the server."""
+         put_link: Callable[[etree._Element, str], None], via_landing: bool = False,
+         path: str | None = None) -> None:
+    """Make `record` a paper of the corpus: its true abstracts, its PDF on the server (at
+    `path`, which need not end in .pdf), linked or through a landing page."""
     entry = corpus_entry(corpus_id)
     put_abstracts(record.find(f"{{{OAI}}}metadata"), entry["abstracts"])
-    path = f"/files/{corpus_id}.pdf"
+    path = path or f"/files/{corpus_id}.pdf"
     world.pdfs[path] = corpus_pdf(corpus_id)
     if via_landing:
         land = f"/landing/{corpus_id}"
@@ -576,13 +578,14 @@ def dim_world(base: str) -> tuple[World, dict[str, str]]:
         found[0].text = url
 
     keep(world, base, recs[1], "en_ieee_reqprio", put_abstracts, put_link, via_landing=True)
+    # the handle itself serves the PDF (no .pdf in its URL, no landing page)
     keep(world, base, recs[4], "en_arxiv_beyond_summ", put_abstracts, put_link,
-         via_landing=True)
+         path="/files/handle/1912/9999")
     return world, {ids(world)[1]: "en_ieee_reqprio", ids(world)[4]: "en_arxiv_beyond_summ"}
 
 
 @pytest.mark.e2e
-def test_build_dim_en_through_landing_pages(fake_server, tmp_path):
+def test_build_dim_en_through_a_landing_page_and_a_handle_serving_the_pdf(fake_server, tmp_path):
     base = fake_server.url("").rstrip("/")
     world, kept = dim_world(base)
     out = build(fake_server, tmp_path, world, "dim", ["en"])
@@ -590,7 +593,8 @@ def test_build_dim_en_through_landing_pages(fake_server, tmp_path):
     rows = dataset_rows(out, tmp_path)
     for ident, corpus_id in kept.items():
         assert_cut(rows[ident], corpus_id)
-        assert rows[ident]["article_pdf_url"].endswith(f"/files/{corpus_id}.pdf")
+    assert rows[ids(world)[1]]["article_pdf_url"].endswith("/files/en_ieee_reqprio.pdf")
+    assert rows[ids(world)[4]]["article_pdf_url"].endswith("/files/handle/1912/9999")
     issued = {i: FORMATS["dim"](r.find(f"{{{OAI}}}metadata")[0]).dates[0]
               for i, r in zip(ids(world), world.records)}
     for ident in kept:

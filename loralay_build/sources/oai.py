@@ -31,12 +31,12 @@ from typing import Any
 from urllib.parse import urlencode, urljoin
 
 from ..failures import FailureClass, StageError
-from ..http import PoliteClient
+from ..http import HostDown, HostForbidden, PoliteClient
 from ..language import detect
 from ..licenses import UNKNOWN, normalise_license
 from ..records import Candidate, Rejection
 from ..settings import OaiSettings
-from . import BadRunInput, FetchContext, retrieved_now
+from . import BadRunInput, FetchContext, HarvestStopped, forbidden, retrieved_now
 from .hal_records import parse_hal_date
 from .kit.harvest import Checkpoint, Page, PagedHarvest, fingerprint
 from .kit.oai import BAD_TOKEN, BrokenRecord, OaiClient, OaiError, OaiRecord
@@ -47,6 +47,7 @@ CHECKPOINT = "oai.position"
 HIGH_WATER = "oai.high_water"
 UNKNOWN_LANGUAGE = "und"
 MAX_RESTARTS = 3  # restarts of one window after an expired token, in a row
+LANDING_CAP = 5 * 2**20  # bytes of a landing page read for its citation_pdf_url
 _META_PDF = re.compile(r"""<meta\s+[^>]*?name\s*=\s*["']citation_pdf_url["'][^>]*>""",
                        re.IGNORECASE)
 _CONTENT = re.compile(r"""content\s*=\s*["']([^"']+)["']""", re.IGNORECASE)
@@ -288,7 +289,8 @@ class OaiHarvest(PagedHarvest[Item]):
         return super().download(cand)
 
     def landing_pdf(self, cand: Candidate) -> Candidate | Rejection:
-        """The landing page's `citation_pdf_url`, when the format gave no PDF link."""
+        """The landing page's `citation_pdf_url`, when the format gave no PDF link; a landing
+        URL that answers with a PDF (an identifier serving the file) is the link itself."""
         landing = cand.extra.get("landing_url")
         if not landing or not self.settings.landing_page_pdf:
             return Rejection(cand.id, SOURCE, FailureClass.UNAVAILABLE.value,
@@ -296,12 +298,23 @@ class OaiHarvest(PagedHarvest[Item]):
         excluded = self.ctx.license_excluded(cand)
         if excluded is not None:
             return excluded
+        landing = str(landing)
         try:
-            page = self.client.get_text(str(landing))
+            resp = self.client.get(landing, stream=True)
+            if "pdf" in resp.headers.get("Content-Type", "").lower():
+                resp.close()  # the identifier serves the PDF itself: downloaded as one
+                return replace(cand, pdf_url=landing, extra={**cand.extra,
+                                                             "pdf_from": "landing_url"})
+            body = b"".join(self.client.iter_body(resp, landing, LANDING_CAP, "landing page"))
+        except HostDown as e:
+            raise HarvestStopped(f"oai: {e}") from e
+        except HostForbidden as e:
+            return forbidden(self.ctx, cand, e)
         except StageError as e:
             return Rejection(cand.id, SOURCE, e.failure.cls.value,
                              f"landing page {landing}: {e.failure.message}", cand)
-        url = citation_pdf_url(page, str(landing))
+        page = body.decode(resp.encoding or "utf-8", "replace")
+        url = citation_pdf_url(page, landing)
         if url is None:
             return Rejection(cand.id, SOURCE, FailureClass.UNAVAILABLE.value,
                              f"record names no PDF and its landing page {landing} has no "
