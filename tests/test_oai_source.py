@@ -746,3 +746,18 @@ def test_from_and_until_are_read_from_a_config_file_as_yaml_writes_them(tmp_path
                    "languages: [pt, en]\ncontact: loralay-tests@example.org\n")
     s = load_settings("oai", cfg)
     assert (s.from_date, s.until_date, s.languages) == ("2020-01-01", "2020-02-01", ["pt", "en"])
+
+
+@pytest.mark.e2e
+def test_an_unreachable_landing_page_is_tried_again_by_the_next_run(fake_server, tmp_path):
+    base = fake_server.url("").rstrip("/")
+    world, kept = dim_world(base)
+    landing = "/landing/en_ieee_reqprio"
+    good = world.pages[landing]
+    world.pages[landing] = Reply(503, b"busy", {"Content-Type": "text/plain"})
+    out = build(fake_server, tmp_path, world, "dim", ["en"])
+    docs = json.loads((out / "report.json").read_text())["documents"]
+    assert docs[ids(world)[1]]["class"] == "unreachable"
+    world.pages[landing] = good
+    out = build(fake_server, tmp_path, world, "dim", ["en"])
+    assert_outcomes(out, set(kept), ids(world))

@@ -288,6 +288,11 @@ class OaiHarvest(PagedHarvest[Item]):
             cand = found
         return super().download(cand)
 
+    def can_retry(self, cand: Candidate) -> bool:
+        """A record whose landing page could not be read is tried again from it."""
+        return bool(cand.pdf_url or (cand.extra.get("landing_url")
+                                     and self.settings.landing_page_pdf))
+
     def landing_pdf(self, cand: Candidate) -> Candidate | Rejection:
         """The landing page's `citation_pdf_url`, when the format gave no PDF link; a landing
         URL that answers with a PDF (an identifier serving the file) is the link itself."""

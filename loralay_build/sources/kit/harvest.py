@@ -185,6 +185,11 @@ class PagedHarvest(Generic[T]):
     def download(self, cand: Candidate) -> Item:
         return download_candidate(self.ctx, self.client, cand, self.pdf_attempts)
 
+    def can_retry(self, cand: Candidate) -> bool:
+        """Whether a stored candidate can be downloaded again (it has a PDF link; a source
+        that finds links another way says so)."""
+        return bool(cand.pdf_url)
+
     def retry_recorded(self) -> Iterator[Item]:
         """Records an earlier run gave up for a reason this run retries (`unreachable`,
         `--retry` classes such as `forbidden`, a licence the list now allows), downloaded
@@ -192,7 +197,8 @@ class PagedHarvest(Generic[T]):
         wanted = self.ctx.to_retry()
         if not wanted:
             return
-        cands = [c for c in self.ctx.state.candidates() if c.id in wanted and c.pdf_url]
+        cands = [c for c in self.ctx.state.candidates() if c.id in wanted
+                 and self.can_retry(c)]
         self.ctx.log.info("%s: %d recorded failures to retry (%s)", self.ctx.source,
                           len(cands), ", ".join(sorted(self.ctx.retried_classes)))
         for cand in sorted(cands, key=lambda c: c.id):
