@@ -762,3 +762,24 @@ def test_an_unreachable_landing_page_is_tried_again_by_the_next_run(fake_server,
     world.pages[landing] = good
     out = build(fake_server, tmp_path, world, "dim", ["en"])
     assert_outcomes(out, set(kept), ids(world))
+
+
+@pytest.mark.e2e
+def test_date_windows_are_asked_in_turn_with_set_from_and_until(fake_server, tmp_path):
+    base = fake_server.url("").rstrip("/")
+    world, _ = rcaap_world(base)
+    world.serve(fake_server)
+    cfg = write_config(tmp_path, fake_server.url("/oai"), "oai_dc", ["pt"], set="openaire",
+                       **{"from": "2015-12-26", "until": "2015-12-28"}, window_days=2)
+    out = tmp_path / "windows"
+    proc = loralay("fetch", "--source", "oai", "--config", str(cfg), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    asked = [(r.query.get("from"), r.query.get("until"), r.query.get("set"),
+              r.query.get("resumptionToken")) for r in world.requests]
+    assert asked == [(["2015-12-26"], ["2015-12-27"], ["openaire"], None),
+                     (None, None, None, ["tok-2"]),
+                     (["2015-12-28"], ["2015-12-28"], ["openaire"], None),
+                     (None, None, None, ["tok-2"])]
+    with sqlite3.connect(out / "state" / "fetch.sqlite") as con:
+        n = con.execute("SELECT COUNT(*) FROM results WHERE stage='fetch'").fetchone()[0]
+    assert n == len(world.records)  # the second window's same records: skipped, not doubled
