@@ -91,6 +91,16 @@ def test_oai_dc_hal_xml_lang_and_international_audience_is_not_an_abstract():
     assert f.dates == ["2013"] and f.record_languages() == ["en"]
 
 
+def test_oai_dc_bielefeld_citation_strings_are_not_abstracts():
+    """LibreCat's first `dc:description` of every record is a citation (`<em>` escaped):
+    of 200 records, only the 11 real abstracts (all second descriptions) are taken."""
+    ms = metas("oai_dc_bielefeld-pub_ListRecords_doctoralThesis_page1_with_token.xml")
+    found = [a for m in ms for a in FORMATS["oai_dc"](m).abstracts]
+    assert len(ms) == 200 and len(found) == 11
+    assert not any("<em>" in a.text for a in found)
+    assert any("/download/" in u for m in ms for u in FORMATS["oai_dc"](m).pdf_urls)
+
+
 def test_oai_dc_a_pdf_in_the_identifier_is_the_link():
     f = FORMATS["oai_dc"](metas(
         "oai_dc_cogprints-eprints_ListRecords_2015-04-19_pdf-in-identifier.xml")[0])
