@@ -793,3 +793,23 @@ def test_date_windows_are_asked_in_turn_with_set_from_and_until(fake_server, tmp
     with sqlite3.connect(out / "state" / "fetch.sqlite") as con:
         n = con.execute("SELECT COUNT(*) FROM results WHERE stage='fetch'").fetchone()[0]
     assert n == len(world.records)  # the second window's same records: skipped, not doubled
+
+
+@pytest.mark.e2e
+def test_deleted_records_are_skipped(fake_server, tmp_path):
+    base = fake_server.url("").rstrip("/")
+    world, _ = rcaap_world(base)
+    gone = etree.Element(f"{{{OAI}}}record", nsmap={None: OAI})
+    head = etree.SubElement(gone, f"{{{OAI}}}header", status="deleted")
+    etree.SubElement(head, f"{{{OAI}}}identifier").text = "oai:example.org:gone"
+    etree.SubElement(head, f"{{{OAI}}}datestamp").text = "2015-12-27"
+    world.records.insert(1, gone)
+    world.split += 1
+    world.serve(fake_server)
+    cfg = write_config(tmp_path, fake_server.url("/oai"), "oai_dc", ["pt"])
+    out = tmp_path / "deleted"
+    proc = loralay("fetch", "--source", "oai", "--config", str(cfg), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    with sqlite3.connect(out / "state" / "fetch.sqlite") as con:
+        got = {r[0] for r in con.execute("SELECT doc_id FROM results WHERE stage='fetch'")}
+    assert got == set(ids(world)) - {"oai:example.org:gone"}
