@@ -160,9 +160,18 @@ def test_dim_whoas():
     assert f.pdf_urls == [] and f.landing_urls == ["https://hdl.handle.net/1912/2641"]
 
 
-def test_mets_mit_original_pdf():
+def test_mets_mit_original_pdf_and_zvdd_download_group():
     f = FORMATS["mets"](metas("mets_mit-dspace_12_records_harvested_by_transmogrifier.xml")[0])
-    assert all("bitstream" in u or u.startswith("http") for u in f.pdf_urls)
+    assert f.title == ("Get Smart: Reinventing Plastic Recycling in a Collaborative, Circular "
+                       "Supply Chain")
+    assert f.abstracts[0].text.startswith("Plastic waste has been a growing source of")
+    assert f.dates[0] == "2022-06-08" and f.record_languages() == ["en"]
+    assert f.rights[0] == "CC0 1.0 Universal"
+    assert f.pdf_urls == ["https://dspace.mit.edu/bitstream/1721.1/142912/1/SCM06_Benitez_"
+                          "Critchlow_Project.pdf"]  # ORIGINAL; not TEXT, THUMBNAIL, LICENSE
+    g = FORMATS["mets"](metas("mets_zvdd-ub-paderborn_GetRecord_2017_pdf-flocat.xml")[0])
+    assert g.pdf_urls[0] == "http://digital.ub.uni-paderborn.de/download/pdf/2572377"
+    assert g.dates[0] == "1908" and g.record_languages() == ["de"] and g.abstracts == []
 
 
 def test_unlabelled_abstracts_are_detected_and_the_wanted_language_comes_first():
@@ -813,3 +822,45 @@ def test_deleted_records_are_skipped(fake_server, tmp_path):
     with sqlite3.connect(out / "state" / "fetch.sqlite") as con:
         got = {r[0] for r in con.execute("SELECT doc_id FROM results WHERE stage='fetch'")}
     assert got == set(ids(world)) - {"oai:example.org:gone"}
+
+
+def mets_world(base: str) -> tuple[World, dict[str, str]]:
+    recs = [copy.deepcopy(r) for r in records_of(
+        "mets_mit-dspace_12_records_harvested_by_transmogrifier.xml")[:4]]
+    for r in recs:
+        move_links(r, base)
+    world = World(recs, split=2)
+    mods = "http://www.loc.gov/mods/v3"
+    mets_ns = "http://www.loc.gov/METS/"
+    href = "{http://www.w3.org/1999/xlink}href"
+
+    def put_abstracts(m: etree._Element, abstracts: dict[str, str]) -> None:
+        record_mods = next(m.iter(f"{{{mods}}}mods"))
+        for d in record_mods.findall(f"{{{mods}}}abstract"):
+            record_mods.remove(d)
+        for lang, text in abstracts.items():
+            etree.SubElement(record_mods, f"{{{mods}}}abstract", lang=lang).text = text
+
+    def put_link(rec: etree._Element, url: str) -> None:
+        for grp in rec.iter(f"{{{mets_ns}}}fileGrp"):
+            if grp.get("USE") == "ORIGINAL":
+                next(grp.iter(f"{{{mets_ns}}}FLocat")).set(href, url)
+
+    keep(world, base, recs[0], "en_hal_reaim", put_abstracts, put_link)
+    keep(world, base, recs[3], "en_ieee_reqprio", put_abstracts, put_link)
+    return world, {ids(world)[0]: "en_hal_reaim", ids(world)[3]: "en_ieee_reqprio"}
+
+
+@pytest.mark.e2e
+def test_build_mets_mit_en(fake_server, tmp_path):
+    base = fake_server.url("").rstrip("/")
+    world, kept = mets_world(base)
+    out = build(fake_server, tmp_path, world, "mets", ["en"])
+    docs = assert_outcomes(out, set(kept), ids(world))
+    rows = dataset_rows(out, tmp_path)
+    for ident, corpus_id in kept.items():
+        assert_cut(rows[ident], corpus_id)
+        assert rows[ident]["article_pdf_url"].endswith(f"/files/{corpus_id}.pdf")
+    # the others: their ORIGINAL PDFs, moved to the server, answer 404
+    assert {docs[i]["class"] for i in ids(world) if i not in kept} <= {"unavailable"}
+    assert rows[ids(world)[0]]["publication_date"] == "2022-06-08"
