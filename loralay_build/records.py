@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .licenses import License, normalise_license
+
 if TYPE_CHECKING:
     import pyarrow as pa
 
@@ -305,19 +307,35 @@ class ProcessedDoc:
     language_share: float | None  # share of the body in the main language (cld2)
     detected_language: str | None
     leakage: dict[str, float]  # language -> share of the abstract's n-grams left in the body
+    # the candidate's licence normalised, once, here: the finish's decisions (through the
+    # summary), the stored payload and the Parquet columns all read this one value, so
+    # they cannot disagree (the column was normalised again when written)
+    license: License | None = None
+
+    def __post_init__(self) -> None:
+        if self.license is None:
+            self.license = normalise_license(self.candidate.license)
+
+    @property
+    def terms(self) -> License:
+        assert self.license is not None  # set in __post_init__
+        return self.license
 
     def to_json(self, word_columns: bool = True) -> dict[str, Any]:
+        lic = self.terms
         return {"candidate": self.candidate.to_json(),
                 "document": self.document.to_json(word_columns),
                 "matches": [m.to_json() for m in self.matches],
                 "language_share": self.language_share,
-                "detected_language": self.detected_language, "leakage": self.leakage}
+                "detected_language": self.detected_language, "leakage": self.leakage,
+                "license": {"id": lic.id, "url": lic.url, "text": lic.text}}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> ProcessedDoc:
+        lic = d.get("license")
         return cls(Candidate.from_json(d["candidate"]), Document.from_json(d["document"]),
                    [AbstractMatch.from_json(m) for m in d["matches"]], d["language_share"],
-                   d["detected_language"], d["leakage"])
+                   d["detected_language"], d["leakage"], License(**lic) if lic else None)
 
     @property
     def summary(self) -> str:
@@ -377,6 +395,7 @@ class ColumnDoc:
     candidate: Candidate
     sizes: np.ndarray  # (pages, 2) float64 width, height
     columns: WordColumns
+    license: License  # as the worker normalised it (`ProcessedDoc.license`)
 
     @property
     def summary(self) -> str:

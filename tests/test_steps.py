@@ -58,7 +58,7 @@ def test_the_print_is_made_from_the_bodys_keys_as_from_its_words():
 
 
 @pytest.mark.parametrize("step,target", [("extract", "extract_document"),
-                                         ("group", "regroup"),
+                                         ("group", "group_and_label"),
                                          ("strip", "strip_document"),
                                          ("language", "detect"),
                                          ("leakage", "leakage")])

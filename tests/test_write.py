@@ -503,3 +503,26 @@ def test_a_local_build_declares_the_language_of_its_documents(tmp_path):
     assert card.data.language == ["fr"] and card.data.multilinguality == ["monolingual"]
     assert "the summary is the abstract in `fr`." in card.text
     assert card.data.license == "other"
+
+
+def test_the_licence_is_normalised_once_and_read_by_the_summary_payload_and_columns():
+    """The Parquet column normalised the candidate's licence again when written, while the
+    finish's decisions read the worker's summary: a rule changed between the two made them
+    disagree. Now `ProcessedDoc.license` is the one normalised value every reader takes."""
+    from dataclasses import replace
+
+    from loralay_build.corpus.prints import doc_print
+    from loralay_build.licenses import License, normalise_license
+    from loralay_build.pdf.payload import encode, read_columns, summarize
+
+    p = make_doc(0)
+    assert p.license == normalise_license(p.candidate.license)
+    chosen = License("cc0-1.0", "https://creativecommons.org/publicdomain/zero/1.0/", "kept")
+    q = replace(p, license=chosen)  # what a worker decided, whatever the rule says today
+    row = doc_to_batch(q).to_pylist()[0]
+    assert (row["license"], row["license_url"], row["license_text"]) == (
+        "cc0-1.0", "https://creativecommons.org/publicdomain/zero/1.0/", "kept")
+    assert summarize(q, doc_print(["a"]))["license"] == "cc0-1.0"
+    stored = read_columns(encode(q))
+    assert stored.license == chosen
+    assert doc_to_batch(stored).to_pylist()[0]["license"] == "cc0-1.0"

@@ -19,14 +19,14 @@ import orjson
 import pyarrow as pa
 
 from ..group.labels import label_counts, labels_of
-from ..licenses import normalise_license
+from ..licenses import License
 from ..records import Candidate, Document, ProcessedDoc
 
 if TYPE_CHECKING:  # the write side imports `datasets` (~0.7 s): workers only encode
     from ..corpus.prints import DocPrint
     from ..records import ColumnDoc
 
-MAGIC = b"LZA2"  # 2: the words' labels (issue 34)
+MAGIC = b"LZA3"  # 2: the words' labels (issue 34); 3: the licence as normalised (issue 31)
 FORMAT = "payload-" + MAGIC.decode("ascii")  # in the fingerprint: another format is redone
 _META = b"doc"
 _OPTIONS = pa.ipc.IpcWriteOptions(compression=pa.Codec("zstd", compression_level=1))
@@ -111,7 +111,8 @@ def read_columns(payload: bytes) -> ColumnDoc:
                        pages=b.column(2).to_numpy().astype(np.int64),
                        line_ids=b.column(3), block_ids=b.column(4),
                        labels=b.column(5).to_numpy())
-    return ColumnDoc(Candidate.from_json(meta["candidate"]), sizes.reshape(-1, 2), cols)
+    return ColumnDoc(Candidate.from_json(meta["candidate"]), sizes.reshape(-1, 2), cols,
+                     License(**meta["license"]))
 
 
 def summarize(p: ProcessedDoc, text_print: DocPrint) -> dict[str, Any]:
@@ -138,7 +139,7 @@ def summarize(p: ProcessedDoc, text_print: DocPrint) -> dict[str, Any]:
         # a list: an abstract printed twice is matched (and removed) twice
         "matches": [{"language": m.language, "distance": m.distance, "method": m.method,
                      "pages": list(m.pages)} for m in p.matches],
-        "license": normalise_license(c.license).id,
+        "license": p.terms.id,
         "print": text_print.to_str(),
         # two ids of one PDF are the same paper (corpus/duplicates.py)
         "pdf_sha256": c.pdf_sha256,

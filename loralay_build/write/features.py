@@ -33,7 +33,7 @@ import pyarrow as pa
 from datasets import Features, List, Value
 
 from ..group.labels import LABELS, labels_of
-from ..licenses import normalise_license
+from ..licenses import License
 from ..records import Candidate, ColumnDoc, ProcessedDoc, WordColumns
 
 COMPACT, PUBLISHED = "compact", "published"
@@ -124,7 +124,7 @@ def column_doc(p: ProcessedDoc) -> ColumnDoc:
                        np.asarray(d.word_pages, dtype=np.int64).reshape(n),
                        d.line_ids, d.block_ids, labels_of(d))
     sizes = np.asarray([(pg.width, pg.height) for pg in d.pages], dtype=np.float64)
-    return ColumnDoc(p.candidate, sizes.reshape(len(d.pages), 2), cols)
+    return ColumnDoc(p.candidate, sizes.reshape(len(d.pages), 2), cols, p.terms)
 
 
 def layout(doc: ColumnDoc) -> Layout:
@@ -192,14 +192,13 @@ def _compact_columns(p: ColumnDoc, lay: Layout) -> dict[str, pa.Array]:
         "language": pa.array([c.language], pa.string()),
         "publication_date": pa.array([c.publication_date], pa.string()),
         "source": pa.array([c.source], pa.string()),
-        **_provenance(c),
+        **_provenance(c, p.license),
     }
 
 
-def _provenance(c: Candidate) -> dict[str, pa.Array]:
-    """The document's licence (normalised id; the URL and the words its source gave) and
-    where it came from (licenses.py, the sources' metadata)."""
-    lic = normalise_license(c.license)
+def _provenance(c: Candidate, lic: License) -> dict[str, pa.Array]:
+    """The document's licence as the worker normalised it (id; the URL and the words its
+    source gave) and where it came from (the sources' metadata)."""
     return {name: pa.array([value], pa.string()) for name, value in (
         ("license", lic.id), ("license_url", lic.url), ("license_text", lic.text),
         ("record_url", c.record_url), ("pdf_sha256", c.pdf_sha256),
