@@ -160,6 +160,26 @@ def test_dim_whoas():
     assert f.pdf_urls == [] and f.landing_urls == ["https://hdl.handle.net/1912/2641"]
 
 
+def test_datacite_zenodo_abstracts_issue_date_spdx_and_the_doi_landing_page():
+    """Zenodo's `datacite`: only `descriptionType="Abstract"` is an abstract (record 11's
+    `Other` note of 43 words is not), the Issued date before publicationYear, the SPDX
+    `rightsIdentifier`, no file link: the DOI's landing page is where the PDF is looked
+    for (`citation_pdf_url`)."""
+    ms = metas("datacite_zenodo_ListRecords_2026_page1_with_token.xml")
+    f = FORMATS["datacite"](ms[10])
+    assert f.title == ("Machine Learning Applications in Marketing: Literature Review and "
+                       "Research Agenda")
+    assert [a.label for a in f.abstracts] == [None]  # no xml:lang: the language is detected
+    assert f.abstracts[0].text.startswith("Currently, machine learning applications in "
+                                          "marketing allow to optimize strategies")
+    assert f.dates == ["2023-10-12", "2023"] and f.record_languages() == ["en"]
+    assert f.rights == ["cc-by-4.0", "info:eu-repo/semantics/openAccess"]
+    assert f.pdf_urls == [] and f.landing_urls == ["https://doi.org/10.5281/zenodo.8436315"]
+    g = FORMATS["datacite"](ms[11])
+    assert [a.text[:30] for a in g.abstracts] == ["This code uses the gFlex code "]
+    assert FORMATS["oai_datacite"] is FORMATS["datacite"]
+
+
 def test_mets_mit_original_pdf_and_zvdd_download_group():
     f = FORMATS["mets"](metas("mets_mit-dspace_12_records_harvested_by_transmogrifier.xml")[0])
     assert f.title == ("Get Smart: Reinventing Plastic Recycling in a Collaborative, Circular "

@@ -109,7 +109,7 @@ class OaiSettings(CommonSettings):
     RENAMED = {"from": "from_date", "until": "until_date"}
     base_url: HttpUrl | None = Field(None, description="the repository's OAI-PMH endpoint")
     metadata_prefix: Literal["oai_dc", "oai_openaire", "jpcoar_1.0", "jpcoar_2.0",
-                             "xMetaDissPlus", "dim", "mets"] = Field(
+                             "xMetaDissPlus", "dim", "mets", "datacite", "oai_datacite"] = Field(
         "oai_dc", description="the metadata format asked for (docs/oai.md: the richest)")
     set: str | None = Field(None, min_length=1, description="an optional setSpec")
     from_date: IsoDate | None = Field(None, description="first datestamp (YYYY-MM-DD; `from`)")

@@ -254,6 +254,35 @@ def mets(meta: etree._Element) -> Fields:
         pdf_urls=[p for p in pdfs if p], landing_urls=landing)
 
 
+def datacite(meta: etree._Element) -> Fields:
+    """DataCite kernel 4 (`oai_datacite`, Zenodo's `datacite`): `description
+    [@descriptionType=Abstract]` (`Other`, `Methods`, ... are not abstracts); the `Issued`
+    date, else `publicationYear`; `rights/@rightsIdentifier` (SPDX) or `@rightsURI`; no
+    file link in the format: the DOI's landing page (`citation_pdf_url`) or a URL
+    identifier gives the PDF."""
+    issued = [text_of(d) for d in _all(meta, DATACITE_NS, "date")
+              if d.get("dateType") == "Issued"]
+    years = _texts(_all(meta, DATACITE_NS, "publicationYear"))
+    rights = [e.get("rightsIdentifier") or e.get("rightsURI") or text_of(e)
+              for e in _all(meta, DATACITE_NS, "rights")]
+    landing, files = [], []
+    for e in _all(meta, DATACITE_NS, "identifier") + _all(meta, DATACITE_NS,
+                                                            "alternateIdentifier"):
+        kind, value = (e.get("identifierType") or e.get("alternateIdentifierType") or ""), \
+            text_of(e)
+        if kind.upper() == "DOI" and value:
+            landing.append(f"https://doi.org/{value}")
+        elif kind.upper() == "URL" and _URL.match(value):
+            (files if _pdf_like(value) else landing).append(value)
+    return Fields(
+        title=next(iter(_texts(_all(meta, DATACITE_NS, "title"))), None),
+        abstracts=_abstracts(d for d in _all(meta, DATACITE_NS, "description")
+                             if d.get("descriptionType") == "Abstract"),
+        dates=[d for d in issued + years if d],
+        languages=_texts(_all(meta, DATACITE_NS, "language")),
+        rights=[r for r in rights if r], pdf_urls=files, landing_urls=landing)
+
+
 Parser = Callable[[etree._Element], Fields]
 FORMATS: dict[str, Parser] = {
     "oai_dc": oai_dc,
@@ -263,6 +292,8 @@ FORMATS: dict[str, Parser] = {
     "xMetaDissPlus": xmetadissplus,
     "dim": dim,
     "mets": mets,
+    "datacite": datacite,
+    "oai_datacite": datacite,
 }
 
 
