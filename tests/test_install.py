@@ -33,6 +33,9 @@ NOT_SOURCES = {".git", ".venv", "out", "build", "dist", "data", "tests", ".pytes
 DECLARED_AHEAD: set[str] = set()
 # Only the sample-corpus generator imports these, lazily; they belong to the `dev` extra.
 DEV_ONLY_PACKAGE = PACKAGE / "samples"
+# Modules whose other imports are an optional extra's (imported lazily, only when the
+# setting that needs them is on), with that extra's name
+EXTRA_MODULES = {PACKAGE / "images" / "detector.py": "detector"}
 
 pytestmark = [pytest.mark.e2e]
 
@@ -71,7 +74,8 @@ def project() -> dict:
 
 
 def test_declared_dependencies_are_the_imported_ones():
-    files = [p for p in PACKAGE.rglob("*.py") if DEV_ONLY_PACKAGE not in p.parents]
+    files = [p for p in PACKAGE.rglob("*.py")
+             if DEV_ONLY_PACKAGE not in p.parents and p not in EXTRA_MODULES]
     imported = distributions(imported_top_levels(files))
     declared = requirement_names(project()["dependencies"])
     assert imported - declared == set(), "imported but not declared"
@@ -148,3 +152,18 @@ def test_installed_wheel_builds_the_sample_from_outside_the_checkout(venv, tmp_p
     sizes = json.loads(run(bin_ / "python", "-c", load, out, tmp_path / "cache",
                            cwd=tmp_path))
     assert set(sizes) == {"train", "validation", "test"} and all(sizes.values()), sizes
+
+
+def test_an_extra_s_modules_import_the_extra_and_the_declared_dependencies():
+    """The optional detector (`labels: rules+detector`) imports rapid-layout and
+    onnxruntime, which the `detector` extra declares and a plain install lacks."""
+    mapping = packages_distributions()
+    declared = requirement_names(project()["dependencies"])
+    for path, extra in EXTRA_MODULES.items():
+        names = imported_top_levels([path])
+        wanted = requirement_names(project()["optional-dependencies"][extra])
+        outside = {canonical(n) for n in names if n not in mapping}
+        inside = {canonical(d) for n in names if n in mapping for d in mapping[n]}
+        assert outside <= wanted, (path, outside - wanted)
+        assert inside - declared - wanted == set(), (path, inside - declared)
+        assert wanted <= outside | inside, (path, wanted - outside - inside)
