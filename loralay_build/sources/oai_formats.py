@@ -265,7 +265,8 @@ def datacite(meta: etree._Element) -> Fields:
     years = _texts(_all(meta, DATACITE_NS, "publicationYear"))
     rights = [e.get("rightsIdentifier") or e.get("rightsURI") or text_of(e)
               for e in _all(meta, DATACITE_NS, "rights")]
-    landing, files = [], []
+    landing: list[str] = []
+    files: list[str] = []
     for e in _all(meta, DATACITE_NS, "identifier") + _all(meta, DATACITE_NS,
                                                             "alternateIdentifier"):
         kind, value = (e.get("identifierType") or e.get("alternateIdentifierType") or ""), \
