@@ -24,14 +24,17 @@ import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .corpus.prints import ExternalPrint, doc_print
 from .errors import ConfigError
 from .paths import DATA_DIR, SHARD_NAME
+
+if TYPE_CHECKING:  # the prints (numpy, MinHash) only when a build excludes datasets:
+    # `show`, `export` and `eval` read a dataset without them
+    from .corpus.prints import ExternalPrint
 
 # columns an export or a picture cannot do without; `--features published` lacks them
 LAYOUT_COLUMNS = ("article_id", "article_words", "article_bboxes", "article_norm_bboxes",
@@ -266,6 +269,8 @@ def exclude_datasets(folders: Sequence[str | Path], own: Path | None = None,
 
 def _dataset_prints(checked: list[tuple[str, Dataset]], batch_rows: int
                     ) -> Iterator[ExternalPrint]:
+    from .corpus.prints import ExternalPrint, doc_print
+
     for folder, ds in checked:
         for path, parquet in ds.files():
             field = parquet.schema_arrow.field(ABSTRACT_COLUMN) \
