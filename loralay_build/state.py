@@ -162,11 +162,17 @@ class RunState:
 
     def forget_candidates_except(self, keep: set[str]) -> int:
         """Drop candidates (and their results) no longer proposed: a manifest line removed."""
-        gone = [r[0] for r in self.db.execute("SELECT id FROM candidates") if r[0] not in keep]
-        for doc_id in gone:
-            self.db.execute("DELETE FROM candidates WHERE id=?", (doc_id,))
+        return self.forget_candidates([r[0] for r in self.db.execute("SELECT id FROM candidates")
+                                       if r[0] not in keep])
+
+    def forget_candidates(self, ids: Iterable[str]) -> int:
+        """Drop these candidates and their results (the source no longer offers them); the
+        count of those that were recorded."""
+        gone = 0
+        for doc_id in ids:
+            gone += self.db.execute("DELETE FROM candidates WHERE id=?", (doc_id,)).rowcount
             self.db.execute("DELETE FROM results WHERE doc_id=?", (doc_id,))
-        return len(gone)
+        return gone
 
     def candidates(self, keep: Callable[[str], bool] | None = None) -> Iterator[Candidate]:
         """In fetch order; `keep`, if given, picks by id before a row's body is decoded."""

@@ -52,7 +52,8 @@ def in_shard(doc_id: str, shard: int, num_shards: int) -> bool:
 
 
 def fetch_phase(settings: CommonSettings, layout: RunLayout, limit: int | None,
-                retry: frozenset[str] = frozenset()) -> dict[str, int]:
+                retry: frozenset[str] = frozenset(), refresh: bool = False
+                ) -> dict[str, int]:
     """Harvest candidates (and their PDFs) into the fetch state; resumable by the fetcher.
 
     A source that lists every candidate on each run (a manifest) also forgets the ones it no
@@ -67,7 +68,8 @@ def fetch_phase(settings: CommonSettings, layout: RunLayout, limit: int | None,
         # a source that lists everything (or reads its input files) again counts its bad
         # records again
         bad = BadRecords() if relists or spec.rereads_inputs else read_bad_records(state)
-        ctx = FetchContext(source, settings, state, layout.out, limit, retry=retry)
+        ctx = FetchContext(source, settings, state, layout.out, limit, retry=retry,
+                           refresh=refresh)
         progress = Progress(f"fetch {source}", None, settings.log_every_s)
         with logging_redirect_tqdm():
             for item in fetch(ctx):

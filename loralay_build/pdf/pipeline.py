@@ -62,7 +62,7 @@ class PdfPipeline:
         if req.fetched or (req.one_shard and not relists):
             return None
         try:
-            counts = fetch_phase(req.settings, layout, req.limit, req.retry)
+            counts = fetch_phase(req.settings, layout, req.limit, req.retry, req.refresh)
         except (SourceNotBuilt, BadRunInput) as e:
             raise ConfigError(str(e)) from e
         except (ValueError, OSError) as e:

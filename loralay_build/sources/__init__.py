@@ -69,6 +69,9 @@ class FetchContext:
     # failure classes the user asked this run to try again (`--retry CLASS`), on top of
     # those every rerun retries (`unreachable`); a `forbidden` record waits for this
     retry: frozenset[str] = frozenset()
+    # `build --refresh`: a source with a high-water mark asks only for what is new since it
+    # (`kit.harvest.HighWater`); every other run harvests as configured
+    refresh: bool = False
 
     @property
     def pdf_dir(self) -> Path:
@@ -107,6 +110,13 @@ class FetchContext:
         allow = self.settings.licenses
         return frozenset(c.id for c in self.state.candidates(keep=excluded.__contains__)
                          if stated_exclusion(c.license, allow) is None)
+
+    def withdraw(self, doc_id: str) -> bool:
+        """The source says it no longer offers `doc_id` (an OAI `deleted` record, a retracted
+        deposit): it is forgotten as a manifest line removed is, so a refresh lists it as
+        missing upstream and keeps its row. True when it had been recorded."""
+        with self.state.transaction():
+            return self.state.forget_candidates([doc_id]) > 0
 
     def license_excluded(self, cand: Candidate) -> Rejection | None:
         """The candidate's `license_excluded` when `licenses:` leaves its (known) licence

@@ -14,10 +14,16 @@ kill at any moment loses nothing and duplicates nothing); a changed query starts
 from the first position, still skipping recorded ids; records an earlier run gave up for
 a reason this run retries are downloaded again from their stored candidates first (the
 position has moved past them).
+
+`HighWater` is the one rule of "ask only for what is new": the newest date a harvest has
+seen is kept in the run state, and a `build --refresh` asks the service from that date
+less a small overlap (records changed on the mark's day, clocks that differ); what the
+overlap brings again is skipped as already recorded.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import time
@@ -96,6 +102,59 @@ class Checkpoint:
     def clear(self) -> None:
         """Start the next run from `first` (a position the service no longer knows)."""
         self.ctx.state.set_checkpoint(self.name, None)
+
+
+DEFAULT_OVERLAP_DAYS = 1
+
+
+@dataclass
+class HighWater:
+    """The newest date (ISO 8601, a day or a time) the harvests of this folder have seen,
+    kept as the checkpoint `name`. `seen` raises it as records come; `save` stores it (call
+    it once the records seen so far are recorded: a kill then never skips one); `since`
+    is the first day a refresh asks for."""
+
+    ctx: FetchContext
+    name: str
+    mark: str | None = None
+
+    def __post_init__(self) -> None:
+        saved = self.ctx.state.get_checkpoint(self.name, None)
+        if self.mark is None and isinstance(saved, str) and saved:
+            self.mark = saved
+
+    def seen(self, date: str | None) -> None:
+        if date and (self.mark is None or date > self.mark):
+            self.mark = date
+
+    def save(self) -> None:
+        if self.mark is not None:
+            self.ctx.state.set_checkpoint(self.name, self.mark)
+
+    def since(self, overlap_days: int = DEFAULT_OVERLAP_DAYS) -> str | None:
+        """On a refresh with a mark: its day less `overlap_days` (YYYY-MM-DD); else None
+        (a first harvest, or a plain rerun: the configured query as it is)."""
+        if not self.ctx.refresh or not self.mark:
+            return None
+        try:
+            day = dt.date.fromisoformat(self.mark[:10])
+        except ValueError:
+            self.ctx.log.warning("%s: the saved high-water mark %r is not a date; asking "
+                                 "for everything", self.ctx.source, self.mark)
+            return None
+        return (day - dt.timedelta(days=max(0, overlap_days))).isoformat()
+
+    def start(self, configured: str | None, overlap_days: int = DEFAULT_OVERLAP_DAYS
+              ) -> str | None:
+        """The first day to ask for: the configured one, or on a refresh the later of it
+        and `since` (said once in the log)."""
+        since = self.since(overlap_days)
+        if since is None or (configured is not None and configured >= since):
+            return configured
+        self.ctx.log.info("%s: refresh: asking only for records since %s (the last "
+                          "harvest's high-water mark %s, less %d day(s) of overlap)",
+                          self.ctx.source, since, self.mark, overlap_days)
+        return since
 
 
 @dataclass
