@@ -178,6 +178,8 @@ class HttpFields(_Model):
 
 class RunFields(_Model):
     log_every_s: PositiveSeconds = Field(30, description="a progress line this often in a log")
+    refresh_overlap_days: NonNegativeCount = Field(
+        1, description="a refresh asks from the last harvest's newest date less this many days")
 
 
 class CommonSettings(DocumentSettings, LimitSettings, CorpusSettings, HttpFields, RunFields,

@@ -104,9 +104,6 @@ class Checkpoint:
         self.ctx.state.set_checkpoint(self.name, None)
 
 
-DEFAULT_OVERLAP_DAYS = 1
-
-
 @dataclass
 class HighWater:
     """The newest date (ISO 8601, a day or a time) the harvests of this folder have seen,
@@ -131,11 +128,13 @@ class HighWater:
         if self.mark is not None:
             self.ctx.state.set_checkpoint(self.name, self.mark)
 
-    def since(self, overlap_days: int = DEFAULT_OVERLAP_DAYS) -> str | None:
+    def since(self, overlap_days: int | None = None) -> str | None:
         """On a refresh with a mark: its day less `overlap_days` (YYYY-MM-DD); else None
         (a first harvest, or a plain rerun: the configured query as it is)."""
         if not self.ctx.refresh or not self.mark:
             return None
+        if overlap_days is None:
+            overlap_days = self.ctx.settings.refresh_overlap_days
         try:
             day = dt.date.fromisoformat(self.mark[:10])
         except ValueError:
@@ -144,16 +143,15 @@ class HighWater:
             return None
         return (day - dt.timedelta(days=max(0, overlap_days))).isoformat()
 
-    def start(self, configured: str | None, overlap_days: int = DEFAULT_OVERLAP_DAYS
-              ) -> str | None:
+    def start(self, configured: str | None, overlap_days: int | None = None) -> str | None:
         """The first day to ask for: the configured one, or on a refresh the later of it
         and `since` (said once in the log)."""
         since = self.since(overlap_days)
         if since is None or (configured is not None and configured >= since):
             return configured
         self.ctx.log.info("%s: refresh: asking only for records since %s (the last "
-                          "harvest's high-water mark %s, less %d day(s) of overlap)",
-                          self.ctx.source, since, self.mark, overlap_days)
+                          "harvest's high-water mark %s, less the overlap)",
+                          self.ctx.source, since, self.mark)
         return since
 
 
