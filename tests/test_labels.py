@@ -281,6 +281,43 @@ def test_running_headers_and_footers_are_only_the_real_ones(name, page):
         assert any(text.startswith(s) and lab == e for text, lab in found), (s, e, found)
 
 
+# Algorithm floats, from the rendered pages: every block between an algorithm's caption and
+# the float's end is `algorithm` (its steps were sections, equations, bibliography entries);
+# the caption stays a caption; running text after the float, or before another, is not.
+ALGORITHM_PAGES: list[tuple[tuple[str, ...], int, dict[str, str]]] = [
+    (("bench", "pdfs", "pmlr-sample.pdf"), 9, {
+        "Algorithm 1: The Gauss-Seidel": "caption",
+        "1. For k = 1 to maximum": "algorithm", "(a) For i = 1 to n": "algorithm",
+        "ii. If": "algorithm", "Algorithm 2: Moore": "caption",
+        "Given a connected graph G": "algorithm", "1. Set the label": "algorithm",
+        "increment i and return": "algorithm", "Output: y, the net": "algorithm",
+        "for i ← 1 to n do": "algorithm", "9": "footer"}),
+    (("corpus", "pdf", "fr_these_malware_long.pdf"), 116, {
+        "Algorithme 8.4 : Vérification": "caption", "Données : Les associations": "algorithm",
+        "retourner (C, true)": "algorithm",
+        # running text after the float (the rules call it `table`: not this test's point)
+        "T, et ce pour toute association": "not algorithm"}),
+    (("corpus", "pdf", "fr_these_malware_long.pdf"), 120, {
+        "Par rapport à l'algorithme 8.4": "algorithm",
+        "Entrées : Les associations": "algorithm"}),
+    (("bench", "pdfs", "oup-template.pdf"), 3, {"Algorithm 1 Calculate": "algorithm",
+                                                 "Table 2. Example": "caption"}),
+]
+
+
+@pytest.mark.needs_shared
+@pytest.mark.parametrize("where,page,expected", ALGORITHM_PAGES,
+                         ids=[f"{w[-1]}-p{p}" for w, p, _ in ALGORITHM_PAGES])
+def test_an_algorithm_float_is_labelled_algorithm_up_to_its_end(where, page, expected):
+    blocks = _page_labels(shared_path(*where), page)
+    got = {start: next((lab for text, lab in blocks if text.startswith(start)), "absent")
+           for start in expected}
+    for start, want in expected.items():
+        if want.startswith("not "):  # any label but that one
+            got[start] = got[start] if got[start] == want[4:] else want
+    assert got == expected
+
+
 def test_detector_tables_relabel_only_the_rules_paragraphs():
     from loralay_build.images.detector import apply_regions
 
