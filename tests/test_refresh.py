@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -269,42 +270,89 @@ def test_refresh_refusals_are_one_line(built_v1, manifests, tmp_path):
 # -- a network source: HAL against its local test server ----------------------------------
 
 
+class DatedSearch:
+    """HAL's search as far as a refresh needs it: the records whose `submittedDate_tdate`
+    an `fq=submittedDate_tdate:[DAY TO *]` admits (all without one), paged on a cursor
+    `*` → `c1` → ... of `rows`; past the end, no docs and the same mark back."""
+
+    def __init__(self, docs: list[dict], rows: int) -> None:
+        self.docs, self.rows = docs, rows
+        self.requests: list = []
+
+    def since(self, req) -> str | None:
+        for fq in req.query.get("fq", []):
+            m = re.fullmatch(r"submittedDate_tdate:\[(\S+) TO \*\]", fq)
+            if m:
+                return m.group(1)
+        return None
+
+    @property
+    def asked(self) -> list[tuple[str, str | None]]:
+        return [(r.query["cursorMark"][0], self.since(r)) for r in self.requests]
+
+    def __call__(self, req):
+        from .test_hal import json_reply
+
+        self.requests.append(req)
+        since = self.since(req)
+        docs = [d for d in self.docs if since is None or d["submittedDate_tdate"] >= since]
+        cursor = req.query["cursorMark"][0]
+        index = 0 if cursor == "*" else int(cursor[1:])
+        page = docs[index * self.rows:(index + 1) * self.rows]
+        return json_reply({"response": {"numFound": len(docs), "start": 0, "docs": page},
+                           "nextCursorMark": f"c{index + 1}" if page else cursor})
+
+
 def test_a_hal_refresh_asks_only_for_what_is_new_and_adds_it(fake_server, tmp_path):
     """v1 harvests four records (two papers kept); HAL then holds two more: a new paper and
-    the very PDF of a kept one under a new id. The refresh's harvest starts at the saved
-    cursor (HAL's `docid` order is deposit order: a real cursor mark holds the last docid),
-    so it asks for nothing it had; the new paper is added, the copy dropped naming the old
-    id, the old files stay byte for byte; a third run asks once more and has nothing new."""
+    the very PDF of a kept one under a new id. The refresh asks only for what was submitted
+    since the newest submission date v1 saw, less a day (a record of that day comes again
+    and is skipped); the new paper is added, the copy dropped naming the old id, the old
+    files stay byte for byte; a third run asks from the refresh's mark and has nothing new."""
     from .fakeserver import Reply
-    from .test_hal import PDF_TYPE, PagedSearch, corpus_pdf, synthetic_doc
+    from .test_hal import PDF_TYPE, corpus_pdf, synthetic_doc
     from .test_hal_build import loralay, records, write_config
 
     base = fake_server.url("")
     every = records(base)  # hal-09000000..02: three French papers; 03 English, 04 HTML
     copy = synthetic_doc(5, base, corpus_id="fr_these_mucoviscidose")
-    search = PagedSearch([every[0], every[1], every[3], every[4]], rows=2)
+    submitted = ["2026-01-05T09:00:00Z", "2026-01-08T10:00:00Z", "2026-02-01T08:00:00Z",
+                 "2026-01-09T10:00:00Z", "2026-01-12T16:30:00Z", "2026-02-03T11:00:00Z"]
+    for doc, day in zip([*every, copy], submitted):
+        doc["submittedDate_tdate"] = day
+    search = DatedSearch([every[0], every[1], every[3], every[4]], rows=2)
     fake_server.add_handler("/search/", search)
     bodies = {"/hal-09000000/document": corpus_pdf("fr_ahrf_censure"),
               "/hal-09000001/document": corpus_pdf("fr_these_mucoviscidose"),
               "/hal-09000002/document": corpus_pdf("fr_these_malware_long"),
               "/hal-09000003/document": corpus_pdf("en_hal_reaim"),
               "/hal-09000005/document": corpus_pdf("fr_these_mucoviscidose")}
-    fake_server.add_handler("/hal-*", lambda req: Reply(200, bodies[req.path], PDF_TYPE)
-                            if req.path in bodies else Reply(200, "<html>Embargo</html>",
-                                                             PDF_TYPE))
+    pdf_asked: list[str] = []
+
+    def pdf(req):
+        pdf_asked.append(req.path)
+        return (Reply(200, bodies[req.path], PDF_TYPE) if req.path in bodies
+                else Reply(200, "<html>Embargo</html>", PDF_TYPE))
+
+    fake_server.add_handler("/hal-*", pdf)
     out = tmp_path / "hal"
     cfg = write_config(tmp_path, fake_server.url("/search/"))
     args = ("build", "--source", "hal", "--config", str(cfg), "--out", str(out))
     first = loralay(*args)
     assert first.returncode == 0, first.stderr[-2000:]
-    assert search.cursors == ["*", "c1", "c2"]
+    assert search.asked == [("*", None), ("c1", None), ("c2", None)]
+    assert "submittedDate_tdate" in search.requests[0].query["fl"][0].split(",")
     v1 = {p.name: p.read_bytes() for p in (out / "data").glob("*.parquet")}
 
     search.requests.clear()
-    search.pages.append([every[2], copy])  # deposited since: after the last docid
+    pdf_asked.clear()
+    search.docs += [every[2], copy]  # submitted since
     second = loralay(*args, "--refresh")
     assert second.returncode == 0, second.stderr[-2000:]
-    assert search.cursors == ["c2", "c3"]  # from the saved cursor: nothing asked twice
+    # from v1's newest submission (2026-01-12, hal-09000004) less a day: 3 records, 2 pages
+    assert search.asked == [("*", "2026-01-11T00:00:00Z"), ("c1", "2026-01-11T00:00:00Z"),
+                            ("c2", "2026-01-11T00:00:00Z")]
+    assert sorted(pdf_asked) == ["/hal-09000002/document", "/hal-09000005/document"]
     diff = json.loads((out / "diff.json").read_text())
     assert diff["version"] == 2 and diff["missing_upstream"] == []
     assert sum(diff["added"].values(), []) == ["hal-09000002"]
@@ -315,9 +363,11 @@ def test_a_hal_refresh_asks_only_for_what_is_new_and_adds_it(fake_server, tmp_pa
     assert len(list((out / "data").glob("*.parquet"))) == len(v1) + 1
 
     search.requests.clear()
+    pdf_asked.clear()
     third = loralay(*args, "--refresh")
     assert third.returncode == 0, third.stderr[-2000:]
-    assert search.cursors == ["c3"]  # where the second one ended
+    assert search.asked == [("*", "2026-02-02T00:00:00Z"), ("c1", "2026-02-02T00:00:00Z")]
+    assert pdf_asked == []
     assert "refresh: nothing new since v2; no file rewritten" in third.stderr
 
 

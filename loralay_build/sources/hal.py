@@ -12,6 +12,11 @@ driver prints as one line) and leaves the checkpoint in place. A PDF host that a
 403 costs only its records (`forbidden`): the cursor moves on, and a rerun asked to
 (`--retry forbidden`) downloads them again from their stored candidates, as every rerun
 does for `unreachable` ones.
+
+A refresh (`build --refresh`) asks only for what was submitted since the last harvest:
+the newest `submittedDate_tdate` seen is the high-water mark (`kit.harvest.HighWater`),
+and the refresh's query adds `fq=submittedDate_tdate:[mark less the overlap TO *]`, a
+query of its own whose cursor starts at `*`.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from ..settings import HalSettings
 from ..settings.sources import HAL_FIELDS
 from . import FetchContext, retrieved_now
 from .hal_records import to_candidate
-from .kit.harvest import Checkpoint, Page, PagedHarvest, fingerprint
+from .kit.harvest import Checkpoint, HighWater, Page, PagedHarvest, fingerprint
 
 CHECKPOINT = "hal.cursor"
 FIRST_CURSOR = "*"
@@ -35,27 +40,33 @@ SORT = "docid asc"  # a cursor needs a sort ending on the unique key
 DEFAULT_FIELDS = tuple(HAL_FIELDS)
 # asked for on top of `fields`, so a user's own `fields` cannot lose a document's licence
 # and record URL (`licence_s` is rare in old deposits)
-PROVENANCE_FIELDS = ("uri_s", "licence_s")
+PROVENANCE_FIELDS = ("uri_s", "licence_s", "submittedDate_tdate")
+HIGH_WATER = "hal.high_water"
+SUBMITTED = "submittedDate_tdate"  # what a refresh asks from (HAL's submission date)
 
 
-def search_filters(s: HalSettings) -> list[str]:
-    """Separate `fq`s, which Solr intersects (LoRaLay's single `a+b+c` fq was an OR)."""
+def search_filters(s: HalSettings, since: str | None = None) -> list[str]:
+    """Separate `fq`s, which Solr intersects (LoRaLay's single `a+b+c` fq was an OR);
+    `since`: a refresh's first day of submission (YYYY-MM-DD)."""
     fq = [f"language_s:{s.language}", f"submitType_s:{s.submit_type}"]
     if s.doc_types:
         fq.append(f"docType_s:({' OR '.join(s.doc_types)})")
+    if since is not None:
+        fq.append(f"{SUBMITTED}:[{since}T00:00:00Z TO *]")
     return fq + list(s.extra_filters)
 
 
-def search_params(s: HalSettings, cursor: str) -> list[tuple[str, str]]:
+def search_params(s: HalSettings, cursor: str, since: str | None = None
+                  ) -> list[tuple[str, str]]:
     fields = [*s.fields, *(f for f in PROVENANCE_FIELDS if f not in s.fields)]
     base = [("q", "*:*"), ("wt", "json"), ("sort", SORT), ("rows", str(s.rows)),
             ("cursorMark", cursor), ("fl", ",".join(fields))]
-    return base + [("fq", f) for f in search_filters(s)]
+    return base + [("fq", f) for f in search_filters(s, since)]
 
 
-def query_fingerprint(s: HalSettings) -> str:
+def query_fingerprint(s: HalSettings, since: str | None = None) -> str:
     """What decides which records the cursor walks over; a changed query restarts."""
-    return fingerprint({"q": "*:*", "fq": search_filters(s), "sort": SORT})
+    return fingerprint({"q": "*:*", "fq": search_filters(s, since), "sort": SORT})
 
 
 SearchPage = Page[dict[str, Any]]
@@ -86,10 +97,14 @@ class HalHarvest(PagedHarvest[dict[str, Any]]):
         self.attempts = settings.attempts
         self.backoff_factor = settings.backoff_factor
         self.pdf_attempts = settings.pdf_attempts
-        self.checkpoint = Checkpoint(ctx, CHECKPOINT, query_fingerprint(settings), FIRST_CURSOR)
+        self.high_water = HighWater(ctx, HIGH_WATER)
+        self.since = self.high_water.start(None)
+        self.checkpoint = Checkpoint(ctx, CHECKPOINT, query_fingerprint(settings, self.since),
+                                     FIRST_CURSOR)
 
     def fetch_page(self, position: str) -> SearchPage:
-        data = self.client.get_json(self.settings.api_url, search_params(self.settings, position))
+        data = self.client.get_json(self.settings.api_url,
+                                    search_params(self.settings, position, self.since))
         page = parse_page(position, data)
         page.retrieved_at = retrieved_now()
         return page
@@ -103,6 +118,15 @@ class HalHarvest(PagedHarvest[dict[str, Any]]):
         self.ctx.log.info("hal: %d records match (%d search pages); at %g PDF/s the downloads "
                           "take at least %.1f h", page.total, pages, rate,
                           page.total / rate / 3600)
+
+    def process(self, record: dict[str, Any], page: SearchPage) -> Candidate | Rejection | None:
+        submitted = record.get(SUBMITTED)
+        self.high_water.seen(submitted if isinstance(submitted, str) else None)
+        return super().process(record, page)
+
+    def run_page(self, page: SearchPage) -> Iterator[Candidate | Rejection]:
+        yield from super().run_page(page)
+        self.high_water.save()  # the page's records are recorded: none is skipped by it
 
     def to_item(self, record: dict[str, Any], page: SearchPage) -> Candidate | Rejection:
         return to_candidate(record, self.today, self.settings.max_future_years,
