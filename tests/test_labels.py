@@ -372,3 +372,35 @@ def test_running_headers_open_their_page_and_footers_close_it(name, page):
     feet = sum(1 for lab in labels if lab == "footer")
     assert set(labels[:heads]) <= {"header"} and set(labels[len(labels) - feet:]) <= {"footer"}
     assert "header" not in labels[heads:] and "footer" not in labels[:len(labels) - feet]
+
+
+@pytest.mark.needs_shared
+def test_in_a_build_only_what_was_cut_as_the_abstract_was_the_abstract():
+    """The rules guess the abstract on page 1 (here SciELO's "how to cite" box, before the
+    real one); a build knows where the abstract was, having cut it: a block the rules
+    called `abstract` that lost no word to the cut is running text in the dataset."""
+    from loralay_build.pdf.steps import DocumentJob, run_steps
+    from loralay_build.settings import DocumentSettings, LimitSettings
+    from loralay_build.sources.manifest import read_manifest
+
+    manifest = shared_path("corpus", "manifest.jsonl")
+    cand = next(line.item for line in read_manifest(manifest)
+                if getattr(line.item, "id", None) == "pt_scielo_tinf_brasil_china")
+    work, results = run_steps(cand, DocumentJob(DocumentSettings(), LimitSettings()),
+                              until="strip")
+    assert [fail for _, fail, _ in results.stages] == [None, None, None]
+    assert work.doc is not None and work.stripped is not None
+
+    def blocks(doc: Document) -> list[tuple[str, str]]:
+        out: dict[tuple[int, int], list[str]] = {}
+        labs: dict[tuple[int, int], str] = {}
+        for w, p, b, code in zip(doc.words, doc.word_pages, doc.block_ids, doc.labels):
+            out.setdefault((p, b), []).append(w)
+            labs[(p, b)] = LABELS[code]
+        return [(" ".join(ws), labs[k]) for k, ws in out.items()]
+
+    cite = "Como citar este artigo/How to cite this article"
+    assert _has(blocks(work.doc), cite, "abstract")  # the rules' guess
+    body = blocks(work.stripped.body)
+    assert _has(body, cite, "paragraph")
+    assert [t for t, lab in body if lab == "abstract"] == []

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -626,6 +626,36 @@ def _prose(words: list[str], k: Blocks, i: int) -> bool:
     ws = words[s:s + int(k.count[i])]
     lower = sum(w[:1].islower() for w in ws)
     return 2 * lower >= sum(w[:1].isalpha() for w in ws)
+
+
+def known_abstract(before: Document, after: Document) -> Document:
+    """`after` (`before` less the words a build cut as abstracts and cover page) with the
+    rules' guess of the abstract corrected by what the build found: a block the rules
+    called `abstract` that lost none of its words to the cut is not the abstract (a "how
+    to cite" box, an introduction's first paragraph), so it is running text again. A
+    block the cut took words from keeps its label (the abstract's heading, a leftover)."""
+    if len(after.labels) != len(after.words) or not after.words:
+        return after
+    labels = np.asarray(after.labels, dtype=np.int8)
+    guessed = labels == CODE["abstract"]
+    if not guessed.any():
+        return after
+    key_after = _block_keys(after)
+    blocks_before, n_before = np.unique(_block_keys(before), return_counts=True)
+    blocks_after, n_after = np.unique(key_after, return_counts=True)
+    # every block left was a block before: the ones with all their words left lost none
+    whole = n_before[np.searchsorted(blocks_before, blocks_after)] == n_after
+    relabel = guessed & np.isin(key_after, blocks_after[whole])
+    if not relabel.any():
+        return after
+    labels[relabel] = PARAGRAPH
+    return replace(after, labels=labels.tolist())
+
+
+def _block_keys(doc: Document) -> np.ndarray:
+    """A key per word naming its block (its page and block id)."""
+    pages = np.asarray(doc.word_pages, dtype=np.int64)
+    return pages * (1 << 32) + np.asarray(doc.block_ids, dtype=np.int64)
 
 
 def furniture_to_page_ends(doc: Document, codes: np.ndarray) -> tuple[Document, np.ndarray]:

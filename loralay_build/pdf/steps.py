@@ -24,7 +24,7 @@ from ..corpus.prints import DocPrint, doc_print, prepare_prints
 from ..extract import ExtractLimits, extract_document
 from ..extract.glyphs import repair_glyphs
 from ..failures import Failure, FailureClass, internal_error
-from ..group.labels import CODE, group_and_label
+from ..group.labels import CODE, group_and_label, known_abstract
 from ..images.detector import detect_labels
 from ..images.render import RenderedPages
 from ..language import detect
@@ -138,6 +138,7 @@ def strip(w: DocWork) -> Failure | None:
     stripped = strip_document(w.doc, w.candidate, w.job.settings)
     if isinstance(stripped, Failure):
         return stripped
+    stripped = replace(stripped, body=known_abstract(w.doc, stripped.body))
     if w.job.settings.drop_labels:
         stripped = drop_labelled(stripped, w.job.settings.drop_labels)
     w.stripped = stripped
