@@ -198,3 +198,13 @@ def test_a_settings_date_is_in_ascii_digits(value):
     with pytest.raises(ConfigError, match="from_date: .* is not valid: a date as YYYY-MM-DD"):
         load_settings("scielo-es", None, {"from_date": value})
     assert load_settings("scielo-es", None, {"from_date": "2020-01-01"}).from_date == "2020-01-01"
+
+
+def test_a_settings_date_may_be_written_unquoted_in_yaml(tmp_path):
+    """YAML reads `from_date: 2020-01-01` as a date, not a string: every date key takes it
+    (SciELO's refused it; only the OAI source had a rule of its own)."""
+    path = write(tmp_path, "from_date: 2020-01-01\nuntil_date: 2020-12-31\n")
+    s = load_settings("scielo-es", path)
+    assert (s.from_date, s.until_date) == ("2020-01-01", "2020-12-31")
+    with pytest.raises(ConfigError, match="from_date: datetime.datetime.* is not valid"):
+        load_settings("scielo-es", write(tmp_path, "from_date: 2020-01-01 10:00:00\n"))

@@ -6,10 +6,11 @@ percentile, and the error says so before any document is touched.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from typing import Annotated
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, BeforeValidator, Field
 
 PositiveSeconds = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
@@ -40,6 +41,13 @@ def _iso_date(value: str) -> str:
     return value
 
 
+def _yaml_date(value: object) -> object:
+    """YAML reads an unquoted `2020-01-01` as a date: taken as the same string."""
+    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        return value.isoformat()
+    return value
+
+
 def _name(value: str) -> str:
     if not _NAME.match(value):
         raise ValueError("letters, digits, '.', '_' or '-', starting with a letter or digit")
@@ -62,7 +70,7 @@ def _language(value: str) -> str:
 
 Proportions = Annotated[list[Annotated[float, Field(allow_inf_nan=False)]],
                         AfterValidator(check_proportions)]
-IsoDate = Annotated[str, AfterValidator(_iso_date)]
+IsoDate = Annotated[str, BeforeValidator(_yaml_date), AfterValidator(_iso_date)]
 Name = Annotated[str, AfterValidator(_name)]
 HttpUrl = Annotated[str, AfterValidator(_url)]
 Language = Annotated[str, AfterValidator(_language)]

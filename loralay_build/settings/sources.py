@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from typing import Annotated, Literal
 
@@ -125,14 +124,6 @@ class OaiSettings(CommonSettings):
     max_future_years: NonNegativeCount = Field(1, description="later dates are kept unknown")
     timeout_s: PositiveSeconds = 60
     check_summary_language: bool = True  # a repository's language label can be wrong
-
-    @field_validator("from_date", "until_date", mode="before")
-    @classmethod
-    def _yaml_date(cls, value: object) -> object:
-        """YAML reads an unquoted `2020-01-01` as a date: taken as the same string."""
-        if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
-            return value.isoformat()
-        return value
 
 
 class ScieloSettings(CommonSettings):
