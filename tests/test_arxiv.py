@@ -396,6 +396,147 @@ def test_missing_inputs_are_a_clear_error(tmp_path: Path, fake_server: FakeServe
         list(fetch(FetchContext("arxiv", cfg, state, tmp_path)))
 
 
+# --- select: snapshot -------------------------------------------------------------------
+def snapshot_paper(recorded: str, new_id: str, update_date: str, **changes: Any
+                   ) -> dict[str, Any]:
+    """A recorded snapshot line (its categories, licence, versions, abstract...) under another
+    id and `update_date`: the recorded eight are all from April 2007."""
+    return {**snapshot_lines()[recorded], "id": new_id, "update_date": update_date, **changes}
+
+
+def write_snapshot(path: Path, lines: list[dict[str, Any]], tail: bytes = b"") -> Path:
+    path.write_bytes("".join(json.dumps(x) + "\n" for x in lines).encode() + tail)
+    return path
+
+
+def prefixes_asked(srv: FakeServer, since: int = 0) -> list[str]:
+    return [r.query["prefix"][0] for r in srv.requests[since:] if r.path == API]
+
+
+@pytest.fixture
+def chosen(tmp_path: Path, fake_server: FakeServer) -> dict[str, Any]:
+    """The eight recorded lines as they are (math.CO cs.CG 2008-12-13, math.CO 2007-05-23,
+    math.CA math.FA 2013-10-15, and five of physics), an old-style math paper, a
+    mathematical-physics one (`math-ph` is no `math.` category), a line that is no JSON
+    object; Cohan's files list 0704.0005. Chosen: categories math. and cs., update_date
+    2007-06-01 to 2013-12-31, Cohan's ids left out."""
+    lines = [*snapshot_lines().values(),
+             snapshot_paper("0704.0004", "math/0612345", "2010-01-01"),
+             snapshot_paper("0704.0007", "0705.0107", "2011-01-01", categories="math-ph gr-qc")]
+    metadata = write_snapshot(tmp_path / "snapshot.jsonl", lines, b"[1, 2]\n")
+    ids = write_cohan(tmp_path / "ids", {"train": ["0704.0005"], "val": [], "test": []})
+    bucket = Bucket(fake_server, {
+        "arxiv/arxiv/pdf/0704/0704.0002v2.pdf": corpus_pdf("en_acl_s2orc"),
+        "arxiv/math/pdf/0612/0612345v1.pdf": corpus_pdf("en_ieee_reqprio"),
+        "arxiv/arxiv/pdf/0704/0704.0005v1.pdf": corpus_pdf("en_bmc_trauma")})
+    cfg = make_config(tmp_path, fake_server, ids, metadata, select="snapshot",
+                      categories=["math.", "cs."], from_date="2007-06-01",
+                      until_date="2013-12-31", split_mode="chronological")
+    return {"cfg": cfg, "bucket": bucket, "server": fake_server, "out": tmp_path / "out",
+            "state": tmp_path / "state.sqlite"}
+
+
+def test_select_snapshot_chooses_by_category_and_update_date(chosen: dict[str, Any]) -> None:
+    """Only the lines of a math./cs. category updated in the window, not in Cohan's files,
+    are fetched (listing and PDF), under arXiv-Lay's record ids (old style without the
+    slash), with no split of their own and the snapshot's licence; the bad line is a bad
+    record; the high-water mark is the newest update_date chosen."""
+    srv = chosen["server"]
+    with RunState(chosen["state"]) as state:
+        items = {i.id: i for i in harvest(chosen["cfg"], state, chosen["out"])}
+        mark = state.get_checkpoint("arxiv.high_water")
+    assert set(items) == {"0704.0002", "math0612345", "snapshot.jsonl:11"}
+    assert items["snapshot.jsonl:11"].bad_record
+    assert items["snapshot.jsonl:11"].cls == "bad_metadata"
+    assert prefixes_asked(srv) == ["arxiv/arxiv/pdf/0704/0704.0002v",
+                                   "arxiv/math/pdf/0612/0612345v"]
+    old, new = items["math0612345"], items["0704.0002"]
+    assert isinstance(old, Candidate) and isinstance(new, Candidate)
+    assert (old.extra["arxiv_id"], old.record_url) == ("math/0612345",
+                                                       "https://arxiv.org/abs/math/0612345")
+    assert Path(old.pdf_path).read_bytes() == corpus_pdf("en_ieee_reqprio")
+    assert (new.split, new.license, new.extra["update_date"]) == (
+        None, "http://arxiv.org/licenses/nonexclusive-distrib/1.0/", "2008-12-13")
+    assert mark == "2010-01-01"
+
+
+@pytest.mark.parametrize("over,message", [
+    ({"categories": ["cs."]}, "categories choose papers of the snapshot: set `select: "
+                              "snapshot`"),
+    ({"select": "snapshot"}, "the snapshot's papers have no split of their own: set "
+                             "`split_mode: chronological`"),
+    ({"select": "snapshot", "split_mode": "chronological", "from_date": "2021-01-01",
+      "until_date": "2020-12-31"}, "from_date 2021-01-01 is after until_date 2020-12-31"),
+    ({"select": "snapshot", "split_mode": "chronological", "categories": ["cs. AI"]},
+     "categories: ['cs. AI'] is not valid: 'cs. AI' is not a category prefix"),
+])
+def test_the_selection_keys_are_one_line_errors(over: dict[str, Any], message: str) -> None:
+    from loralay_build.settings import ConfigError
+
+    with pytest.raises(ConfigError) as err:
+        load_settings("arxiv", None, over)
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_select_snapshot_needs_no_ids_and_reads_yaml_dates(tmp_path: Path) -> None:
+    from loralay_build.sources.arxiv import require_inputs
+
+    metadata = write_snapshot(tmp_path / "s.jsonl", list(snapshot_lines().values()))
+    path = tmp_path / "cfg.yaml"
+    path.write_text(f"select: snapshot\nsplit_mode: chronological\nmetadata_path: {metadata}\n"
+                    "from_date: 2020-01-01\n", encoding="utf-8")
+    s = load_settings("arxiv", path)
+    assert require_inputs(s).from_date == "2020-01-01"  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="set ids_dir"):
+        require_inputs(s.replace(select="ids", from_date=None, split_mode="given"))
+
+
+def test_a_run_cut_short_by_the_limit_keeps_no_mark(chosen: dict[str, Any]) -> None:
+    """The snapshot is in no order: a mark saved after the first paper (2008-12-13) would
+    make a refresh pass over a paper of an earlier date that the run never reached."""
+    with RunState(chosen["state"]) as state:
+        first = harvest(chosen["cfg"], state, chosen["out"], limit=1)
+        assert [i.id for i in first] == ["0704.0002"]
+        assert state.get_checkpoint("arxiv.high_water") is None
+        rest = harvest(chosen["cfg"], state, chosen["out"])
+        assert [i.id for i in rest] == ["math0612345", "snapshot.jsonl:11"]
+        assert state.get_checkpoint("arxiv.high_water") == "2010-01-01"
+
+
+def test_a_refresh_asks_from_the_mark_and_retries_an_older_paper_it_could_not_fetch(
+        chosen: dict[str, Any]) -> None:
+    """v1: 0704.0002 (2008-12-13) is unreachable, the mark is 2010-01-01. The snapshot then
+    gains a paper updated 2012-05-05 and an unseen one updated 2009-06-01, before the mark
+    less the overlap (2009-12-31): the refresh asks the bucket for the new paper and, its
+    bucket back, for 0704.0002 again, whatever its date, and for nothing else."""
+    from loralay_build.sources import record_fetch_item
+
+    srv, cfg, b = chosen["server"], chosen["cfg"], chosen["bucket"]
+    b.listing_faults = {"arxiv/arxiv/pdf/0704/0704.0002v": [Reply(503)] * 10}
+    with RunState(chosen["state"]) as state:
+        first = {i.id: i for i in harvest(cfg, state, chosen["out"])}
+        assert first["0704.0002"].cls == "unreachable"
+        assert state.get_checkpoint("arxiv.high_water") == "2010-01-01"
+    b.listing_faults = {}
+    path = Path(cfg.metadata_path)
+    lines = [json.loads(x) for x in path.read_text().splitlines() if x.startswith("{")]
+    write_snapshot(path, [*lines, snapshot_paper("0704.0004", "1205.00021", "2012-05-05"),
+                          snapshot_paper("0704.0004", "0906.00022", "2009-06-01")])
+    b.objects["arxiv/arxiv/pdf/1205/1205.00021v1.pdf"] = corpus_pdf("en_bmc_trauma")
+    b.objects["arxiv/arxiv/pdf/0906/0906.00022v1.pdf"] = corpus_pdf("en_hal_reaim")
+    sent = len(srv.requests)
+    with RunState(chosen["state"]) as state:
+        items = []
+        for item in fetch(FetchContext("arxiv", cfg, state, chosen["out"], refresh=True)):
+            record_fetch_item(state, item)
+            items.append(item)
+        assert state.get_checkpoint("arxiv.high_water") == "2012-05-05"
+    assert [(i.id, type(i).__name__) for i in items] == [("0704.0002", "Candidate"),
+                                                         ("1205.00021", "Candidate")]
+    assert prefixes_asked(srv, sent) == ["arxiv/arxiv/pdf/0704/0704.0002v",
+                                         "arxiv/arxiv/pdf/1205/1205.00021v"]
+
+
 # --- end to end through the CLI -----------------------------------------------------------
 def manifest_entry(doc_id: str) -> dict[str, Any]:
     for line in shared_path("corpus", "manifest.jsonl").read_text().splitlines():

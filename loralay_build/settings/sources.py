@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from .common import CommonSettings
 from .fields import (
@@ -65,8 +65,16 @@ class HalSettings(CommonSettings):
 class ArxivSettings(CommonSettings):
     INPUT_PATHS = ("ids_dir", "metadata_path")
     INPUT_FILES = ("metadata_path",)
+    select: Literal["ids", "snapshot"] = Field(
+        "ids", description="the papers: Cohan et al.'s ids, or the snapshot's lines of "
+        "categories and update_date (docs/arxiv.md)")
     ids_dir: str | None = Field(None, min_length=1, description="Cohan et al.'s id files")
     metadata_path: str | None = Field(None, min_length=1, description="the arXiv snapshot")
+    categories: list[str] = Field(
+        [], description="select: snapshot: category prefixes (cs., math.), any of a "
+        "paper's; [] for all")
+    from_date: IsoDate | None = Field(None, description="select: snapshot: first update_date")
+    until_date: IsoDate | None = Field(None, description="select: snapshot: last update_date")
     bucket_api_url: HttpUrl = Field(
         "https://storage.googleapis.com/storage/v1/b/arxiv-dataset/o", description="listing")
     bucket_download_url: HttpUrl = Field("https://storage.googleapis.com/arxiv-dataset",
@@ -75,6 +83,31 @@ class ArxivSettings(CommonSettings):
     pdf_attempts: Count = Field(3, description="tries for a PDF cut short")
     timeout_s: PositiveSeconds = 60
     split_mode: Literal["chronological", "given"] = "given"
+
+    @field_validator("categories")
+    @classmethod
+    def _prefixes(cls, values: list[str]) -> list[str]:
+        """An empty prefix would take every paper, one with a space none."""
+        bad = [v for v in values if not v or any(c.isspace() for c in v)]
+        if bad:
+            raise ValueError(f"{bad[0]!r} is not a category prefix (one word: cs., math.CO)")
+        return values
+
+    @model_validator(mode="after")
+    def _selection(self) -> ArxivSettings:
+        """Keys of the other selection would be ignored, and a snapshot paper has no split
+        of its own: said before anything is read rather than left to surprise."""
+        if self.select == "ids":
+            chosen = [k for k in ("categories", "from_date", "until_date") if getattr(self, k)]
+            if chosen:
+                raise ValueError(f"{', '.join(chosen)} choose papers of the snapshot: set "
+                                 "`select: snapshot` (select: ids takes Cohan et al.'s ids)")
+        elif self.split_mode == "given":
+            raise ValueError("select: snapshot: the snapshot's papers have no split of their "
+                             "own: set `split_mode: chronological`")
+        if self.from_date and self.until_date and self.from_date > self.until_date:
+            raise ValueError(f"from_date {self.from_date} is after until_date {self.until_date}")
+        return self
 
 
 class PubmedSettings(CommonSettings):

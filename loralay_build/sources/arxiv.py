@@ -13,6 +13,14 @@ kill fetches only the rest; no paging checkpoint is needed for an id list.
 Licence: the snapshot's `license` (a licence URL). Null means arXiv's default, its
 non-exclusive licence to distribute, which gives others no right to redistribute: it
 is recorded as that licence's id, with a note in `extra["license_note"]`.
+
+`select: snapshot` takes the papers from the snapshot itself instead of Cohan's lists:
+the lines of some categories whose `update_date` falls in a window, read in the same one
+pass (the two fields are read from the raw line; only a line that may be chosen is parsed).
+The snapshot is in no order, so the newest `update_date` chosen (`HighWater`) is saved only
+once the whole file has been read and every chosen paper recorded: a run cut short by
+`--limit` or a kill leaves the mark where it was, and a refresh then still asks for what
+that run never reached.
 """
 
 from __future__ import annotations
@@ -20,8 +28,8 @@ from __future__ import annotations
 import email.utils
 import re
 import time
-from collections.abc import Iterator
-from dataclasses import replace
+from collections.abc import Callable, Collection, Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -42,12 +50,18 @@ from . import (
     retrieved_now,
 )
 from .cohan import read_ids
+from .kit.harvest import HighWater
 from .kit.jsonl import BadLine, bad_record, numbered_lines, parse_line
 
 SOURCE = "arxiv"
 NEW_ID = re.compile(r"^(\d{4})\.(\d{4,5})$")  # 0704.0001, 1501.00001
 OLD_ID = re.compile(r"^([a-z]+(?:-[a-z]+)*)(\d{7})$")  # hep-th9608091 (slash removed)
 _SNAPSHOT_ID = re.compile(rb'^\s*\{\s*"id"\s*:\s*"([^"\\]+)"')
+# a key's closing quote is never escaped, a quote inside a string always is: these match a
+# line's own fields only (a value with an escape is left to the full parse)
+_CATEGORIES = re.compile(rb'"categories"\s*:\s*"([^"\\]*)"')
+_UPDATE_DATE = re.compile(rb'"update_date"\s*:\s*"([^"\\]*)"')
+HIGH_WATER = "arxiv.high_water"
 _UNESCAPED_PERCENT = re.compile(r"(?<!\\)%")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _LATEX = LatexNodes2Text()
@@ -57,8 +71,9 @@ DEFAULT_LICENSE_NOTE = ("the snapshot's license is null: arXiv's default non-exc
 
 
 def require_inputs(s: ArxivSettings) -> ArxivSettings:
-    """The two local inputs have no default: say which key to set."""
-    if not s.ids_dir or not s.metadata_path:
+    """The local inputs have no default: say which key to set (`select: snapshot` reads
+    Cohan's files only to leave their ids out, when given)."""
+    if not s.metadata_path or (s.select == "ids" and not s.ids_dir):
         raise BadRunInput("arxiv: set ids_dir (the Cohan et al. files) and metadata_path "
                          "(arxiv-metadata-oai-snapshot.json) with --config FILE")
     if not Path(s.metadata_path).is_file():
@@ -134,7 +149,7 @@ def license_of(meta: dict[str, Any]) -> tuple[str, dict[str, str]]:
     return ARXIV_DEFAULT, {"license_field": "license", "license_note": DEFAULT_LICENSE_NOTE}
 
 
-def to_candidate(article_id: str, split: str, meta: dict[str, Any],
+def to_candidate(article_id: str, split: str | None, meta: dict[str, Any],
                  retrieved_at: str | None = None) -> Candidate | Rejection:
     raw = meta.get("abstract")
     if not isinstance(raw, str) or not raw.strip():
@@ -155,21 +170,21 @@ def to_candidate(article_id: str, split: str, meta: dict[str, Any],
                      retrieved_at=retrieved_at)
 
 
-def stream_snapshot(path: str | Path, wanted: dict[str, str]
-                    ) -> Iterator[tuple[str, dict[str, Any]] | BadLine]:
-    """(Cohan id, metadata) for each snapshot line whose slash-less id is in `wanted`,
-    read by the one JSON-lines reader (plain or gzipped).
+def read_snapshot(path: str | Path, may_want: Callable[[str | None, bytes], bool]
+                  ) -> Iterator[tuple[str, dict[str, Any]] | BadLine]:
+    """(slash-less id, metadata) of each snapshot line `may_want(id, raw line)` keeps, read
+    by the one JSON-lines reader (plain or gzipped); the caller checks the parsed line.
 
-    The id is read from the start of the line without parsing the rest; a line of
-    another shape is parsed in full. A line so parsed that is not a JSON object with a
-    string `id` is yielded as a `BadLine` (one of the report's bad input records)."""
+    The id is read from the start of the line without parsing the rest (None for a line
+    of another shape), so a line not wanted costs a regex, not a JSON parse. A line parsed
+    that is not a JSON object with a string `id` is yielded as a `BadLine` (one of the
+    report's bad input records)."""
     path = Path(path)
     for lineno, line in numbered_lines(path):
         m = _SNAPSHOT_ID.match(line)
-        if m is not None:
-            key = m.group(1).decode("utf-8", "replace").replace("/", "")
-            if key not in wanted:
-                continue
+        head = m.group(1).decode("utf-8", "replace").replace("/", "") if m else None
+        if not may_want(head, line):
+            continue
         meta = parse_line(lineno, line, path)
         if isinstance(meta, BadLine):
             yield meta
@@ -177,9 +192,74 @@ def stream_snapshot(path: str | Path, wanted: dict[str, str]
         if not isinstance(meta.get("id"), str):
             yield BadLine(lineno, "no string 'id'", path)
             continue
-        key = meta["id"].replace("/", "")
-        if key in wanted:
-            yield key, meta
+        yield meta["id"].replace("/", ""), meta
+
+
+def stream_snapshot(path: str | Path, wanted: dict[str, str]
+                    ) -> Iterator[tuple[str, dict[str, Any]] | BadLine]:
+    """(Cohan id, metadata) for each snapshot line whose slash-less id is in `wanted`."""
+    for found in read_snapshot(path, lambda head, _: head is None or head in wanted):
+        if isinstance(found, BadLine) or found[0] in wanted:
+            yield found
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The snapshot lines `select: snapshot` takes: one of the paper's categories starts
+    with one of `categories` (none given: any paper), and its `update_date` is from `since`
+    to `until` (both included; None: unbounded). `since` does not hold for `retry` ids: a
+    refresh asks again for a paper an earlier run could not fetch, however old its line."""
+
+    categories: tuple[str, ...] = ()
+    since: str | None = None
+    until: str | None = None
+    leave_out: Collection[str] = ()  # Cohan's ids: arXiv-Lay's own papers
+    retry: Collection[str] = ()
+
+    def in_categories(self, value: str) -> bool:
+        return not self.categories or any(c.startswith(self.categories) for c in value.split())
+
+    def dated(self, value: str, retrying: bool) -> bool:
+        if self.since is not None and value < self.since and not retrying:
+            return False
+        return self.until is None or value <= self.until
+
+    def may_hold(self, key: str | None, line: bytes) -> bool:
+        """Whether a raw line may be chosen: False only when its own fields say it is not
+        (an id not read from the line's start may be one to retry: the parse decides)."""
+        if key is not None and key in self.leave_out:
+            return False
+        cats = _CATEGORIES.search(line) if self.categories else None
+        if cats is not None and not self.in_categories(cats.group(1).decode("utf-8", "replace")):
+            return False
+        found = _UPDATE_DATE.search(line) if self.since or self.until else None
+        date = found.group(1).decode("ascii", "replace") if found else ""
+        if not _DATE.match(date):
+            return True
+        return self.dated(date, key in self.retry if key is not None else bool(self.retry))
+
+    def holds(self, key: str, meta: dict[str, Any]) -> bool:
+        cats, date = meta.get("categories"), meta.get("update_date")
+        if key in self.leave_out:
+            return False
+        if self.categories and not (isinstance(cats, str) and self.in_categories(cats)):
+            return False
+        if self.since is None and self.until is None:
+            return True
+        return isinstance(date, str) and _DATE.match(date) is not None \
+            and self.dated(date, key in self.retry)
+
+    def describe(self) -> str:
+        cats = ", ".join(self.categories) if self.categories else "every category"
+        return f"{cats}; update_date {self.since or '...'} to {self.until or '...'}"
+
+
+def select_snapshot(path: str | Path, rule: Selection
+                    ) -> Iterator[tuple[str, dict[str, Any]] | BadLine]:
+    """(record id, metadata) of each snapshot line `rule` chooses, in file order."""
+    for found in read_snapshot(path, rule.may_hold):
+        if isinstance(found, BadLine) or rule.holds(*found):
+            yield found
 
 
 # --- the harvest -----------------------------------------------------------------------
@@ -214,6 +294,9 @@ class ArxivHarvest:
         return wanted, bad
 
     def run(self) -> Iterator[Candidate | Rejection]:
+        if self.settings.select == "snapshot":
+            yield from self.run_snapshot()
+            return
         started = time.monotonic()
         wanted, bad = self.pending()
         self.ctx.log.info("arxiv: %d ids to fetch, %d ids of an unknown form", len(wanted),
@@ -245,7 +328,54 @@ class ArxivHarvest:
             yield Rejection(key, SOURCE, FailureClass.NO_ABSTRACT.value,
                             "id not in the metadata snapshot")
 
-    def process(self, key: str, split: str, meta: dict[str, Any]) -> Candidate | Rejection:
+    def cohan_ids(self) -> Iterator[str | Rejection]:
+        """Cohan's ids (slash-less) when `ids_dir` is given, and its bad lines as bad records."""
+        if not self.settings.ids_dir:
+            return
+        for cid in read_ids(self.settings.ids_dir):
+            yield bad_record(cid, SOURCE) if isinstance(cid, BadLine) \
+                else cid.article_id.replace("/", "")
+
+    def run_snapshot(self) -> Iterator[Candidate | Rejection]:
+        """The papers of the snapshot's chosen lines, in file order, fetched as Cohan's are;
+        the high-water mark is their newest `update_date`, saved once the file is read."""
+        started = time.monotonic()
+        s = self.settings
+        cohan: set[str] = set()
+        for item in self.cohan_ids():
+            if isinstance(item, Rejection):
+                yield item
+            else:
+                cohan.add(item)
+        hw = HighWater(self.ctx, HIGH_WATER)
+        rule = Selection(tuple(s.categories), hw.start(s.from_date), s.until_date,
+                         frozenset(cohan), frozenset(self.ctx.to_retry()))
+        self.ctx.log.info("arxiv: choosing from the snapshot: %s (%d ids of Cohan's files "
+                          "left out)", rule.describe(), len(cohan))
+        assert s.metadata_path is not None  # require_inputs
+        for found in select_snapshot(s.metadata_path, rule):
+            if isinstance(found, BadLine):
+                yield bad_record(found, SOURCE)
+                continue
+            key, meta = found
+            date = meta.get("update_date")
+            hw.seen(date if isinstance(date, str) and _DATE.match(date) else None)
+            if self.ctx.already_fetched(key):
+                continue
+            if self.limit_reached():
+                return  # the mark stays: papers after this line were never asked for
+            self.yielded += 1
+            if bucket_prefix(key) is None:
+                yield Rejection(key, SOURCE, FailureClass.BAD_METADATA.value,
+                                "not an arXiv id (neither 0704.0001 nor archive/YYMMNNN)")
+                continue
+            yield self.process(key, None, meta)
+        hw.save()  # every chosen paper is recorded (the driver records before asking on)
+        self.ctx.log.info("arxiv: snapshot streamed in %.0f s; newest update_date chosen: %s",
+                          time.monotonic() - started, hw.mark)
+
+    def process(self, key: str, split: str | None, meta: dict[str, Any]
+                ) -> Candidate | Rejection:
         item = to_candidate(key, split, meta, retrieved_now())
         if isinstance(item, Rejection):
             return item
