@@ -7,6 +7,7 @@ changed, and a refresh killed in its finish, run again, gives the uninterrupted 
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import re
@@ -406,6 +407,107 @@ def test_an_arxiv_harvest_asks_the_bucket_only_for_ids_not_yet_seen(fake_server,
     asked = [(r.path, r.query.get("prefix")) for r in fake_server.requests[sent:]]
     assert asked == [(API, ["arxiv/arxiv/pdf/0704/0704.0006v"]),
                      ("/arxiv-dataset/arxiv/arxiv/pdf/0704/0704.0006v1.pdf", None)]
+
+
+def test_an_arxiv_snapshot_refresh_asks_the_bucket_only_for_papers_updated_since_the_mark(
+        fake_server, tmp_path):
+    """`select: snapshot` through the CLI: v1 takes the snapshot's math./cs. papers updated
+    since 2020-01-01 and not in Cohan's files (the recorded lines, ids and dates changed;
+    their abstracts those of corpus papers). The snapshot then gains a paper of v1 updated
+    again, two new papers updated since the mark less the overlap (2021-06-01 - 1 day), one
+    of physics, and an unseen paper updated 2021-02-01, before it: the refresh asks the
+    bucket for the two new papers only and adds them; a third run asks nothing."""
+    import email.utils
+
+    from .test_arxiv import (
+        API,
+        FAST,
+        Bucket,
+        corpus_pdf,
+        manifest_entry,
+        prefixes_asked,
+        snapshot_paper,
+        write_cohan,
+        write_snapshot,
+    )
+    from .test_hal_build import loralay
+
+    def paper(recorded: str, new_id: str, update: str, corpus_id: str) -> dict:
+        """A recorded line as a paper first submitted on its `update_date`."""
+        entry = manifest_entry(corpus_id)
+        created = email.utils.format_datetime(dt.datetime.fromisoformat(update + "T12:00:00+00:00"),
+                                              usegmt=True)
+        return snapshot_paper(recorded, new_id, update, abstract=entry["abstracts"]["en"],
+                              title=entry["title"],
+                              versions=[{"version": "v1", "created": created}])
+
+    def prefix(arxiv_id: str) -> str:
+        return f"arxiv/arxiv/pdf/{arxiv_id[:4]}/{arxiv_id}v"
+
+    v1 = [paper("0704.0002", "2101.00002", "2021-03-01", "en_arxiv_beyond_summ"),  # math.CO cs.CG
+          paper("0704.0001", "2104.00001", "2021-04-01", "en_hal_reaim"),  # hep-ph
+          paper("0704.0004", "2104.00004", "2021-05-10", "en_ieee_reqprio"),  # math.CO
+          paper("0704.0005", "1912.00005", "2019-12-31", "en_hal_reaim"),  # before from_date
+          paper("0704.0002", "2102.00009", "2021-02-02", "en_hal_reaim"),  # in Cohan's files
+          paper("0704.0005", "math/0612345", "2021-06-01", "en_acl_s2orc")]  # math.CA math.FA
+    metadata = write_snapshot(tmp_path / "arxiv-metadata-oai-snapshot.json", v1)
+    ids = write_cohan(tmp_path / "ids", {"train": ["2102.00009"], "val": [], "test": []})
+    pdfs = {"2101.00002": "en_arxiv_beyond_summ", "2104.00004": "en_ieee_reqprio",
+            "2107.00010": "en_bmc_trauma", "2106.00012": "en_hal_cover_febs"}
+    objects = {prefix(i) + "1.pdf": corpus_pdf(pdfs.get(i, "en_hal_reaim")) for i in (
+        *pdfs, "2104.00001", "1912.00005", "2102.00009", "2103.00011", "2108.00013")}
+    Bucket(fake_server, {**objects,
+                         "arxiv/math/pdf/0612/0612345v1.pdf": corpus_pdf("en_acl_s2orc")})
+    cfg = tmp_path / "arxiv.yaml"
+    cfg.write_text(yaml.safe_dump({
+        "select": "snapshot", "categories": ["cs.", "math."], "from_date": "2020-01-01",
+        "split_mode": "chronological", "ids_dir": str(ids), "metadata_path": str(metadata),
+        "bucket_api_url": fake_server.url(API),
+        "bucket_download_url": fake_server.url("/arxiv-dataset"), **FAST,
+        "max_pages_percentile": None, "min_summary_percentile": None}))
+    out = tmp_path / "out"
+    args = ("build", "--source", "arxiv", "--config", str(cfg), "--out", str(out))
+    first = loralay(*args)
+    assert first.returncode == 0, first.stderr[-2000:]
+    assert prefixes_asked(fake_server) == [prefix("2101.00002"), prefix("2104.00004"),
+                                           "arxiv/math/pdf/0612/0612345v"]
+    docs = json.loads((out / "report.json").read_text())["documents"]
+    assert sorted(k for k, d in docs.items() if d["status"] == "kept") == [
+        "2101.00002", "2104.00004", "math0612345"]
+
+    updated = dict(v1[0], update_date="2021-07-20",
+                   versions=[*v1[0]["versions"], {"version": "v2",
+                                                  "created": "Tue, 20 Jul 2021 08:00:00 GMT"}])
+    write_snapshot(metadata, [updated, *v1[1:],
+                              paper("0704.0002", "2107.00010", "2021-07-15", "en_bmc_trauma"),
+                              paper("0704.0004", "2103.00011", "2021-02-01", "en_hal_reaim"),
+                              paper("0704.0004", "2106.00012", "2021-05-31", "en_hal_cover_febs"),
+                              paper("0704.0001", "2108.00013", "2021-08-01", "en_hal_reaim")])
+    sent = len(fake_server.requests)
+    second = loralay(*args, "--refresh")
+    assert second.returncode == 0, second.stderr[-2000:]
+    asked = [r.path for r in fake_server.requests[sent:]]
+    assert prefixes_asked(fake_server, sent) == [prefix("2107.00010"), prefix("2106.00012")]
+    assert [p for p in asked if p != API] == [f"/arxiv-dataset/{prefix(i)}1.pdf"
+                                              for i in ("2107.00010", "2106.00012")]
+    diff = json.loads((out / "diff.json").read_text())
+    assert (diff["version"], diff["missing_upstream"], diff["duplicates"]) == (2, [], [])
+    assert sorted(sum(diff["added"].values(), [])) == ["2106.00012", "2107.00010"]
+
+    sent = len(fake_server.requests)
+    third = loralay(*args, "--refresh")
+    assert third.returncode == 0, third.stderr[-2000:]
+    assert fake_server.requests[sent:] == []
+    assert "refresh: nothing new since v2; no file rewritten" in third.stderr
+
+    # the older line is taken by a refresh that reaches back further (mark 2021-07-20)
+    cfg.write_text(cfg.read_text() + "refresh_overlap_days: 400\n")
+    sent = len(fake_server.requests)
+    fourth = loralay(*args, "--refresh")
+    assert fourth.returncode == 0, fourth.stderr[-2000:]
+    assert prefixes_asked(fake_server, sent) == [prefix("2103.00011")]
+    diff = json.loads((out / "diff.json").read_text())
+    assert (diff["version"], sum(diff["added"].values(), [])) == (3, ["2103.00011"])
 
 
 def test_a_dataset_built_before_bases_were_recorded_refreshes_the_same(
