@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import shutil
 import signal
 import time
 from pathlib import Path
@@ -377,3 +378,140 @@ def test_a_crawl_that_reaches_no_server_stops_in_one_line(tmp_path):
                            "no server ("), last
     assert "ConnectionRefusedError" in last
     assert last.endswith("; no dataset yet")
+
+
+def _serve_dated(srv, records: dict[str, tuple[str, dict]], down: set[str] | None = None,
+                 down_status: list[int] | None = None) -> None:
+    """ArticleMeta's identifiers as documented (shared/fixtures/scielo's example): each
+    object with its `processing_date`, `from`/`until` bounding it, `offset`/`limit` paging;
+    `records` maps a PID to (processing date, record) and may grow between builds; the
+    record of a PID in `down` answers `down_status`."""
+    down = set() if down is None else down
+
+    def identifiers(req):
+        low, high = req.query.get("from", [""])[0], req.query.get("until", ["9999"])[0]
+        objs = [{"code": p, "collection": "scl", "processing_date": day}
+                for p, (day, _) in records.items() if low <= day <= high]
+        off, limit = int(req.query["offset"][0]), int(req.query["limit"][0])
+        return Reply(200, json.dumps({"meta": {}, "objects": objs[off: off + limit]}),
+                     {"Content-Type": "application/json"})
+
+    srv.add_handler("/api/v1/article/identifiers/", identifiers)
+    status = [500] if down_status is None else down_status
+    srv.add_handler("/api/v1/article/", lambda req: Reply(status[0], "down")
+                    if req.query["code"][0] in down else Reply(
+        200, json.dumps(records[req.query["code"][0]][1]), {"Content-Type": "application/json"}))
+
+
+@pytest.mark.e2e
+def test_a_refresh_asks_articlemeta_only_from_the_last_processing_date(tmp_path, fake_server):
+    """v1 harvests two Portuguese papers processed on 2024-03-01 and 2024-03-05; ArticleMeta
+    then holds two more, processed in June. `--refresh` asks the identifiers `from`
+    2024-03-04 (the mark less `refresh_overlap_days` 1), requests the record of the two new
+    PIDs only (the one of 2024-03-05 it lists again is skipped as recorded) and adds them;
+    a second refresh asks `from` 2024-06-11 and has nothing new."""
+    from .conftest import SAMPLE, config, loralay
+
+    base = _record()
+    sample = {json.loads(x)["id"]: json.loads(x) for x in SAMPLE.read_text().splitlines()}
+    corpus = {json.loads(x)["id"]: json.loads(x) for x in shared_path(
+        "corpus", "manifest.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()}
+    papers = {"S0": ("2024-03-01", corpus["pt_scielo_rsp_hindex"]),
+              "S1": ("2024-03-05", corpus["pt_scielo_tinf_brasil_china"]),
+              "S2": ("2024-06-10", corpus["pt_scielo_hoehnea_senna"]),
+              "S3": ("2024-06-12", sample["pt_scielo_espera"])}
+    records: dict[str, tuple[str, dict]] = {}
+
+    def publish(pid: str) -> None:
+        day, paper = papers[pid]
+        rec = _variant(base, pid, "pt", fake_server.url(f"/pdf/{pid}.pdf"))
+        rec["article"]["v83"] = [{"l": k, "a": v} for k, v in paper["abstracts"].items()]
+        records[pid] = (day, rec)
+        pdf = (SAMPLE.parent if paper["id"] in sample else shared_path("corpus")) / paper["file"]
+        fake_server.add(f"/pdf/{pid}.pdf", Reply(200, pdf.read_bytes()))
+
+    publish("S0")
+    publish("S1")
+    _serve_dated(fake_server, records)
+    cfg = config(tmp_path, articlemeta_url=fake_server.url("/api/v1/"), collections=["scl"],
+                 download_delay_s=0, contact="loralay-tests@example.org",
+                 max_pages_percentile=None, min_summary_percentile=None)
+    out = tmp_path / "out"
+    args = ("build", "--source", "scielo-pt", "--out", str(out), "--config", str(cfg))
+
+    def asked() -> tuple[set[str | None], list[str]]:
+        """The `from` of every identifiers request, and the PIDs whose record was asked."""
+        froms = {(r.query.get("from") or [None])[0] for r in fake_server.requests
+                 if r.path == "/api/v1/article/identifiers/"}
+        pids = sorted(r.query["code"][0] for r in fake_server.requests
+                      if r.path == "/api/v1/article/")
+        fake_server.requests.clear()
+        return froms, pids
+
+    loralay(*args, check=True)
+    assert asked() == ({None}, ["S0", "S1"])
+    v1 = {p.name: p.read_bytes() for p in (out / "data").glob("*.parquet")}
+    assert v1
+
+    publish("S2")
+    publish("S3")
+    second = loralay(*args, "--refresh", check=True)
+    assert asked() == ({"2024-03-04"}, ["S2", "S3"])
+    assert "asking only for records since 2024-03-04" in second.stderr
+    diff = json.loads((out / "diff.json").read_text())
+    assert (diff["version_before"], diff["version"]) == (1, 2)
+    assert sorted(sum(diff["added"].values(), [])) == ["scl-S2", "scl-S3"]
+    assert diff["missing_upstream"] == []
+    for name, data in v1.items():  # the old rows stay byte for byte
+        assert (out / "data" / name).read_bytes() == data
+
+    third = loralay(*args, "--refresh", check=True)
+    assert asked() == ({"2024-06-11"}, [])
+    assert "refresh: nothing new since v2; no file rewritten" in third.stderr
+
+
+@pytest.mark.e2e
+def test_the_mark_is_kept_only_after_a_whole_crawl_that_lost_nothing(tmp_path, fake_server):
+    """Items come out of date order, so the newest processing date listed is kept only
+    from a whole crawl: not after `--limit`, nor from the run resuming its JOBDIR (it
+    cannot tell what the first part lost), nor when a record's request was lost after its
+    retries (D4, the oldest: a mark past it would hide it from every refresh). Then it is
+    the newest date listed, records skipped as recorded included."""
+    base = _record()
+    records = {p: (day, _variant(base, p, "pt", fake_server.url(f"/pdf/{p}.pdf")))
+               for p, day in (("D1", "2024-03-05"), ("D2", "2024-03-01"), ("D3", "2024-02-11"))}
+    down: set[str] = set()
+    status = [500]
+    _serve_dated(fake_server, records, down, status)
+    body = _pdf("pt_scielo_rsp_hindex")
+    fake_server.add_handler("/pdf/*", lambda req: Reply(200, body, delay=0.3))
+
+    def mark(**over) -> object:
+        ctx = _ctx(tmp_path, fake_server, **over)
+        _run(ctx)
+        saved = ctx.state.get_checkpoint("scielo-pt.high_water", None)
+        ctx.state.close()
+        return saved
+
+    assert mark(limit=1) is None
+    assert (tmp_path / "crawl" / "scielo-pt" / "clean-stop").read_text() == "shutdown"
+    assert mark() is None  # resumed the JOBDIR, and finished
+    records["D4"] = ("2024-01-20", _variant(base, "D4", "pt", fake_server.url("/pdf/D4.pdf")))
+    down.add("D4")
+    fake_server.requests.clear()
+    assert mark() is None  # a new discovery, which could not have D4's record (500s)
+    assert {r.query["code"][0] for r in fake_server.requests
+            if r.path == "/api/v1/article/"} == {"D4"}
+    status[0] = 404
+    assert mark() is None  # nor now (a 404, not retried)
+    down.clear()
+    assert mark() == "2024-03-05"
+    # what a clean stop leaves (a JOBDIR and its mark), its queue and seen requests empty
+    # here, so that the resumed crawl lists everything again, D5 included: no mark from it
+    records["D5"] = ("2024-04-01", _variant(base, "D5", "pt", fake_server.url("/pdf/D5.pdf")))
+    work = tmp_path / "crawl" / "scielo-pt"
+    shutil.rmtree(work / "jobdir")
+    (work / "jobdir").mkdir()
+    (work / "clean-stop").write_text("shutdown")
+    assert mark() == "2024-03-05"
+    assert mark() == "2024-04-01"  # a whole crawl: D5 is listed (and skipped as recorded)

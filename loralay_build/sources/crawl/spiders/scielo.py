@@ -2,7 +2,10 @@
 
 An article belongs to SciELO-ES/PT when its original language (`v40`) is the wanted
 one; it then needs a PDF (`fulltexts.pdf.<lang>`) and an abstract (`v83`) in that
-language. Ids are `<collection>-<PID>`, stable across runs.
+language. Ids are `<collection>-<PID>`, stable across runs. The processing date an
+identifiers page gives each PID is the date ArticleMeta's `from`/`until` filter on: the
+newest one listed is the crawl's `HIGH_WATER_STAT` (a refresh asks from it), and each
+candidate keeps its own (`extra["processing_date"]`).
 
 Licence: the record's own `license` (ArticleMeta's per-article field, not uniform: `by`,
 `by-nc`, `by/4.0`, `by-nc/3.0`, `by/igo` ...), else the Creative Commons link of the
@@ -22,6 +25,7 @@ import scrapy
 from ....failures import FailureClass
 from ....records import Candidate
 from ... import retrieved_now
+from .. import HIGH_WATER_STAT
 from .base import PdfSpider, rejection_item
 
 _LICENSE_HREF = re.compile(r"""href=["']([^"']+)["']""")
@@ -117,17 +121,23 @@ class ScieloSpider(PdfSpider):
         objects = (page.get("objects") if isinstance(page, dict) else None) or []
         for obj in objects:
             col, pid = obj.get("collection") or collection, obj.get("code")
+            processed = obj.get("processing_date")
+            processed = processed if isinstance(processed, str) and processed else None
+            if processed:  # a PID skipped as recorded counts too: it is recorded
+                self.crawler.stats.max_value(HIGH_WATER_STAT, processed)
             if not pid or f"{col}-{pid}" in self.skip_ids:
                 continue
             q = urlencode({"code": pid, "collection": col, "format": "json", "body": "false"})
             yield scrapy.Request(f"{self.api}article/?{q}", callback=self.parse_article,
-                                 cb_kwargs={"collection": col, "pid": pid})
+                                 cb_kwargs={"collection": col, "pid": pid,
+                                            "processed": processed})
         if objects:
             nxt = offset + self.page_size
             yield scrapy.Request(self.identifiers_url(collection, nxt), callback=self.parse,
                                  cb_kwargs={"collection": collection, "offset": nxt})
 
-    def parse_article(self, response: Any, collection: str, pid: str) -> Iterator[Any]:
+    def parse_article(self, response: Any, collection: str, pid: str,
+                      processed: str | None = None) -> Iterator[Any]:
         doc_id = f"{collection}-{pid}"
         try:
             record = json.loads(response.text)
@@ -137,7 +147,7 @@ class ScieloSpider(PdfSpider):
             return
         if not isinstance(record, dict) or article_language(record) != self.language:
             return  # another language's article: not a candidate of this source
-        cand = self.candidate(doc_id, record, response.url)
+        cand = self.candidate(doc_id, record, response.url, processed)
         if self.language not in cand.abstracts:
             yield rejection_item(doc_id, self.source, FailureClass.NO_ABSTRACT,
                                  f"no {self.language} abstract in v83", cand)
@@ -147,8 +157,8 @@ class ScieloSpider(PdfSpider):
         else:
             yield self.pdf_request(cand)
 
-    def candidate(self, doc_id: str, record: dict[str, Any],
-                  record_url: str | None = None) -> Candidate:
+    def candidate(self, doc_id: str, record: dict[str, Any], record_url: str | None = None,
+                  processed: str | None = None) -> Candidate:
         found = abstracts_by_language(record)
         abstracts = {k: found[k] for k in [self.language] if k in found}
         abstracts.update({k: v for k, v in found.items() if k != self.language})
@@ -156,6 +166,8 @@ class ScieloSpider(PdfSpider):
         licence, where = license_of(record)
         extra = {"collection": doc_id.split("-", 1)[0], "pid": record.get("code"),
                  "doi": record.get("doi")}
+        if processed:
+            extra["processing_date"] = processed
         return Candidate(
             id=doc_id, source=self.source, language=self.language, abstracts=abstracts,
             pdf_url=pdfs.get(self.language), publication_date=publication_date(record),
