@@ -204,3 +204,84 @@ def test_pdf_403_records_forbidden_without_more_pdf_requests(tmp_path, fake_serv
     assert {forbidden_host(i.message) for i in items} == {host}
     assert sum(r.path.endswith(".pdf") for r in fake_server.requests) == 1
     assert all(fake_server.hits(f"/article/JAKO20151000000000{n}.page") == 1 for n in "123")
+
+
+def _results(ids: list[str], page: int, size: int) -> str:
+    """A result page of the advanced search, SYNTHETIC like search_page1.html (the structure
+    of docs/sources.md §6): the `article.srched-box` links of `ids[page]` (newest first),
+    and the pager `"N / M pages"` on every page but the last."""
+    pages = max(1, -(-len(ids) // size))
+    boxes = "".join(f'<article class="srched-box"><h3 class="h4"><a href="/article/{i}.page">'
+                    f"{i}</a></h3></article>\n" for i in ids[(page - 1) * size: page * size])
+    pager = (f'<nav aria-label="Page Navigation"><ul><li class="list-inline-item float-right ">'
+             f"<span>{page} / {pages} pages</span></li></ul></nav>" if page < pages else "")
+    return (f'<!DOCTYPE html><html lang="ko"><head><meta charset="utf-8"></head><body>'
+            f'<div class="row"><div id="search-result"><section>\n{boxes}</section>'
+            f"{pager}</div></div></body></html>")
+
+
+@pytest.mark.e2e
+def test_a_refresh_pages_only_until_an_article_already_recorded(tmp_path, fake_server):
+    """v1 harvests two articles of 2015 (one a page: two result pages); the search then
+    lists two more before them (newest first). `--refresh` asks pages 1 to 3 (page 3 holds
+    an article recorded by v1) and not page 4, requests the two new articles only and adds
+    them; a second refresh asks page 1 only (it holds the newest, now recorded) and has
+    nothing new."""
+    from .conftest import SAMPLE, config, loralay
+
+    sample = {json.loads(x)["id"]: json.loads(x) for x in SAMPLE.read_text().splitlines()}
+    listed: list[str] = []  # newest first, as a date-sorted search would list them
+
+    def publish(doc_id: str, name: str) -> None:
+        if name in sample:
+            rec, pdf = sample[name], (SAMPLE.parent / sample[name]["file"]).read_bytes()
+        else:
+            rec, pdf = _paper(name)
+        fake_server.add(f"/article/{doc_id}.page", Reply(
+            200, _page("article.html", doc_id, rec, f"/article/{doc_id}.pdf"), HTML))
+        fake_server.add(f"/article/{doc_id}.pdf", Reply(200, pdf, {"Content-Type":
+                                                                   "application/pdf"}))
+        listed.insert(0, doc_id)
+
+    fake_server.add_handler("/search/advanced.page", lambda req: Reply(200, _results(
+        listed, int(req.query["pageNo"][0]), int(req.query["pageSize"][0])), HTML))
+    publish("JAKO201510000000001", "ko_hufs_tsp")
+    publish("JAKO201510000000002", "ko_ssrn_kopdp")
+    cfg = config(tmp_path, search_url=fake_server.url("/search/advanced.page"), years=[2015],
+                 page_size=1, download_delay_s=0, contact="loralay-tests@example.org",
+                 max_pages_percentile=None, min_summary_percentile=None)
+    out = tmp_path / "out"
+    args = ("build", "--source", "koreascience", "--out", str(out), "--config", str(cfg))
+
+    def asked() -> tuple[list[int], list[str]]:
+        """The result pages asked for, and the articles whose page was."""
+        pages = sorted(int(r.query["pageNo"][0]) for r in fake_server.requests
+                       if r.path == "/search/advanced.page")
+        articles = sorted(r.path[9:-5] for r in fake_server.requests
+                          if r.path.endswith(".page") and r.path.startswith("/article/"))
+        fake_server.requests.clear()
+        return pages, articles
+
+    loralay(*args, check=True)
+    assert asked() == ([1, 2], ["JAKO201510000000001", "JAKO201510000000002"])
+    v1 = {p.name: p.read_bytes() for p in (out / "data").glob("*.parquet")}
+    assert v1
+
+    publish("JAKO201510000000003", "ko_kiit_voting")
+    publish("JAKO201510000000004", "ko_kci_wifi_parks")
+    loralay(*args, "--refresh", check=True)
+    assert asked() == ([1, 2, 3], ["JAKO201510000000003", "JAKO201510000000004"])
+    diff = json.loads((out / "diff.json").read_text())
+    assert (diff["version_before"], diff["version"]) == (1, 2)
+    assert sorted(sum(diff["added"].values(), [])) == ["JAKO201510000000003",
+                                                       "JAKO201510000000004"]
+    assert diff["missing_upstream"] == []
+    for name, data in v1.items():  # the old rows stay byte for byte
+        assert (out / "data" / name).read_bytes() == data
+
+    third = loralay(*args, "--refresh", check=True)
+    assert asked() == ([1], [])
+    assert "refresh: nothing new since v2; no file rewritten" in third.stderr
+
+    loralay(*args, check=True)  # a plain build still walks every page, as before
+    assert asked()[0] == [1, 2, 3, 4]

@@ -5,6 +5,11 @@ links, not on element positions, which moved between 2019 and 2025.
 
 No licence field is known on KoreaScience's pages: `license` stays None (`unknown`);
 the provenance is the article page and when it was fetched.
+
+A refresh (`refresh=True`) asks LoRaLay's very query (no sort parameter of the advanced
+search is documented) and stops paging a year at the first result page holding an id
+recorded before (`known`, the skip list as the parent passed it): it relies on the search
+listing a year's newest articles first, which could not be verified live.
 """
 
 from __future__ import annotations
@@ -57,12 +62,15 @@ class KoreaScienceSpider(PdfSpider):
 
     def __init__(self, *args: Any, search_url: str = "", years: Sequence[int] = (),
                  publisher_filter: str = "korean", page_size: int = 50,
-                 **kwargs: Any) -> None:
+                 refresh: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.search_url = search_url
         self.years = [int(y) for y in years]
         self.pubs = publisher_filter
         self.page_size = int(page_size)
+        self.refresh = bool(refresh)
+        # ids recorded before this crawl; `skip_ids` also grows with the ones it follows
+        self.known = frozenset(self.skip_ids)
 
     def page_url(self, year: int, page: int) -> str:
         q = {"pubs": self.pubs, "pubYr": year, "pageSize": self.page_size, "pageNo": page}
@@ -74,19 +82,28 @@ class KoreaScienceSpider(PdfSpider):
                                  cb_kwargs={"year": year, "page": 1})
 
     def parse(self, response: Any, year: int = 2012, page: int = 1) -> Iterator[Any]:
-        """A result page: every unseen article, then the next page while the pager says so.
+        """A result page: every unseen article, then the next page while the pager says so
+        (on a refresh, unless this page holds an article recorded before).
 
         @local_url /search/advanced.page?pubs=korean&pubYr=2015&pageNo=1
         @returns requests 3 3
         """
         self.search_url = self.search_url or response.url.split("?")[0]  # for `scrapy check`
+        on_page: set[str] = set()
         for href in response.css("article.srched-box a::attr(href)").getall():
             m = _JAKO.search(href)
-            if not m or m.group(1) in self.skip_ids:
+            if not m:
+                continue
+            on_page.add(m.group(1))
+            if m.group(1) in self.skip_ids:
                 continue
             self.skip_ids.add(m.group(1))  # one request per article even if linked twice
             yield response.follow(href, callback=self.parse_article,
                                   cb_kwargs={"doc_id": m.group(1)})
+        if self.refresh and not on_page.isdisjoint(self.known):
+            self.logger.info("refresh: %d page %d holds an article recorded before; the "
+                             "later pages of %d are not asked for", year, page, year)
+            return
         pager = _PAGER.search(" ".join(response.css("nav *::text").getall()))
         if pager:
             total = int(pager.group(2).replace(",", ""))
