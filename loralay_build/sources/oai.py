@@ -2,10 +2,11 @@
 sources' one OAI-PMH client (`kit/oai.py`) and the kit's paged harvest (`kit/harvest.py`:
 checkpoint, retry rule, skip-known, download).
 
-- Windows: `from_date`..`until_date` (until: today) cut into `window_days`; the position is
-  the window and the resumption token within it, saved once every record of a page has
-  been recorded, so a killed harvest resumes at its page and no record is lost or doubled
-  at a page boundary. Without `from_date` the whole repository is one window.
+- Windows (the kit's `OaiListing`): `from_date`..`until_date` (until: today) cut into
+  `window_days`; the position is the window and the resumption token within it, saved
+  once every record of a page has been recorded, so a killed harvest resumes at its page
+  and no record is lost or doubled at a page boundary. Without `from_date` the whole
+  repository is one window.
 - An expired token (`badResumptionToken`) restarts its window (records already recorded
   are skipped), at most `MAX_RESTARTS` times in a row; `noRecordsMatch` is an empty window,
   also behind a token or HTTP 422; deleted records are skipped; a record whose XML is
@@ -23,10 +24,9 @@ from __future__ import annotations
 
 import datetime as dt
 import html
-import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlencode, urljoin
 
@@ -36,17 +36,24 @@ from ..language import detect
 from ..licenses import UNKNOWN, normalise_license
 from ..records import Candidate, Rejection
 from ..settings import OaiSettings
-from . import BadRunInput, FetchContext, HarvestStopped, forbidden, retrieved_now
+from . import BadRunInput, FetchContext, HarvestStopped, forbidden
 from .hal_records import parse_hal_date
 from .kit.harvest import Checkpoint, Page, PagedHarvest, fingerprint
-from .kit.oai import BAD_TOKEN, BrokenRecord, OaiClient, OaiError, OaiRecord
+from .kit.oai import (
+    BrokenRecord,
+    OaiClient,
+    OaiListing,
+    OaiRecord,
+    Window,
+    date_windows,
+    position,
+)
 from .oai_formats import Fields, is_access_term, parser_for
 
 SOURCE = "oai"
 CHECKPOINT = "oai.position"
 HIGH_WATER = "oai.high_water"
 UNKNOWN_LANGUAGE = "und"
-MAX_RESTARTS = 3  # restarts of one window after an expired token, in a row
 LANDING_CAP = 5 * 2**20  # bytes of a landing page read for its citation_pdf_url
 _META_PDF = re.compile(r"""<meta\s+[^>]*?name\s*=\s*["']citation_pdf_url["'][^>]*>""",
                        re.IGNORECASE)
@@ -55,34 +62,10 @@ _CONTENT = re.compile(r"""content\s*=\s*["']([^"']+)["']""", re.IGNORECASE)
 Item = OaiRecord | BrokenRecord
 
 
-# --- windows and positions -------------------------------------------------------------------
-@dataclass(frozen=True)
-class Window:
-    start: str | None  # YYYY-MM-DD, or None: from the repository's first record
-    end: str | None  # YYYY-MM-DD, or None: to its last
-
-
+# --- windows ---------------------------------------------------------------------------------
 def windows(s: OaiSettings, today: dt.date) -> list[Window]:
     """`from_date`..`until_date` cut into windows of `window_days` (both ends inclusive)."""
-    if s.from_date is None:
-        return [Window(None, s.until_date)]
-    start = dt.date.fromisoformat(s.from_date)
-    end = dt.date.fromisoformat(s.until_date) if s.until_date else today
-    out: list[Window] = []
-    while start <= end:
-        stop = min(end, start + dt.timedelta(days=s.window_days - 1))
-        out.append(Window(start.isoformat(), stop.isoformat()))
-        start = stop + dt.timedelta(days=1)
-    return out or [Window(s.from_date, s.until_date)]
-
-
-def position(window: int, token: str | None) -> str:
-    return json.dumps({"window": window, "token": token})
-
-
-def parse_position(text: str) -> tuple[int, str | None]:
-    data = json.loads(text)
-    return int(data["window"]), data.get("token")
+    return date_windows(s.from_date, s.until_date, s.window_days, today)
 
 
 def query_fingerprint(s: OaiSettings, today: dt.date) -> str:
@@ -91,16 +74,6 @@ def query_fingerprint(s: OaiSettings, today: dt.date) -> str:
     return fingerprint({"base_url": s.base_url, "metadata_prefix": s.metadata_prefix,
                         "set": s.set, "from": s.from_date, "until": s.until_date,
                         "window_days": s.window_days})
-
-
-@dataclass
-class OaiHarvestPage(Page[Item]):
-    """A page whose list may be empty (a window without records) without ending the
-    harvest: only the last window's last page is the last."""
-
-    @property
-    def is_last(self) -> bool:
-        return self.next_position is None
 
 
 # --- records to candidates ----------------------------------------------------------------
@@ -220,47 +193,16 @@ class OaiHarvest(PagedHarvest[Item]):
         self.pdf_attempts = settings.pdf_attempts
         self.checkpoint = Checkpoint(ctx, CHECKPOINT, query_fingerprint(settings, self.today),
                                      position(0, None), key="position")
-        self.restarts = 0
+        self.listing = OaiListing(self.oai, settings.metadata_prefix, settings.set,
+                                  self.windows, SOURCE, ctx.log)
         saved = ctx.state.get_checkpoint(HIGH_WATER, None)
         self.high_water: str | None = saved if isinstance(saved, str) else None
 
     def page_what(self, pos: str) -> str:
-        window, token = parse_position(pos)
-        w = self.windows[window] if window < len(self.windows) else Window(None, None)
-        return (f"window {window + 1}/{len(self.windows)} ({w.start or '…'}..{w.end or '…'})"
-                + (f" token {token}" if token else ""))
+        return self.listing.describe(pos)
 
-    def fetch_page(self, pos: str) -> OaiHarvestPage:
-        window, token = parse_position(pos)
-        if window >= len(self.windows):  # a checkpoint past the last window: done
-            return OaiHarvestPage(pos, [], None)
-        w = self.windows[window]
-        try:
-            if token is None:
-                got = self.oai.list_records(self.settings.metadata_prefix, from_=w.start,
-                                            until=w.end, set=self.settings.set)
-            else:
-                got = self.oai.list_records(token=token)
-        except OaiError as e:
-            if e.code != BAD_TOKEN or token is None:
-                raise
-            self.restarts += 1
-            if self.restarts > MAX_RESTARTS:
-                raise StageError(FailureClass.UNAVAILABLE, f"the resumption token expired "
-                                 f"{MAX_RESTARTS} times in a row in {self.page_what(pos)}; "
-                                 f"try a smaller window_days") from e
-            self.ctx.log.warning("oai: %s: badResumptionToken; restarting the window (records "
-                                 "already fetched are skipped)", self.page_what(pos))
-            return self.fetch_page(position(window, None))
-        self.restarts = 0
-        if got.token:
-            nxt: str | None = position(window, got.token)
-        elif window + 1 < len(self.windows):
-            nxt = position(window + 1, None)
-        else:
-            nxt = None
-        return OaiHarvestPage(pos, list(got.records), nxt, retrieved_at=retrieved_now(),
-                              total=got.complete_list_size)
+    def fetch_page(self, pos: str) -> Page[Item]:
+        return self.listing.page(pos)
 
     def process(self, record: Item, page: Page[Item]) -> Candidate | Rejection | None:
         if isinstance(record, OaiRecord):

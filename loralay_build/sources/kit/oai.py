@@ -23,10 +23,19 @@ strictly: no entity expansion, no network, no silent repair of a body cut short.
 - Deleted records are returned with `deleted` set (a harvest skips them); `GetRecord` of a
   deleted record is `unavailable`.
 - 503 with Retry-After, 429, 5xx: the HTTP client's retries (`http.py`), then `unreachable`.
+
+`OaiListing` is a `ListRecords` harvest's walk for the kit's `PagedHarvest` (every OAI source
+lists so): `from`..`until` cut into windows of `window_days` (a resumption token lives
+minutes to hours; a window restarted after `badResumptionToken` costs only that window), the
+position is the window and the token within it, and an expired token restarts its window
+(records already recorded are skipped) at most `MAX_RESTARTS` times in a row.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import json
+import logging
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -38,6 +47,8 @@ from sickle.models import Header
 
 from ...failures import FailureClass, StageError
 from ...http import PoliteClient
+from .. import retrieved_now
+from .harvest import Page
 
 OAI_NS = "http://www.openarchives.org/OAI/2.0/"
 _NS = f"{{{OAI_NS}}}"
@@ -45,6 +56,7 @@ _NS = f"{{{OAI_NS}}}"
 OAI_BODY_STATUSES = frozenset({400, 404, 422})
 NO_RECORDS = "noRecordsMatch"
 BAD_TOKEN = "badResumptionToken"
+MAX_RESTARTS = 3  # restarts of one window after an expired token, in a row
 # a record element's start and end tags, any prefix; `record` elements nested in the
 # metadata (MARCXML's) are counted so a page splits at the OAI records only
 _RECORD_TAG = re.compile(rb"<(/?)((?:[A-Za-z_][\w.-]*:)?record)(?=[\s/>])[^>]*?(/?)>")
@@ -302,3 +314,101 @@ def _int(value: str | None) -> int | None:
         return int(value) if value is not None else None
     except ValueError:
         return None
+
+
+# --- a ListRecords harvest in date windows ------------------------------------------------------
+@dataclass(frozen=True)
+class Window:
+    start: str | None  # YYYY-MM-DD, or None: from the repository's first record
+    end: str | None  # YYYY-MM-DD, or None: to its last
+
+
+def date_windows(from_date: str | None, until_date: str | None, window_days: int,
+                 today: dt.date) -> list[Window]:
+    """`from_date`..`until_date` (None: today) cut into windows of `window_days`, both ends
+    inclusive; without `from_date` the whole repository is one window."""
+    if from_date is None:
+        return [Window(None, until_date)]
+    start = dt.date.fromisoformat(from_date)
+    end = dt.date.fromisoformat(until_date) if until_date else today
+    out: list[Window] = []
+    while start <= end:
+        stop = min(end, start + dt.timedelta(days=window_days - 1))
+        out.append(Window(start.isoformat(), stop.isoformat()))
+        start = stop + dt.timedelta(days=1)
+    return out or [Window(from_date, until_date)]
+
+
+def position(window: int, token: str | None) -> str:
+    return json.dumps({"window": window, "token": token})
+
+
+def parse_position(text: str) -> tuple[int, str | None]:
+    data = json.loads(text)
+    return int(data["window"]), data.get("token")
+
+
+Listed = OaiRecord | BrokenRecord
+
+
+@dataclass
+class ListPage(Page[Listed]):
+    """A page whose list may be empty (a window without records) without ending the
+    harvest: only the last window's last page is the last."""
+
+    @property
+    def is_last(self) -> bool:
+        return self.next_position is None
+
+
+@dataclass
+class OaiListing:
+    """`ListRecords` of one format (and `set`) over date windows, a page per `page(position)`;
+    the first position is `position(0, None)`."""
+
+    oai: OaiClient
+    metadata_prefix: str
+    set: str | None
+    windows: list[Window]
+    source: str  # in messages
+    log: logging.Logger
+    restarts: int = 0
+
+    def describe(self, pos: str) -> str:
+        """A position in messages."""
+        window, token = parse_position(pos)
+        w = self.windows[window] if window < len(self.windows) else Window(None, None)
+        return (f"window {window + 1}/{len(self.windows)} ({w.start or '…'}..{w.end or '…'})"
+                + (f" token {token}" if token else ""))
+
+    def page(self, pos: str) -> ListPage:
+        window, token = parse_position(pos)
+        if window >= len(self.windows):  # a checkpoint past the last window: done
+            return ListPage(pos, [], None)
+        w = self.windows[window]
+        try:
+            if token is None:
+                got = self.oai.list_records(self.metadata_prefix, from_=w.start, until=w.end,
+                                            set=self.set)
+            else:
+                got = self.oai.list_records(token=token)
+        except OaiError as e:
+            if e.code != BAD_TOKEN or token is None:
+                raise
+            self.restarts += 1
+            if self.restarts > MAX_RESTARTS:
+                raise StageError(FailureClass.UNAVAILABLE, f"the resumption token expired "
+                                 f"{MAX_RESTARTS} times in a row in {self.describe(pos)}; "
+                                 f"try a smaller window_days") from e
+            self.log.warning("%s: %s: badResumptionToken; restarting the window (records "
+                             "already fetched are skipped)", self.source, self.describe(pos))
+            return self.page(position(window, None))
+        self.restarts = 0
+        if got.token:
+            nxt: str | None = position(window, got.token)
+        elif window + 1 < len(self.windows):
+            nxt = position(window + 1, None)
+        else:
+            nxt = None
+        return ListPage(pos, list(got.records), nxt, retrieved_at=retrieved_now(),
+                        total=got.complete_list_size)
