@@ -35,6 +35,13 @@ def check_proportions(value: list[float]) -> list[float]:
     return value
 
 
+def _yaml_date(value: object) -> object:
+    """YAML reads an unquoted `2020-01-01` as a date: taken as the same string."""
+    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        return value.isoformat()
+    return value
+
+
 def _iso_date(value: str) -> str:
     if not _ISO_DATE.match(value):
         raise ValueError("a date as YYYY-MM-DD")
