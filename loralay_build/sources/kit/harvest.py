@@ -204,6 +204,11 @@ class PagedHarvest(Generic[T]):
     def first_page(self, page: Page[T]) -> None:
         """Told of the first page of the run (to log the query's size)."""
 
+    def page_recorded(self, page: Page[T]) -> None:
+        """Told once every record of `page` has been yielded, so recorded (not when `--limit`
+        stopped the page early): a `HighWater` mark of records listed out of date order is
+        saved only when what it covers is all recorded."""
+
     # --- the rule and the loop ---------------------------------------------------------
     def limit_reached(self) -> bool:
         return self.ctx.limit_reached(self.yielded)
@@ -294,5 +299,6 @@ class PagedHarvest(Generic[T]):
                 continue
             self.yielded += 1
             yield item
+        self.page_recorded(page)
         if page.next_position is not None:
             self.checkpoint.save(page.next_position)

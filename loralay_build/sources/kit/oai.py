@@ -354,7 +354,11 @@ Listed = OaiRecord | BrokenRecord
 @dataclass
 class ListPage(Page[Listed]):
     """A page whose list may be empty (a window without records) without ending the
-    harvest: only the last window's last page is the last."""
+    harvest: only the last window's last page is the last. `ends_window`: no token follows,
+    so with it every record of its window has been listed (in no promised order: PMC lists
+    by identifier, a datestamp of 25 December before one of the 24th)."""
+
+    ends_window: bool = False
 
     @property
     def is_last(self) -> bool:
@@ -411,4 +415,4 @@ class OaiListing:
         else:
             nxt = None
         return ListPage(pos, list(got.records), nxt, retrieved_at=retrieved_now(),
-                        total=got.complete_list_size)
+                        total=got.complete_list_size, ends_window=not got.token)
