@@ -28,7 +28,9 @@ strictly: no entity expansion, no network, no silent repair of a body cut short.
 lists so): `from`..`until` cut into windows of `window_days` (a resumption token lives
 minutes to hours; a window restarted after `badResumptionToken` costs only that window), the
 position is the window and the token within it, and an expired token restarts its window
-(records already recorded are skipped) at most `MAX_RESTARTS` times in a row.
+(records already recorded are skipped) at most `MAX_RESTARTS` times in a row. `ListedMark`
+is its `HighWater` rule: a listing comes in no date order, so a window's datestamps raise
+the mark only once the whole window is recorded.
 """
 
 from __future__ import annotations
@@ -47,8 +49,8 @@ from sickle.models import Header
 
 from ...failures import FailureClass, StageError
 from ...http import PoliteClient
-from .. import retrieved_now
-from .harvest import Page
+from .. import FetchContext, retrieved_now
+from .harvest import HighWater, Page
 
 OAI_NS = "http://www.openarchives.org/OAI/2.0/"
 _NS = f"{{{OAI_NS}}}"
@@ -416,3 +418,43 @@ class OaiListing:
             nxt = None
         return ListPage(pos, list(got.records), nxt, retrieved_at=retrieved_now(),
                         total=got.complete_list_size, ends_window=not got.token)
+
+
+@dataclass
+class ListedMark:
+    """The `HighWater` mark of a listing: records come in no date order (PMC lists by
+    identifier), so a mark raised after a page could pass the older records of the window's
+    later pages, never asked for again after a kill. A window's newest datestamp raises the
+    mark once every record of the window is recorded; until then it is kept beside the next
+    position (the checkpoint `name`), so a harvest resumed there still counts the pages
+    listed before the kill."""
+
+    ctx: FetchContext
+    high_water: HighWater
+    name: str
+    newest: str | None = None  # of the window being listed, through the pages recorded
+
+    def at(self, pos: str) -> None:
+        """Told of each position asked for: a window starts afresh; a token resumes what
+        was kept for it."""
+        if parse_position(pos)[1] is None:
+            self.newest = None
+            return
+        saved = self.ctx.state.get_checkpoint(self.name, None)
+        if isinstance(saved, dict) and saved.get("position") == pos:
+            kept = saved.get("newest")
+            self.newest = kept if isinstance(kept, str) else None
+
+    def seen(self, datestamp: str | None) -> None:
+        if datestamp and (self.newest is None or datestamp > self.newest):
+            self.newest = datestamp
+
+    def recorded(self, page: ListPage) -> None:
+        """Every record of `page` is recorded (`PagedHarvest.page_recorded`)."""
+        if page.ends_window:
+            self.high_water.seen(self.newest)
+            self.high_water.save()
+            self.newest = None
+        elif page.next_position is not None:
+            self.ctx.state.set_checkpoint(self.name, {"position": page.next_position,
+                                                      "newest": self.newest})
