@@ -10,6 +10,10 @@ type `abstract`) in the article's language is the summary under its language cod
 (`en`); every other abstract is kept for removal under its language, numbered from 2
 when the language is taken (`en-2`, `en-3`, ... in document order; `fr` for a French
 `trans-abstract`). The strip stage searches every key; only `en` is the summary.
+
+The article is found from the element given, at it or below it (`descendant-or-self`): a
+record of a `ListRecords` page is read as itself, never as the page's first article (a path
+starting `//` starts at the document's root, whatever element it is asked of).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
 ALI_NS = "http://www.niso.org/schemas/ali/1.0/"
 _WS = re.compile(r"\s+")
 _DATE_PREFERENCE = ("epub", "ppub", "pub", "epub-ppub", "collection", "pmc-release")
+_ARTICLE = "(descendant-or-self::*[local-name()='article'])[1]"
 
 
 
@@ -101,13 +106,13 @@ def abstract_text(el: etree._Element) -> str:
 
 
 def article_meta(root: etree._Element) -> etree._Element | None:
-    found = root.xpath("(//*[local-name()='article'])[1]/*[local-name()='front']"
+    found = root.xpath(_ARTICLE + "/*[local-name()='front']"
                        "/*[local-name()='article-meta']")
     return found[0] if found else None
 
 
 def article_language(root: etree._Element) -> str | None:
-    found = root.xpath("(//*[local-name()='article'])[1]")
+    found = root.xpath(_ARTICLE)
     lang = found[0].get(XML_LANG) if found else None
     return lang.lower()[:2] if lang else None
 
@@ -116,7 +121,7 @@ def translations(root: etree._Element) -> list[tuple[etree._Element, str]]:
     """(front matter, language) of each translation sub-article, whose abstracts are
     printed too (SciELO-style JATS; PMC mostly uses trans-abstract instead)."""
     out = []
-    for sub in root.xpath("(//*[local-name()='article'])[1]/*[local-name()='sub-article']"
+    for sub in root.xpath(_ARTICLE + "/*[local-name()='sub-article']"
                           "[@article-type='translation']"):
         fronts = sub.xpath("*[local-name()='front-stub'] | *[local-name()='front']"
                            "/*[local-name()='article-meta']")
