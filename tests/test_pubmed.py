@@ -11,10 +11,12 @@ abstract types; no recording has them).
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import hashlib
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -219,6 +221,24 @@ def test_entities_are_not_expanded_and_network_is_off(tmp_path: Path) -> None:
     assert jats.abstracts(meta, "en")[0].text == "before after"
     with pytest.raises(etree.XMLSyntaxError):
         jats.parse_xml(shared_path(*GETRECORD).read_bytes()[:5000])  # cut short: no repair
+
+
+def test_each_record_of_a_listing_page_reads_its_own_article() -> None:
+    """A `ListRecords` page holding an .nxml article, then the recorded 2026 record: each
+    `record` element reads as that record alone (an XPath from `//` would read the page's
+    first article for both)."""
+    page = jats.parse_xml(PmcRepository.page([
+        (1, pmc_record(article_of(shared_path(*NXML).read_bytes()), "3460867", "2024-02-11")),
+        (2, recorded_record())], None))
+    first, second = page.iter(oai("record"))
+    alone = jats.parse_xml(shared_path(*GETRECORD).read_bytes())
+    want = record_to_candidate("PMC10858524", None, alone)
+    got = record_to_candidate("PMC10858524", None, second)
+    assert isinstance(got, Candidate) and got == want
+    assert "21.1%, 11.4%, and 9.3% among Female Sex Workers" in got.abstracts["en"]
+    other = record_to_candidate("PMC3460867", None, first)
+    assert isinstance(other, Candidate) and other.abstracts["en"].startswith(
+        "Lipid metabolism plays an important role")
 
 
 def test_s3_urls() -> None:
@@ -459,3 +479,536 @@ def test_oai_gzip_bomb_and_deep_cloud_json_are_one_line_failures(setup: dict[str
     assert items["PMC3460867"].cls == "bad_metadata"
     assert "nested too deep" in items["PMC3460867"].message
     assert isinstance(items["PMC42"], Candidate)  # the harvest went on
+
+
+# --- harvest: list_records (issue 36) ----------------------------------------------------------
+# Real inputs adapted here: the 2015 ListRecords pages (page01's envelope and first header,
+# page17's envelope without a token) around JATS records, the 2026 GetRecord record (its own
+# header) and the .nxml articles; the e2e worlds give some records a corpus paper's true
+# abstract so the build finds and cuts it in that paper's PDF.
+LIST_FIRST = ("fixtures", "pmc",
+              "pmc_oai_ListRecords_oai_dc_2014-12-24_page01_with_resumptionToken.xml")
+LIST_LAST = ("fixtures", "pmc", "pmc_oai_ListRecords_oai_dc_2014-12-24_page17_last_no_token.xml")
+NXML_2 = ("fixtures", "pmc", "jats_PMC5828200.nxml")
+PMC_OAI_ID = "oai:pubmedcentral.nih.gov:"
+
+
+def oai(name: str) -> str:
+    return f"{{{OAI_NS}}}{name}"
+
+
+def article_of(xml: bytes) -> etree._Element:
+    """The JATS `article` of an .nxml file or of an OAI record."""
+    root = jats.parse_xml(xml)
+    return next(root.iter("{*}article")) if etree.QName(root).localname != "article" else root
+
+
+def recorded_record() -> etree._Element:
+    """The 2026 GetRecord's `record`, header and all (PMC10858524, datestamp 2024-02-10)."""
+    return copy.deepcopy(next(jats.parse_xml(shared_path(*GETRECORD).read_bytes())
+                              .iter(oai("record"))))
+
+
+def pmc_record(article: etree._Element | None, digits: str, datestamp: str,
+               sets: tuple[str, ...] = ("pmc-open",)) -> etree._Element:
+    """A record of PMC's listing: page01's first recorded record, its header made this
+    article's (identifier, datestamp, sets), `article` in its metadata (None: deleted)."""
+    page = jats.parse_xml(shared_path(*LIST_FIRST).read_bytes())
+    rec = copy.deepcopy(next(page.iter(oai("record"))))
+    set_header(rec, digits, datestamp, sets)
+    meta = rec.find(oai("metadata"))
+    if article is None:
+        rec.find(oai("header")).set("status", "deleted")
+        rec.remove(meta)
+    else:
+        meta[:] = [copy.deepcopy(article)]
+    return rec
+
+
+def set_header(rec: etree._Element, digits: str, datestamp: str,
+               sets: tuple[str, ...] | None = None) -> None:
+    header = rec.find(oai("header"))
+    header.find(oai("identifier")).text = PMC_OAI_ID + digits
+    header.find(oai("datestamp")).text = datestamp
+    if sets is not None:
+        for el in header.findall(oai("setSpec")):
+            header.remove(el)
+        for name in sets:
+            etree.SubElement(header, oai("setSpec")).text = name
+
+
+def with_abstract(rec: etree._Element, corpus_id: str) -> etree._Element:
+    """The record with its article's abstract made a corpus paper's true English one (a
+    paragraph a line), as PMC would hold it for that paper."""
+    rec = copy.deepcopy(rec)
+    abstract = next(rec.iter("{*}abstract"))
+    ns = etree.QName(abstract).namespace
+    for child in list(abstract):
+        abstract.remove(child)
+    abstract.text = None
+    truth = json.loads(next(x for x in shared_path("corpus", "manifest.jsonl").read_text()
+                            .splitlines() if f'"{corpus_id}"' in x))["abstracts"]["en"]
+    for line in truth.split("\n"):
+        etree.SubElement(abstract, f"{{{ns}}}p" if ns else "p").text = line
+    return rec
+
+
+def renumbered(rec: etree._Element, digits: str, datestamp: str) -> etree._Element:
+    """The record as another article's: its header and its JATS article ids."""
+    rec = copy.deepcopy(rec)
+    set_header(rec, digits, datestamp)
+    for el in rec.iter("{*}article-id"):
+        if el.get("pub-id-type") in ("pmcid", "pmcid-ver"):
+            el.text = f"PMC{digits}" + (".1" if el.get("pub-id-type") == "pmcid-ver" else "")
+    return rec
+
+
+def datestamp_of(rec: etree._Element) -> str:
+    return rec.find(oai("header")).find(oai("datestamp")).text
+
+
+class PmcRepository(Pmc):
+    """PMC's OAI service with a listing: `ListRecords` gives the records whose datestamp is
+    in from..until and whose sets hold `set`, in identifier order (as PMC lists them, not by
+    date), `page_size` a page, joined by tokens of the recorded form
+    (`oai%3Apubmedcentral.nih.gov%3A<next id>!<from>!<until>!<prefix>!`, sent back as is);
+    `GetRecord` of a listed record; the cloud's metadata and PDFs as `Pmc` serves them."""
+
+    def __init__(self, server: FakeServer, page_size: int = 2) -> None:
+        super().__init__(server)
+        self.listed: dict[str, etree._Element] = {}
+        self.page_size = page_size
+        self.token_faults: list[Reply | None] = []  # the answers to the next tokens
+
+    def put(self, rec: etree._Element, pdf: bytes | None = None) -> None:
+        """A record listed (and its GetRecord, its cloud metadata and PDF when given)."""
+        ident = rec.find(oai("header")).find(oai("identifier")).text
+        digits = ident.rsplit(":", 1)[1]
+        self.listed[digits] = rec
+        if pdf is not None:
+            self.article(digits, self.getrecord(rec), pdf, "1")
+
+    @staticmethod
+    def getrecord(rec: etree._Element) -> bytes:
+        root = jats.parse_xml(shared_path(*GETRECORD).read_bytes())
+        old = next(root.iter(oai("record")))
+        old.getparent().replace(old, copy.deepcopy(rec))
+        return etree.tostring(root)
+
+    def oai(self, req: Request) -> Reply:
+        if req.query.get("verb") == ["ListRecords"]:
+            return self.list_records(req)
+        return super().oai(req)
+
+    def list_records(self, req: Request) -> Reply:
+        token = req.query.get("resumptionToken", [None])[0]
+        if token is not None:
+            fault = self.token_faults.pop(0) if self.token_faults else None
+            if fault is not None:  # None: this token is answered as usual
+                return fault
+            nxt, start, until, prefix, wanted = token.split("!")
+            first = int(nxt.rsplit("%3A", 1)[1])
+        else:
+            def arg(k: str) -> str:
+                return req.query.get(k, [""])[0]
+
+            start, until, prefix, wanted, first = (arg("from"), arg("until"),
+                                                   arg("metadataPrefix"), arg("set"), 0)
+        match = sorted((int(d), r) for d, r in self.listed.items() if int(d) >= first
+                       and (not start or datestamp_of(r) >= start)
+                       and (not until or datestamp_of(r) <= until)
+                       and (not wanted or wanted in [s.text for s in r.iter(oai("setSpec"))]))
+        if not match:
+            return Reply(200, oai_error("noRecordsMatch"), XML_TYPE)
+        page, rest = match[:self.page_size], match[self.page_size:]
+        more = (f"oai%3Apubmedcentral.nih.gov%3A{rest[0][0]}!{start}!{until}!{prefix}!{wanted}"
+                if rest else None)
+        return Reply(200, self.page(page, more), XML_TYPE)
+
+    @staticmethod
+    def page(records: list[tuple[int, etree._Element]], token: str | None) -> bytes:
+        """A recorded listing page (page01 with a token, page17 without), its records ours."""
+        root = jats.parse_xml(shared_path(*(LIST_FIRST if token else LIST_LAST)).read_bytes())
+        listed = root.find(oai("ListRecords"))
+        for child in list(listed):
+            listed.remove(child)
+        for _, rec in records:
+            listed.append(copy.deepcopy(rec))
+        if token:
+            etree.SubElement(listed, oai("resumptionToken")).text = token
+        return etree.tostring(root, xml_declaration=True, encoding="UTF-8")
+
+
+def list_settings(tmp_path: Path, server: FakeServer, **over: Any) -> dict[str, Any]:
+    return {"harvest": "list_records", "from": "2024-02-01", "until": "2024-12-31",
+            "window_days": 3650, "split_mode": "chronological",
+            "oai_url": server.url("/oai"),
+            "pdf_metadata_url": server.url("/cloud/metadata/{pmcid_ver}.json"),
+            "s3_https_url": server.url("/s3/{bucket}"), "email": "team@example.org",
+            **FAST, **over}
+
+
+def list_config(tmp_path: Path, server: FakeServer, **over: Any):
+    path = tmp_path / "pubmed-list.yaml"
+    path.write_text(yaml.safe_dump(list_settings(tmp_path, server, **over)), encoding="utf-8")
+    return load_settings("pubmed", path)
+
+
+def oai_requests(server: FakeServer, since: int = 0) -> list[dict[str, list[str]]]:
+    return [r.query for r in server.requests[since:] if r.path == "/oai"]
+
+
+def comparable(item: Candidate | Rejection) -> Candidate:
+    """A candidate without what differs between two harvests of it (when, where, split)."""
+    assert isinstance(item, Candidate), item
+    return replace(item, split=None, retrieved_at=None, pdf_path=None)
+
+
+def test_a_listed_record_gives_the_candidate_its_getrecord_gives(tmp_path: Path,
+                                                                 fake_server: FakeServer
+                                                                 ) -> None:
+    """The recorded 2026 record (PMC10858524, header and all) listed after an .nxml article
+    in one page reads as its GetRecord does: each record's own JATS, not the page's first."""
+    repo = PmcRepository(fake_server, page_size=10)
+    repo.put(recorded_record(), corpus_pdf("en_bmc_trauma"))
+    repo.put(pmc_record(article_of(shared_path(*NXML).read_bytes()), "3460867", "2024-02-11"),
+             corpus_pdf("en_acl_s2orc"))
+    ids = write_cohan(tmp_path / "ids", {"train": ["PMC3460867", "PMC10858524"]})
+    by_get = load_settings("pubmed", overrides={**list_settings(tmp_path, fake_server),
+                                                "harvest": "ids", "ids_dir": str(ids),
+                                                "split_mode": "given"})
+    got = {i.id: i for i in harvest(by_get, tmp_path / "get.sqlite", tmp_path / "get")}
+    sent = len(fake_server.requests)
+    listed = {i.id: i for i in harvest(list_config(tmp_path, fake_server),
+                                       tmp_path / "list.sqlite", tmp_path / "list")}
+    assert sorted(listed) == sorted(got) == ["PMC10858524", "PMC3460867"]
+    for doc_id in got:
+        assert comparable(listed[doc_id]) == comparable(got[doc_id]), doc_id
+        assert listed[doc_id].split is None and got[doc_id].split == "train"
+    assert listed["PMC10858524"].extra["pmcid_ver"] == "PMC10858524.1"
+    assert listed["PMC10858524"].record_url == fake_server.url(
+        "/oai?verb=GetRecord&identifier=oai:pubmedcentral.nih.gov:10858524&metadataPrefix=pmc_fm")
+    assert [q["verb"] for q in oai_requests(fake_server, sent)] == [["ListRecords"]]
+
+
+def test_a_listing_follows_its_token_as_given_with_from_until_set_and_ncbi_manners(
+        tmp_path: Path, fake_server: FakeServer) -> None:
+    """Three records in the dates and the set, two a page: the first request names the
+    format, the dates and the set, the second only the token, written as the recorded one
+    is (percent-encoded inside the XML, sent as is); a record of another set or dated
+    outside from..until is never listed."""
+    repo = PmcRepository(fake_server)
+    nxml = article_of(shared_path(*NXML).read_bytes())
+    for digits, stamp in (("3460867", "2024-02-11"), ("3460868", "2024-02-03"),
+                          ("3460869", "2024-02-20")):
+        repo.put(pmc_record(nxml, digits, stamp), corpus_pdf("en_acl_s2orc"))
+    repo.put(pmc_record(nxml, "3460870", "2024-02-12", sets=("nihpa",)))  # another set
+    repo.put(pmc_record(nxml, "3460871", "2025-01-02"))  # after until
+    items = harvest(list_config(tmp_path, fake_server), tmp_path / "s.sqlite", tmp_path / "o")
+    assert [i.id for i in items] == ["PMC3460867", "PMC3460868", "PMC3460869"]
+    assert all(isinstance(i, Candidate) for i in items)
+    first, second = oai_requests(fake_server)[0], oai_requests(fake_server)[1]
+    assert first == {"verb": ["ListRecords"], "metadataPrefix": ["pmc_fm"],
+                     "from": ["2024-02-01"], "until": ["2024-12-31"], "set": ["pmc-open"],
+                     "tool": ["loralay-build"], "email": ["team@example.org"]}
+    assert second == {"verb": ["ListRecords"], "resumptionToken": [
+        "oai%3Apubmedcentral.nih.gov%3A3460869!2024-02-01!2024-12-31!pmc_fm!pmc-open"],
+        "tool": ["loralay-build"], "email": ["team@example.org"]}
+    assert len(oai_requests(fake_server)) == 2  # no GetRecord: each record came listed
+
+
+def high_water(state_path: Path) -> Any:
+    with RunState(state_path) as state:
+        return state.get_checkpoint("pubmed.high_water", None)
+
+
+def test_the_mark_is_the_newest_datestamp_saved_once_its_window_is_all_recorded(
+        tmp_path: Path, fake_server: FakeServer) -> None:
+    """PMC lists by identifier: the newest datestamp (2024-02-20) is on the first page. A
+    harvest stopped on the second page has no mark yet (a refresh from it would pass the
+    second page's older records); the same harvest again resumes at the token and, the
+    window all recorded, saves it."""
+    repo = PmcRepository(fake_server)
+    nxml = article_of(shared_path(*NXML).read_bytes())
+    for digits, stamp in (("3460867", "2024-02-11"), ("3460868", "2024-02-20"),
+                          ("3460869", "2024-02-03"), ("3460870", "2024-02-04")):
+        repo.put(pmc_record(nxml, digits, stamp), corpus_pdf("en_acl_s2orc"))
+    cfg, state = list_config(tmp_path, fake_server), tmp_path / "s.sqlite"
+    first = harvest(cfg, state, tmp_path / "o", abandon_after=3)
+    assert [i.id for i in first] == ["PMC3460867", "PMC3460868", "PMC3460869"]
+    assert high_water(state) is None
+    sent = len(fake_server.requests)
+    rest = harvest(cfg, state, tmp_path / "o")
+    assert [i.id for i in rest] == ["PMC3460870"]
+    assert "resumptionToken" in oai_requests(fake_server, sent)[0]
+    assert high_water(state) == "2024-02-20"
+
+
+def test_a_deleted_record_withdraws_a_recorded_id_only(tmp_path: Path,
+                                                       fake_server: FakeServer) -> None:
+    repo = PmcRepository(fake_server, page_size=10)
+    nxml = article_of(shared_path(*NXML).read_bytes())
+    repo.put(pmc_record(nxml, "3460867", "2024-02-11"), corpus_pdf("en_acl_s2orc"))
+    repo.put(pmc_record(nxml, "3460868", "2024-02-12"), corpus_pdf("en_ieee_reqprio"))
+    cfg, state = list_config(tmp_path, fake_server), tmp_path / "s.sqlite"
+    assert len(harvest(cfg, state, tmp_path / "o")) == 2
+    repo.put(pmc_record(None, "3460867", "2024-03-01"))  # deleted upstream since
+    repo.put(pmc_record(None, "3460999", "2024-03-01"))  # never recorded
+    assert harvest(cfg, state, tmp_path / "o") == []
+    with RunState(state) as st:
+        assert st.candidate("PMC3460867") is None and st.candidate("PMC3460999") is None
+        assert {r[0] for r in st.db.execute("SELECT doc_id FROM results")} == {"PMC3460868"}
+    assert high_water(state) == "2024-03-01"  # deleted records are seen too
+
+
+def test_a_record_unreachable_in_the_cloud_is_asked_for_again_by_getrecord(
+        tmp_path: Path, fake_server: FakeServer) -> None:
+    """The listing has moved past it, so the next run asks for it by its id, once."""
+    repo = PmcRepository(fake_server, page_size=10)
+    nxml = article_of(shared_path(*NXML).read_bytes())
+    repo.put(pmc_record(nxml, "3460867", "2024-02-11"), corpus_pdf("en_acl_s2orc"))
+    repo.put(pmc_record(nxml, "3460868", "2024-02-12"), corpus_pdf("en_ieee_reqprio"))
+    meta = "/cloud/metadata/PMC3460868.1.json"
+    repo.metadata[meta] = [Reply(500)] * 6 + repo.metadata[meta]
+    cfg, state = list_config(tmp_path, fake_server), tmp_path / "s.sqlite"
+    items = {i.id: i for i in harvest(cfg, state, tmp_path / "o")}
+    assert items["PMC3460868"].cls == "unreachable"
+    sent = len(fake_server.requests)
+    again = harvest(cfg, state, tmp_path / "o")
+    assert [i.id for i in again] == ["PMC3460868"] and isinstance(again[0], Candidate)
+    asked = oai_requests(fake_server, sent)
+    assert asked[0]["verb"] == ["GetRecord"]
+    assert asked[0]["identifier"] == ["oai:pubmedcentral.nih.gov:3460868"]
+    assert [q["verb"] for q in asked[1:]] == [["ListRecords"]]
+
+
+def test_a_refresh_lists_from_the_mark_less_the_overlap_within_until(
+        tmp_path: Path, fake_server: FakeServer) -> None:
+    """Under `refresh` the listing starts at the mark (2024-02-20) less
+    `refresh_overlap_days`; a mark past a fixed until_date leaves nothing to list."""
+    repo = PmcRepository(fake_server, page_size=10)
+    nxml = article_of(shared_path(*NXML).read_bytes())
+    repo.put(pmc_record(nxml, "3460867", "2024-02-20"), corpus_pdf("en_acl_s2orc"))
+    cfg, state = list_config(tmp_path, fake_server), tmp_path / "s.sqlite"
+    harvest(cfg, state, tmp_path / "o")
+    assert high_water(state) == "2024-02-20"
+
+    def refresh(settings: Any) -> list[Candidate | Rejection]:
+        with RunState(state) as st:
+            return list(pubmed.fetch(FetchContext("pubmed", settings, st, tmp_path / "o",
+                                                  refresh=True)))
+
+    sent = len(fake_server.requests)
+    assert refresh(cfg.replace(refresh_overlap_days=3)) == []
+    assert [q.get("from") for q in oai_requests(fake_server, sent)] == [["2024-02-17"]]
+    sent = len(fake_server.requests)
+    assert refresh(cfg.replace(until_date="2024-02-18")) == []
+    assert oai_requests(fake_server, sent) == []
+
+
+@pytest.mark.parametrize("keys,said", [
+    ({"split_mode": "chronological"}, "harvest: list_records needs from_date (YYYY-MM-DD)"),
+    ({"from": "2024-01-01"}, "harvest: list_records lists papers outside Cohan et al.'s split: "
+                             "set split_mode: chronological"),
+    ({"from": "2024-03-01", "until": "2024-02-01", "split_mode": "chronological"},
+     "from_date 2024-03-01 is after until_date 2024-02-01"),
+])
+def test_list_records_settings_are_refused_in_one_line(tmp_path: Path, keys: dict[str, Any],
+                                                       said: str) -> None:
+    from loralay_build.errors import ConfigError
+
+    path = tmp_path / "cfg.yaml"
+    path.write_text(yaml.safe_dump({"harvest": "list_records", **keys}))
+    with pytest.raises(ConfigError) as e:
+        load_settings("pubmed", path)
+    assert str(e.value).startswith(f"{path}: {said}") and "\n" not in str(e.value)
+    path.write_text("harvest: list_records\nfrom: 2024-01-01\nsplit_mode: chronological\n")
+    assert load_settings("pubmed", path).from_date == "2024-01-01"  # a YAML date
+
+
+# --- list_records end to end: a build, then refreshes through the CLI ---------------------------
+V1_IDS = ["PMC10858524", "PMC2817654", "PMC3460867"]
+REFRESH_DIFF = {"version_before": 1, "version": 2, "added": {"train": ["PMC5828200",
+                                                                       "PMC11000001"]},
+                "duplicates": [], "missing_upstream": ["PMC10858524"], "dropped": {}}
+
+
+def listing_world(server: FakeServer) -> PmcRepository:
+    """Version 1's PMC, two records a page in identifier order: PMC2817654 (the BMC article
+    of the corpus, dated 2024-02-11) and PMC3460867 (an .nxml article, 2024-02-12, the
+    newest), then the recorded 2026 record PMC10858524 (2024-02-10), each with the abstract
+    of the corpus PDF it is served with."""
+    repo = PmcRepository(server)
+    repo.put(with_abstract(recorded_record(), "en_hal_reaim"), corpus_pdf("en_hal_reaim"))
+    repo.put(pmc_record(article_of(shared_path("corpus", "meta", "en_bmc_trauma.xml")
+                                   .read_bytes()), "2817654", "2024-02-11"),
+             corpus_pdf("en_bmc_trauma"))
+    repo.put(with_abstract(pmc_record(article_of(shared_path(*NXML).read_bytes()), "3460867",
+                                      "2024-02-12"), "en_ieee_reqprio"),
+             corpus_pdf("en_ieee_reqprio"))
+    return repo
+
+
+def published_since(repo: PmcRepository) -> None:
+    """What PMC holds at the refresh: PMC5828200 (2024-03-05) and PMC11000001 (2024-02-20,
+    the recorded record renumbered) are new, PMC10858524 is deleted (2024-03-01). From the
+    mark less a day (2024-02-11) the listing is three pages: the two records of 2024-02-11
+    and -12 again, then 5828200 and the deletion, then 11000001."""
+    repo.put(with_abstract(pmc_record(article_of(shared_path(*NXML_2).read_bytes()), "5828200",
+                                      "2024-03-05"), "en_arxiv_beyond_summ"),
+             corpus_pdf("en_arxiv_beyond_summ"))
+    repo.put(with_abstract(renumbered(recorded_record(), "11000001", "2024-02-20"),
+                           "en_acl_s2orc"), corpus_pdf("en_acl_s2orc"))
+    repo.put(pmc_record(None, "10858524", "2024-03-01"))
+
+
+def e2e_config(tmp_path: Path, server: FakeServer, name: str = "cfg.yaml", **over: Any
+               ) -> Path:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(list_settings(tmp_path, server, max_pages_percentile=None,
+                                                 min_summary_percentile=None, **over)))
+    return path
+
+
+def pubmed_build(cfg: Path, out: Path, *more: str) -> None:
+    from .conftest import loralay
+
+    loralay("build", "--source", "pubmed", "--config", str(cfg), "--out", str(out), *more,
+            check=True)
+
+
+def fetch_state(out: Path, sql: str) -> list[tuple[Any, ...]]:
+    import sqlite3
+
+    with sqlite3.connect(out / "state" / "fetch.sqlite") as con:
+        return con.execute(sql).fetchall()
+
+
+def checkpoint(out: Path, name: str) -> Any:
+    found = fetch_state(out, f"SELECT value FROM checkpoints WHERE name = '{name}'")
+    return json.loads(found[0][0]) if found else None
+
+
+def parquet_files(out: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted((out / "data").glob("*.parquet"))}
+
+
+def kept_ids(out: Path) -> list[str]:
+    docs = json.loads((out / "report.json").read_text())["documents"]
+    return sorted(i for i, d in docs.items() if d["status"] == "kept")
+
+
+@pytest.mark.e2e
+def test_a_listed_build_refreshed_asks_from_its_mark_and_adds_only_the_new_papers(
+        tmp_path: Path, fake_server: FakeServer) -> None:
+    """Version 1 lists from from_date across a token; the refresh lists from its mark
+    (2024-02-12) less a day and never from the beginning, asks the cloud about the new
+    papers only, adds them, withdraws the deleted one (missing upstream, its row kept) and
+    leaves version 1's files as they were."""
+    repo = listing_world(fake_server)
+    cfg, out = e2e_config(tmp_path, fake_server), tmp_path / "out"
+    pubmed_build(cfg, out)
+    assert kept_ids(out) == V1_IDS
+    first = oai_requests(fake_server)
+    assert [(q.get("from"), q.get("resumptionToken")) for q in first] == [
+        (["2024-02-01"], None),
+        (None, ["oai%3Apubmedcentral.nih.gov%3A10858524!2024-02-01!2024-12-31!pmc_fm!pmc-open"])]
+    assert checkpoint(out, "pubmed.high_water") == "2024-02-12"
+    v1 = parquet_files(out)
+
+    published_since(repo)
+    sent = len(fake_server.requests)
+    pubmed_build(cfg, out, "--refresh")
+    asked = oai_requests(fake_server, sent)
+    assert asked[0] == {"verb": ["ListRecords"], "metadataPrefix": ["pmc_fm"],
+                        "from": ["2024-02-11"], "until": ["2024-12-31"], "set": ["pmc-open"],
+                        "tool": ["loralay-build"], "email": ["team@example.org"]}
+    assert [list(q) for q in asked[1:]] == [["verb", "resumptionToken", "tool", "email"]] * 2
+    cloud = [r.path for r in fake_server.requests[sent:] if r.path != "/oai"]
+    assert cloud == ["/cloud/metadata/PMC5828200.1.json", "/s3/pmc-oa-opendata/PMC5828200.1/"
+                     "PMC5828200.1.pdf", "/cloud/metadata/PMC11000001.1.json",
+                     "/s3/pmc-oa-opendata/PMC11000001.1/PMC11000001.1.pdf"]
+    assert json.loads((out / "diff.json").read_text()) == REFRESH_DIFF
+    assert checkpoint(out, "pubmed.high_water") == "2024-03-05"
+    after = parquet_files(out)
+    assert {k: after[k] for k in v1} == v1 and len(after) == len(v1) + 1
+    assert kept_ids(out) == sorted(V1_IDS + ["PMC11000001", "PMC5828200"])
+
+
+@pytest.mark.e2e
+def test_a_refresh_killed_mid_listing_resumes_at_its_token_and_keeps_the_window_s_mark(
+        tmp_path: Path, fake_server: FakeServer) -> None:
+    """The refresh is killed while its third page is asked for: PMC5828200 (2024-03-05, the
+    window's newest) recorded, the deletion withdrawn, the mark not yet raised. The same
+    command resumes at that page's token (no listing from any date), adds PMC11000001 and
+    ends as an unkilled refresh does, the mark raised to 2024-03-05 (listed before the
+    kill), not to the last page's 2024-02-20."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from .conftest import REPO
+
+    repo = listing_world(fake_server)
+    cfg, out = e2e_config(tmp_path, fake_server), tmp_path / "out"
+    pubmed_build(cfg, out)
+    published_since(repo)
+    repo.token_faults = [None, Reply(200, b"", XML_TYPE, delay=30)]  # the third page hangs
+    slow = e2e_config(tmp_path, fake_server, "slow.yaml", timeout_s=60)
+    sent = len(fake_server.requests)
+    proc = subprocess.Popen([sys.executable, "-m", "loralay_build.cli", "build", "--source",
+                             "pubmed", "--config", str(slow), "--out", str(out), "--refresh"],
+                            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.monotonic() + 300
+    while sum("resumptionToken" in q for q in oai_requests(fake_server, sent)) < 2 \
+            and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    recorded = {r[0] for r in fetch_state(out, "SELECT doc_id FROM results WHERE "
+                                               "stage = 'fetch'")}
+    assert recorded == {"PMC2817654", "PMC3460867", "PMC5828200"}  # 10858524 withdrawn
+    assert checkpoint(out, "pubmed.high_water") == "2024-02-12"
+    token = "oai%3Apubmedcentral.nih.gov%3A11000001!2024-02-11!2024-12-31!pmc_fm!pmc-open"
+    assert json.loads(checkpoint(out, "pubmed.position")["position"])["token"] == token
+
+    sent = len(fake_server.requests)
+    pubmed_build(cfg, out, "--refresh")
+    asked = oai_requests(fake_server, sent)
+    assert asked[0]["resumptionToken"] == [token] and not any("from" in q for q in asked)
+    assert json.loads((out / "diff.json").read_text()) == REFRESH_DIFF
+    assert checkpoint(out, "pubmed.high_water") == "2024-03-05"
+
+
+@pytest.mark.e2e
+def test_a_dataset_of_cohan_s_ids_refreshed_by_a_listing_gains_papers_outside_them(
+        tmp_path: Path, fake_server: FakeServer) -> None:
+    """Version 1 from Cohan's ids (GetRecord, their given splits); the refresh lists from
+    from_date (no mark yet: `ids` keeps none), skips the ids it has, adds the two new papers
+    split by date among themselves, and the old rows keep Cohan's splits."""
+    repo = listing_world(fake_server)
+    ids = write_cohan(tmp_path / "ids", {"train": ["PMC3460867"], "val": ["PMC2817654"],
+                                         "test": ["PMC10858524"]})
+    cohan = e2e_config(tmp_path, fake_server, "cohan.yaml", harvest="ids", ids_dir=str(ids),
+                       split_mode="given")
+    out = tmp_path / "out"
+    pubmed_build(cohan, out)
+    assert {q["verb"][0] for q in oai_requests(fake_server)} == {"GetRecord"}
+    assert checkpoint(out, "pubmed.high_water") is None
+    v1 = parquet_files(out)
+    published_since(repo)
+    sent = len(fake_server.requests)
+    pubmed_build(e2e_config(tmp_path, fake_server, **{"from": "2024-02-11"}), out, "--refresh")
+    asked = oai_requests(fake_server, sent)
+    assert asked[0]["verb"] == ["ListRecords"] and asked[0]["from"] == ["2024-02-11"]
+    assert not any(q["verb"] == ["GetRecord"] for q in asked)
+    assert json.loads((out / "diff.json").read_text()) == REFRESH_DIFF
+    after = parquet_files(out)
+    assert {k: after[k] for k in v1} == v1
+    docs = json.loads((out / "report.json").read_text())["documents"]
+    assert [docs[i]["split"] for i in ("PMC3460867", "PMC2817654", "PMC10858524",
+                                       "PMC5828200", "PMC11000001")] == [
+        "train", "validation", "test", "train", "train"]

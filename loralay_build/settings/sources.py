@@ -111,11 +111,26 @@ class ArxivSettings(CommonSettings):
 
 
 class PubmedSettings(CommonSettings):
+    """PubMed-Lay (docs/pubmed.md). `harvest` picks the papers: `ids`, Cohan et al.'s (a
+    `GetRecord` each); `list_records`, what PMC's OAI service lists from `from_date` (a
+    refresh: since the last harvest), the date keys named as `OaiSettings` names them."""
+
     INPUT_PATHS = ("ids_dir",)
+    RENAMED = {"from": "from_date", "until": "until_date"}
+    harvest: Literal["ids", "list_records"] = Field(
+        "ids", description="ids: GetRecord of ids_dir's ids; list_records: ListRecords by date")
     ids_dir: str | None = Field(None, min_length=1, description="Cohan et al.'s id files")
     oai_url: HttpUrl = Field("https://pmc.ncbi.nlm.nih.gov/api/oai/v1/mh/",
                              description="PMC OAI-PMH")
     metadata_prefix: Literal["pmc_fm", "pmc"] = Field("pmc_fm", description="front matter")
+    set: str | None = Field("pmc-open", min_length=1,
+                            description="list_records: a setSpec (null: every record)")
+    from_date: IsoDate | None = Field(None, description="list_records: first datestamp "
+                                      "(YYYY-MM-DD; `from`)")
+    until_date: IsoDate | None = Field(None, description="list_records: last datestamp "
+                                       "(YYYY-MM-DD; `until`; null: today)")
+    window_days: int = Field(7, ge=1, le=36_500,
+                             description="list_records: from..until in windows of this many days")
     tool: str = Field("loralay-build", min_length=1, description="NCBI's `tool`")
     email: str | None = Field(None, pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$",
                               description="NCBI's `email` (null: contact)")
@@ -132,6 +147,23 @@ class PubmedSettings(CommonSettings):
     peak_oai_requests: Count | None = Field(100, description="NCBI peak-hour cap (null: off)")
     timeout_s: PositiveSeconds = 60
     split_mode: Literal["chronological", "given"] = "given"
+
+    @model_validator(mode="after")
+    def _a_listing_needs_dates_and_a_split(self) -> PubmedSettings:
+        """A listing has no end of its own (PMC holds millions of records) and its papers no
+        given split (Cohan et al.'s covers their ids only): refused before any request."""
+        if self.harvest != "list_records":
+            return self
+        if self.from_date is None:
+            raise ValueError("harvest: list_records needs from_date (YYYY-MM-DD), the first "
+                             "datestamp to list: PMC holds millions of records")
+        if self.until_date is not None and self.from_date > self.until_date:
+            raise ValueError(f"from_date {self.from_date} is after until_date "
+                             f"{self.until_date}")
+        if self.split_mode == "given":
+            raise ValueError("harvest: list_records lists papers outside Cohan et al.'s "
+                             "split: set split_mode: chronological")
+        return self
 
 
 class OaiSettings(CommonSettings):

@@ -1,5 +1,16 @@
 """PubMed-Lay: Cohan et al. PMC ids, abstracts from PMC's OAI-PMH service, PDFs from the PMC cloud.
 
+Which papers (`harvest`): `ids`, Cohan et al.'s, each asked for by `GetRecord`; or
+`list_records`, what the service lists from `from_date` (`PubmedListHarvest`: the kit's
+`OaiListing` in date windows, `PagedHarvest` and `Checkpoint`), so papers outside Cohan's
+lists can join. Either way an OAI record becomes a candidate through the same steps
+(`PubmedHarvest.from_record`): a listed record gives the candidate its `GetRecord` gives.
+A refresh lists from the last listing's newest datestamp (`HighWater`
+`pubmed.high_water`) less `refresh_overlap_days`; the mark is raised once a window is all
+recorded (the kit's `ListedMark`: PMC lists by identifier, not by date, so a mark raised
+after a page could pass records a kill left unlisted). A deleted record of a recorded id
+withdraws it (`missing_upstream` in diff.json).
+
 Abstracts: `GetRecord` (`metadataPrefix` pmc_fm by default) through the sources' one
 OAI-PMH client (`kit/oai.py`: OAI error codes, strict XML, an error body behind an HTTP
 4xx) over our PoliteClient (rate limit, UA, retries, a 403 from the OAI service stops
@@ -46,17 +57,30 @@ from . import (
     retrieved_now,
 )
 from .cohan import read_ids
-from .kit.harvest import with_attempts
+from .kit.harvest import Checkpoint, HighWater, Page, PagedHarvest, fingerprint, with_attempts
 from .kit.jsonl import BadLine, bad_record
-from .kit.oai import OaiClient
+from .kit.oai import (
+    BrokenRecord,
+    Listed,
+    ListedMark,
+    ListPage,
+    OaiClient,
+    OaiListing,
+    date_windows,
+    position,
+)
 
 SOURCE = "pubmed"
+CHECKPOINT = "pubmed.position"
+HIGH_WATER = "pubmed.high_water"
+WINDOW_NEWEST = "pubmed.window_newest"
+OAI_ID = "oai:pubmedcentral.nih.gov:"
 PMC_ID = re.compile(r"^(?:PMC)?(\d+)$", re.IGNORECASE)
 T = TypeVar("T")
 
 
 def require_inputs(s: PubmedSettings) -> PubmedSettings:
-    if not s.ids_dir:
+    if s.harvest == "ids" and not s.ids_dir:
         raise BadRunInput("pubmed: set ids_dir (the Cohan et al. PubMed files) with "
                          "--config FILE")
     return s
@@ -92,6 +116,15 @@ def in_ncbi_peak(moment: dt.datetime) -> bool:
 def pmc_digits(article_id: str) -> str | None:
     m = PMC_ID.match(article_id.strip())
     return m.group(1) if m else None
+
+
+def listed_id(identifier: str | None) -> str | None:
+    """The article id (`PMC<digits>`, as Cohan et al.'s files write it) of an OAI identifier
+    `oai:pubmedcentral.nih.gov:<digits>`; None for any other."""
+    if not identifier or not identifier.startswith(OAI_ID):
+        return None
+    digits = pmc_digits(identifier[len(OAI_ID):])
+    return f"PMC{digits}" if digits else None
 
 
 def s3_to_https(url: str, template: str) -> tuple[str, str | None]:
@@ -144,7 +177,7 @@ def oai_record_url(s: PubmedSettings, digits: str) -> str:
     return f"{s.oai_url}{'&' if '?' in s.oai_url else '?'}{query}"
 
 
-def record_to_candidate(article_id: str, split: str, root: etree._Element,
+def record_to_candidate(article_id: str, split: str | None, root: etree._Element,
                         record_url: str | None = None, retrieved_at: str | None = None
                         ) -> Candidate | Rejection:
     """The candidate an OAI record describes (no PDF yet), or why it cannot be one."""
@@ -236,7 +269,8 @@ class PubmedHarvest:
         return (*s3_to_https(pdf_url, self.settings.s3_https_url),
                 code if isinstance(code, str) and code.strip() else None)
 
-    def process(self, article_id: str, split: str) -> Candidate | Rejection:
+    def process(self, article_id: str, split: str | None) -> Candidate | Rejection:
+        """The id's record asked for by `GetRecord`, then `from_record`."""
         digits = pmc_digits(article_id)
         if digits is None:
             return Rejection(article_id, SOURCE, FailureClass.BAD_METADATA.value,
@@ -247,8 +281,16 @@ class PubmedHarvest:
             raise HarvestStopped(f"pubmed: {e}") from e
         except StageError as e:
             return Rejection(article_id, SOURCE, e.failure.cls.value, e.failure.message)
+        return self.from_record(article_id, split, root, retrieved_now())
+
+    def from_record(self, article_id: str, split: str | None, root: etree._Element,
+                    retrieved_at: str | None) -> Candidate | Rejection:
+        """An OAI record (from `GetRecord` or a `ListRecords` page) to a candidate with its
+        PDF: the JATS read, the licence decided as early as it can be, the cloud's PDF."""
+        digits = pmc_digits(article_id)
+        assert digits is not None
         found = record_to_candidate(article_id, split, root,
-                                    oai_record_url(self.settings, digits), retrieved_now())
+                                    oai_record_url(self.settings, digits), retrieved_at)
         if isinstance(found, Rejection):
             return found
         item: Candidate = found
@@ -295,10 +337,112 @@ class PubmedHarvest:
             yield self.process(cid.article_id, cid.split)
 
 
+class PubmedListHarvest(PagedHarvest[Listed]):
+    """`harvest: list_records`: PMC's `ListRecords` from `from_date` (a refresh: from the
+    high-water mark less the overlap) in windows of `window_days`, each listed record
+    through `PubmedHarvest.from_record`."""
+
+    def __init__(self, ctx: FetchContext, records: PubmedHarvest,
+                 today: dt.date | None = None) -> None:
+        super().__init__(ctx)
+        s = self.settings = records.settings
+        self.records = records
+        self.client = records.client
+        self.attempts, self.backoff_factor = s.attempts, s.backoff_factor
+        self.pdf_attempts = s.pdf_attempts
+        high_water = HighWater(ctx, HIGH_WATER)
+        self.mark = ListedMark(ctx, high_water, WINDOW_NEWEST)
+        start = high_water.start(s.from_date)
+        windows = date_windows(start, s.until_date, s.window_days, today or dt.date.today())
+        self.listing = OaiListing(records.oai, s.metadata_prefix, s.set, windows, SOURCE,
+                                  ctx.log)
+        # `from` is the start asked for: a refresh's moves with the mark, and a position
+        # saved under another start is not resumed (its records are skipped as recorded)
+        query = fingerprint({"oai_url": s.oai_url, "metadata_prefix": s.metadata_prefix,
+                             "set": s.set, "from": start, "until": s.until_date,
+                             "window_days": s.window_days})
+        self.checkpoint = Checkpoint(ctx, CHECKPOINT, query, position(0, None), key="position")
+        # a refresh whose mark is past a fixed until_date: nothing is left to list
+        self.past_until = bool(start and s.until_date and start > s.until_date)
+
+    def run(self) -> Iterator[Candidate | Rejection]:
+        if self.past_until:
+            self.ctx.log.info("pubmed: nothing to list: the high-water mark is past "
+                              "until_date %s (set until_date: null to list what is new)",
+                              self.settings.until_date)
+            yield from self.retry_recorded()
+            return
+        yield from super().run()
+
+    def page_what(self, pos: str) -> str:
+        return self.listing.describe(pos)
+
+    def fetch_page(self, pos: str) -> Page[Listed]:
+        self.records.check_peak()  # NCBI counts every request, a listing's pages too
+        self.mark.at(pos)
+        return self.listing.page(pos)
+
+    def first_page(self, page: Page[Listed]) -> None:
+        if page.total is not None:
+            self.ctx.log.info("pubmed: %s records listed in %s", f"{page.total:,}",
+                              self.listing.describe(page.position))
+
+    def process(self, record: Listed, page: Page[Listed]) -> Candidate | Rejection | None:
+        if isinstance(record, BrokenRecord):
+            return self.broken(record, page)
+        self.mark.seen(record.datestamp)
+        article_id = listed_id(record.identifier)
+        if article_id is None:
+            self.ctx.log.warning("pubmed: %s: a record of no PMC identifier (%r) skipped",
+                                 self.listing.describe(page.position), record.identifier)
+            return None
+        if record.deleted:  # PMC no longer offers it: a recorded paper leaves the dataset
+            if self.ctx.withdraw(article_id):
+                self.ctx.log.info("pubmed: %s is deleted upstream: withdrawn", article_id)
+            return None
+        if article_id in self.retried_now or self.ctx.already_fetched(article_id):
+            return None
+        return self.records.from_record(article_id, None, record.element, page.retrieved_at)
+
+    def broken(self, record: BrokenRecord, page: Page[Listed]) -> Rejection | None:
+        """A record whose XML does not parse: its id's `bad_metadata`, or a bad record."""
+        article_id = listed_id(record.identifier)
+        if article_id is None:
+            return Rejection(f"{page.position}#{record.index}", SOURCE,
+                             FailureClass.BAD_METADATA.value, record.reason, bad_record=True)
+        if article_id in self.retried_now or self.ctx.already_fetched(article_id):
+            return None
+        return Rejection(article_id, SOURCE, FailureClass.BAD_METADATA.value, record.reason)
+
+    def page_recorded(self, page: Page[Listed]) -> None:
+        assert isinstance(page, ListPage)
+        self.mark.recorded(page)
+
+    def retry_recorded(self) -> Iterator[Candidate | Rejection]:
+        """Ids an earlier run gave up for a reason this run retries, asked for again by
+        `GetRecord` (the listing has moved past them), in the split they were given."""
+        wanted = self.ctx.to_retry()
+        if not wanted:
+            return
+        splits = {c.id: c.split for c in self.ctx.state.candidates(keep=wanted.__contains__)}
+        self.ctx.log.info("pubmed: %d recorded failures to retry (%s)", len(wanted),
+                          ", ".join(sorted(self.ctx.retried_classes)))
+        for article_id in sorted(wanted):
+            if self.limit_reached():
+                return
+            self.retried_now.add(article_id)
+            self.yielded += 1
+            yield self.records.process(article_id, splits.get(article_id))
+
+
 def fetch(ctx: FetchContext) -> Iterator[Candidate | Rejection]:
     assert isinstance(ctx.settings, PubmedSettings)
     settings = require_inputs(ctx.settings)
     oai_client = PoliteClient(settings.http_fields())
     cloud_client = PoliteClient(settings.http_fields().replace(
         requests_per_second=settings.cloud_requests_per_second))
-    yield from PubmedHarvest(ctx, settings, oai_client, cloud_client).run()
+    records = PubmedHarvest(ctx, settings, oai_client, cloud_client)
+    if settings.harvest == "list_records":
+        yield from PubmedListHarvest(ctx, records).run()
+    else:
+        yield from records.run()
