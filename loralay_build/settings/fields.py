@@ -48,13 +48,6 @@ def _iso_date(value: str) -> str:
     return value
 
 
-def _yaml_date(value: object) -> object:
-    """YAML reads an unquoted `2020-01-01` as a date: taken as the same string."""
-    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
-        return value.isoformat()
-    return value
-
-
 def _name(value: str) -> str:
     if not _NAME.match(value):
         raise ValueError("letters, digits, '.', '_' or '-', starting with a letter or digit")
