@@ -18,7 +18,8 @@ position has moved past them).
 `HighWater` is the one rule of "ask only for what is new": the newest date a harvest has
 seen is kept in the run state, and a `build --refresh` asks the service from that date
 less a small overlap (records changed on the mark's day, clocks that differ); what the
-overlap brings again is skipped as already recorded.
+overlap brings again is skipped as already recorded. The start a harvest asks from is kept
+until it is done, so a refresh killed midway resumes its own query.
 """
 
 from __future__ import annotations
@@ -143,16 +144,45 @@ class HighWater:
             return None
         return (day - dt.timedelta(days=max(0, overlap_days))).isoformat()
 
+    @property
+    def walking(self) -> str:
+        """The checkpoint holding the start of a harvest not yet `done`."""
+        return f"{self.name}.start"
+
     def start(self, configured: str | None, overlap_days: int | None = None) -> str | None:
         """The first day to ask for: the configured one, or on a refresh the later of it
-        and `since` (said once in the log)."""
-        since = self.since(overlap_days)
-        if since is None or (configured is not None and configured >= since):
-            return configured
-        self.ctx.log.info("%s: refresh: asking only for records since %s (the last "
-                          "harvest's high-water mark %s, less the overlap)",
-                          self.ctx.source, since, self.mark)
-        return since
+        and `since` (said once in the log).
+
+        The start is kept until the harvest is `done`: the mark moves with every page
+        saved, so a refresh killed midway would otherwise ask another query when run again
+        (its position lost) and skip what its unwalked pages hold below the new mark; a
+        refresh after any unfinished harvest finishes that one's query first."""
+        pinned = self.ctx.state.get_checkpoint(self.walking, None)
+        if self.ctx.refresh and isinstance(pinned, dict):
+            start = _later(pinned.get("from"), configured)
+            if start != configured:
+                self.ctx.log.info("%s: refresh: finishing the unfinished harvest since %s",
+                                  self.ctx.source, start)
+        else:
+            since = self.since(overlap_days)
+            start = _later(since, configured)
+            if start != configured:
+                self.ctx.log.info("%s: refresh: asking only for records since %s (the last "
+                                  "harvest's high-water mark %s, less the overlap)",
+                                  self.ctx.source, since, self.mark)
+        self.ctx.state.set_checkpoint(self.walking, {"from": start})
+        return start
+
+    def done(self) -> None:
+        """The harvest walked its whole query: the next refresh asks from the mark."""
+        self.ctx.state.set_checkpoint(self.walking, None)
+
+
+def _later(a: str | None, b: str | None) -> str | None:
+    """The later of two first days, None being the service's first record."""
+    if a is None or b is None:
+        return a or b
+    return max(a, b)
 
 
 @dataclass
