@@ -9,15 +9,22 @@ checkpoint, retry rule, skip-known, download).
   repository is one window.
 - An expired token (`badResumptionToken`) restarts its window (records already recorded
   are skipped), at most `MAX_RESTARTS` times in a row; `noRecordsMatch` is an empty window,
-  also behind a token or HTTP 422; deleted records are skipped; a record whose XML is
-  broken is one `bad_metadata` record and the rest of its page goes on.
+  also behind a token or HTTP 422; a record whose XML is broken is one `bad_metadata`
+  record and the rest of its page goes on.
+- A deleted record already recorded is withdrawn (`ctx.withdraw`: a refresh lists it as
+  missing upstream and keeps its row); one never seen is skipped.
 - Each record becomes a candidate through its format's parser (`oai_formats.py`): its
   abstracts by language (labelled, else detected), the first of `languages` it has an
   abstract in is the summary; its issue date; its licence (a statement naming one first,
   else the first stated); the PDF link the format gives, else the landing page's
   `citation_pdf_url`.
-- The newest datestamp seen is kept as the checkpoint `oai.high_water`, so a refresh can
-  ask only for what is new (`from_date`).
+- The newest datestamp seen is the kit's `HighWater` (`oai.high_water`), raised as PubMed's
+  is (`ListedMark`: records come in no date order within a window, so a window's newest
+  datestamp counts once the window is all recorded): `build --refresh` asks from its day
+  less `refresh_overlap_days` (OAI-PMH's day granularity, which every repository accepts)
+  unless `from_date` is later, never past `until_date`. The refresh's windows are cut
+  from that day, so its query (fingerprint) is its own and a killed refresh resumes it; a
+  plain rerun asks as configured.
 """
 
 from __future__ import annotations
@@ -38,9 +45,11 @@ from ..records import Candidate, Rejection
 from ..settings import OaiSettings
 from . import BadRunInput, FetchContext, HarvestStopped, forbidden
 from .hal_records import parse_hal_date
-from .kit.harvest import Checkpoint, Page, PagedHarvest, fingerprint
+from .kit.harvest import Checkpoint, HighWater, Page, PagedHarvest, fingerprint
 from .kit.oai import (
     BrokenRecord,
+    ListedMark,
+    ListPage,
     OaiClient,
     OaiListing,
     OaiRecord,
@@ -53,6 +62,7 @@ from .oai_formats import Fields, is_access_term, parser_for
 SOURCE = "oai"
 CHECKPOINT = "oai.position"
 HIGH_WATER = "oai.high_water"
+WINDOW_NEWEST = "oai.window_newest"  # ListedMark's: the window's newest datestamp so far
 UNKNOWN_LANGUAGE = "und"
 LANDING_CAP = 5 * 2**20  # bytes of a landing page read for its citation_pdf_url
 _META_PDF = re.compile(r"""<meta\s+[^>]*?name\s*=\s*["']citation_pdf_url["'][^>]*>""",
@@ -182,6 +192,13 @@ class OaiHarvest(PagedHarvest[Item]):
     def __init__(self, ctx: FetchContext, settings: OaiSettings, client: PoliteClient,
                  today: dt.date | None = None) -> None:
         super().__init__(ctx)
+        high_water = HighWater(ctx, HIGH_WATER)
+        self.mark = ListedMark(ctx, high_water, WINDOW_NEWEST)
+        start = high_water.start(settings.from_date)
+        if settings.until_date is not None and start is not None:
+            start = min(start, settings.until_date)  # a mark of a wider query: never past until
+        if start != settings.from_date:  # a refresh: its own query, windows from `start`
+            settings = settings.replace(from_date=start)
         assert settings.base_url is not None
         self.settings = settings
         self.client = client
@@ -195,23 +212,29 @@ class OaiHarvest(PagedHarvest[Item]):
                                      position(0, None), key="position")
         self.listing = OaiListing(self.oai, settings.metadata_prefix, settings.set,
                                   self.windows, SOURCE, ctx.log)
-        saved = ctx.state.get_checkpoint(HIGH_WATER, None)
-        self.high_water: str | None = saved if isinstance(saved, str) else None
 
     def page_what(self, pos: str) -> str:
         return self.listing.describe(pos)
 
     def fetch_page(self, pos: str) -> Page[Item]:
+        self.mark.at(pos)
         return self.listing.page(pos)
 
     def process(self, record: Item, page: Page[Item]) -> Candidate | Rejection | None:
         if isinstance(record, OaiRecord):
-            if record.deleted or not record.identifier:
+            self.mark.seen(record.datestamp)  # a deletion is news of the repository too
+            if record.deleted:
+                if record.identifier and self.ctx.withdraw(record.identifier):
+                    self.ctx.log.info("oai: %s was deleted upstream; withdrawn",
+                                      record.identifier)
                 return None
-            if record.datestamp and (self.high_water is None
-                                     or record.datestamp > self.high_water):
-                self.high_water = record.datestamp
+            if not record.identifier:
+                return None
         return super().process(record, page)
+
+    def page_recorded(self, page: Page[Item]) -> None:
+        assert isinstance(page, ListPage)
+        self.mark.recorded(page)
 
     def to_item(self, record: Item, page: Page[Item]) -> Candidate | Rejection:
         if isinstance(record, BrokenRecord):
@@ -268,10 +291,6 @@ class OaiHarvest(PagedHarvest[Item]):
                              "citation_pdf_url", cand)
         return replace(cand, pdf_url=url, extra={**cand.extra, "pdf_from": "citation_pdf_url"})
 
-    def run_page(self, page: Page[Item]) -> Iterator[Candidate | Rejection]:
-        yield from super().run_page(page)
-        if self.high_water is not None:
-            self.ctx.state.set_checkpoint(HIGH_WATER, self.high_water)
 
 
 def require_inputs(s: OaiSettings) -> OaiSettings:
