@@ -88,20 +88,35 @@ def test_a_saved_mark_that_is_not_a_date_warns_and_asks_for_everything(tmp_path,
 
 @pytest.mark.parametrize("first_refresh", [True, False])
 def test_the_start_of_an_unfinished_harvest_is_kept_until_it_is_done(tmp_path, first_refresh):
-    """A refresh (or a plain harvest) stopped midway saved a mark its unwalked pages may
-    be older than: the next refresh asks the same start again (the same query, resumed),
-    and only once that harvest is done asks from the new mark."""
+    """`keep_start`: a refresh (or a plain harvest) stopped midway saved a mark its unwalked
+    pages may be older than: the next refresh asks the same start again (the same query,
+    resumed), and only once that harvest is done asks from the new mark."""
     with RunState(tmp_path / "s.sqlite") as state:
         harvested(state, tmp_path, "2024-03-01T10:00:00Z")
-        stopped = HighWater(ctx(state, tmp_path, refresh=first_refresh), NAME)
+        stopped = HighWater(ctx(state, tmp_path, refresh=first_refresh), NAME, keep_start=True)
         began = stopped.start(None)
         assert began == ("2024-02-29" if first_refresh else None)
         stopped.seen("2024-05-20")
         stopped.save()  # a page recorded, then the harvest was killed: no `done`
-        again = HighWater(ctx(state, tmp_path, refresh=True), NAME)
+        again = HighWater(ctx(state, tmp_path, refresh=True), NAME, keep_start=True)
         assert again.mark == "2024-05-20"
         assert again.start(None) == began
         assert again.start("2024-04-01") == "2024-04-01"  # a later configured day wins
         again.done()
-        after = HighWater(ctx(state, tmp_path, refresh=True), NAME)
+        after = HighWater(ctx(state, tmp_path, refresh=True), NAME, keep_start=True)
         assert after.start(None) == "2024-05-19"
+
+
+def test_without_keep_start_a_refresh_asks_from_the_mark_saved_whatever_came_before(
+        tmp_path):
+    """A source that saves its mark only after a whole harvest keeps no start (and needs
+    no `done`): each refresh asks from the mark as it is."""
+    with RunState(tmp_path / "s.sqlite") as state:
+        harvested(state, tmp_path, "2024-03-01T10:00:00Z")
+        stopped = HighWater(ctx(state, tmp_path, refresh=True), NAME)
+        assert stopped.start(None) == "2024-02-29"
+        stopped.seen("2024-05-20")
+        stopped.save()
+        again = HighWater(ctx(state, tmp_path, refresh=True), NAME)
+        assert again.start(None) == "2024-05-19"
+        assert state.get_checkpoint(again.walking) is None

@@ -18,8 +18,9 @@ position has moved past them).
 `HighWater` is the one rule of "ask only for what is new": the newest date a harvest has
 seen is kept in the run state, and a `build --refresh` asks the service from that date
 less a small overlap (records changed on the mark's day, clocks that differ); what the
-overlap brings again is skipped as already recorded. The start a harvest asks from is kept
-until it is done, so a refresh killed midway resumes its own query.
+overlap brings again is skipped as already recorded. A harvest saving its mark page by page
+can keep the start it asks from until it is done, so a refresh killed midway resumes its
+own query.
 """
 
 from __future__ import annotations
@@ -109,12 +110,16 @@ class Checkpoint:
 class HighWater:
     """The newest date (ISO 8601, a day or a time) the harvests of this folder have seen,
     kept as the checkpoint `name`. `seen` raises it as records come; `save` stores it (call
-    it once the records seen so far are recorded: a kill then never skips one); `since`
-    is the first day a refresh asks for."""
+    it once the records seen so far are recorded); `since` is the first day a refresh asks
+    for.
+
+    `keep_start`: for a harvest that saves its mark with each page of records listed out
+    of date order, the start is kept until the harvest is `done` (see `start`)."""
 
     ctx: FetchContext
     name: str
     mark: str | None = None
+    keep_start: bool = False
 
     def __post_init__(self) -> None:
         saved = self.ctx.state.get_checkpoint(self.name, None)
@@ -153,11 +158,11 @@ class HighWater:
         """The first day to ask for: the configured one, or on a refresh the later of it
         and `since` (said once in the log).
 
-        The start is kept until the harvest is `done`: the mark moves with every page
-        saved, so a refresh killed midway would otherwise ask another query when run again
-        (its position lost) and skip what its unwalked pages hold below the new mark; a
-        refresh after any unfinished harvest finishes that one's query first."""
-        pinned = self.ctx.state.get_checkpoint(self.walking, None)
+        With `keep_start`, the start is kept until the harvest is `done`: the mark moves
+        with every page saved, so a refresh killed midway would otherwise ask another query
+        when run again (its position lost) and skip what its unwalked pages hold below the
+        new mark; a refresh after any unfinished harvest finishes that one's query first."""
+        pinned = self.ctx.state.get_checkpoint(self.walking) if self.keep_start else None
         if self.ctx.refresh and isinstance(pinned, dict):
             start = _later(pinned.get("from"), configured)
             if start != configured:
@@ -170,7 +175,8 @@ class HighWater:
                 self.ctx.log.info("%s: refresh: asking only for records since %s (the last "
                                   "harvest's high-water mark %s, less the overlap)",
                                   self.ctx.source, since, self.mark)
-        self.ctx.state.set_checkpoint(self.walking, {"from": start})
+        if self.keep_start:
+            self.ctx.state.set_checkpoint(self.walking, {"from": start})
         return start
 
     def done(self) -> None:
