@@ -1,14 +1,11 @@
 """The kit's `HighWater` (`sources/kit/harvest.py`), the one rule of "ask only for what is
 new": the mark kept across runs in the run state, the overlap, the configured first day
-when it is later, a plain run asking as configured, a saved mark that is not a date, and
-the start of an unfinished harvest kept until it is done."""
+when it is later, a plain run asking as configured, a saved mark that is not a date."""
 
 from __future__ import annotations
 
 import logging
 from pathlib import Path
-
-import pytest
 
 from loralay_build.settings import load_settings
 from loralay_build.sources import FetchContext
@@ -31,7 +28,6 @@ def harvested(state: RunState, tmp_path: Path, *dates: str) -> None:
     for d in dates:
         hw.seen(d)
     hw.save()
-    hw.done()
 
 
 def test_the_mark_is_the_newest_date_seen_and_is_kept_across_runs(tmp_path):
@@ -50,10 +46,8 @@ def test_a_refresh_asks_from_the_mark_less_the_overlap(tmp_path):
         harvested(state, tmp_path, "2024-03-01T10:00:00Z")
         hw = HighWater(ctx(state, tmp_path, refresh=True), NAME)
         assert hw.start(None) == "2024-02-29"  # one day: the default
-        hw.done()
         wider = HighWater(ctx(state, tmp_path, refresh=True, refresh_overlap_days=3), NAME)
         assert wider.start("2020-01-01") == "2024-02-27"
-        wider.done()
         exact = HighWater(ctx(state, tmp_path, refresh=True, refresh_overlap_days=0), NAME)
         assert exact.start(None) == "2024-03-01"
 
@@ -69,7 +63,6 @@ def test_a_plain_run_and_a_first_harvest_ask_as_configured(tmp_path):
     with RunState(tmp_path / "s.sqlite") as state:
         first = HighWater(ctx(state, tmp_path, refresh=True), NAME)  # no mark yet
         assert first.start("2020-01-01") == "2020-01-01"
-        first.done()
         harvested(state, tmp_path, "2024-03-01T10:00:00Z")
         plain = HighWater(ctx(state, tmp_path, refresh=False), NAME)
         assert plain.start("2020-01-01") == "2020-01-01"
@@ -86,37 +79,18 @@ def test_a_saved_mark_that_is_not_a_date_warns_and_asks_for_everything(tmp_path,
         assert "'last tuesday' is not a date; asking for everything" in caplog.text
 
 
-@pytest.mark.parametrize("first_refresh", [True, False])
-def test_the_start_of_an_unfinished_harvest_is_kept_until_it_is_done(tmp_path, first_refresh):
-    """`keep_start`: a refresh (or a plain harvest) stopped midway saved a mark its unwalked
-    pages may be older than: the next refresh asks the same start again (the same query,
-    resumed), and only once that harvest is done asks from the new mark."""
-    with RunState(tmp_path / "s.sqlite") as state:
-        harvested(state, tmp_path, "2024-03-01T10:00:00Z")
-        stopped = HighWater(ctx(state, tmp_path, refresh=first_refresh), NAME, keep_start=True)
-        began = stopped.start(None)
-        assert began == ("2024-02-29" if first_refresh else None)
-        stopped.seen("2024-05-20")
-        stopped.save()  # a page recorded, then the harvest was killed: no `done`
-        again = HighWater(ctx(state, tmp_path, refresh=True), NAME, keep_start=True)
-        assert again.mark == "2024-05-20"
-        assert again.start(None) == began
-        assert again.start("2024-04-01") == "2024-04-01"  # a later configured day wins
-        again.done()
-        after = HighWater(ctx(state, tmp_path, refresh=True), NAME, keep_start=True)
-        assert after.start(None) == "2024-05-19"
-
-
-def test_without_keep_start_a_refresh_asks_from_the_mark_saved_whatever_came_before(
-        tmp_path):
-    """A source that saves its mark only after a whole harvest keeps no start (and needs
-    no `done`): each refresh asks from the mark as it is."""
+def test_a_refresh_that_saved_no_mark_asks_the_same_first_day_again(tmp_path):
+    """A source saves its mark only once the listing it came from is complete: a refresh
+    stopped midway saved none, so run again it asks the very same query (and resumes its
+    position) instead of asking from dates its unwalked pages may hold older ones than."""
     with RunState(tmp_path / "s.sqlite") as state:
         harvested(state, tmp_path, "2024-03-01T10:00:00Z")
         stopped = HighWater(ctx(state, tmp_path, refresh=True), NAME)
         assert stopped.start(None) == "2024-02-29"
-        stopped.seen("2024-05-20")
-        stopped.save()
+        stopped.seen("2024-05-20")  # a page walked, then killed: nothing saved
         again = HighWater(ctx(state, tmp_path, refresh=True), NAME)
-        assert again.start(None) == "2024-05-19"
-        assert state.get_checkpoint(again.walking) is None
+        assert again.start(None) == "2024-02-29"
+        again.seen("2024-05-20")
+        again.save()  # the listing is complete
+        after = HighWater(ctx(state, tmp_path, refresh=True), NAME)
+        assert after.start(None) == "2024-05-19"

@@ -109,17 +109,18 @@ class Checkpoint:
 @dataclass
 class HighWater:
     """The newest date (ISO 8601, a day or a time) the harvests of this folder have seen,
-    kept as the checkpoint `name`. `seen` raises it as records come; `save` stores it (call
-    it once the records seen so far are recorded); `since` is the first day a refresh asks
-    for.
+    kept as the checkpoint `name`. `seen` raises it as records come; `since` is the first
+    day a refresh asks for; `start` the first day a harvest asks for.
 
-    `keep_start`: for a harvest that saves its mark with each page of records listed out
-    of date order, the start is kept until the harvest is `done` (see `start`)."""
+    `save` only once the listing the dates came from is complete (the whole harvest, or a
+    whole date window of an OAI listing: `kit.oai.ListedMark`): services list records out
+    of date order (by docid, by identifier), so a mark saved midway could pass records
+    not yet listed, and a killed refresh run again would then ask from it and skip them.
+    Until then the mark stays, so a rerun asks the same query and resumes its position."""
 
     ctx: FetchContext
     name: str
     mark: str | None = None
-    keep_start: bool = False
 
     def __post_init__(self) -> None:
         saved = self.ctx.state.get_checkpoint(self.name, None)
@@ -149,39 +150,16 @@ class HighWater:
             return None
         return (day - dt.timedelta(days=max(0, overlap_days))).isoformat()
 
-    @property
-    def walking(self) -> str:
-        """The checkpoint holding the start of a harvest not yet `done`."""
-        return f"{self.name}.start"
-
     def start(self, configured: str | None, overlap_days: int | None = None) -> str | None:
         """The first day to ask for: the configured one, or on a refresh the later of it
-        and `since` (said once in the log).
-
-        With `keep_start`, the start is kept until the harvest is `done`: the mark moves
-        with every page saved, so a refresh killed midway would otherwise ask another query
-        when run again (its position lost) and skip what its unwalked pages hold below the
-        new mark; a refresh after any unfinished harvest finishes that one's query first."""
-        pinned = self.ctx.state.get_checkpoint(self.walking) if self.keep_start else None
-        if self.ctx.refresh and isinstance(pinned, dict):
-            start = _later(pinned.get("from"), configured)
-            if start != configured:
-                self.ctx.log.info("%s: refresh: finishing the unfinished harvest since %s",
-                                  self.ctx.source, start)
-        else:
-            since = self.since(overlap_days)
-            start = _later(since, configured)
-            if start != configured:
-                self.ctx.log.info("%s: refresh: asking only for records since %s (the last "
-                                  "harvest's high-water mark %s, less the overlap)",
-                                  self.ctx.source, since, self.mark)
-        if self.keep_start:
-            self.ctx.state.set_checkpoint(self.walking, {"from": start})
+        and `since` (said once in the log)."""
+        since = self.since(overlap_days)
+        start = _later(since, configured)
+        if start != configured:
+            self.ctx.log.info("%s: refresh: asking only for records since %s (the last "
+                              "harvest's high-water mark %s, less the overlap)",
+                              self.ctx.source, since, self.mark)
         return start
-
-    def done(self) -> None:
-        """The harvest walked its whole query: the next refresh asks from the mark."""
-        self.ctx.state.set_checkpoint(self.walking, None)
 
 
 def _later(a: str | None, b: str | None) -> str | None:
