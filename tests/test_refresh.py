@@ -372,6 +372,38 @@ def test_a_hal_refresh_asks_only_for_what_is_new_and_adds_it(fake_server, tmp_pa
     assert "refresh: nothing new since v2; no file rewritten" in third.stderr
 
 
+def test_a_hal_harvest_cut_short_saves_no_high_water_mark(fake_server, tmp_path):
+    """The cursor runs in docid order, not by date: a mark saved before the whole query is
+    walked could pass the submission dates of pages not yet walked, which a refresh would
+    then never ask for. A harvest cut by --limit leaves no mark; a whole one saves it."""
+    import sqlite3
+
+    from .test_hal_build import loralay, records, serve, write_config
+
+    every = records(fake_server.url(""))
+    for doc, day in zip(every, ["2026-01-09", "2026-01-02", "2026-01-05", "2026-01-01",
+                                "2026-01-03"]):
+        doc["submittedDate_tdate"] = f"{day}T10:00:00Z"
+    fake_server.add_handler("/search/", DatedSearch(every, rows=2))
+    serve(fake_server)
+    out = tmp_path / "hal"
+    cfg = write_config(tmp_path, fake_server.url("/search/"))
+    args = ("build", "--source", "hal", "--config", str(cfg), "--out", str(out))
+
+    def mark() -> str | None:
+        with sqlite3.connect(out / "state" / "fetch.sqlite") as con:
+            got = con.execute("SELECT value FROM checkpoints WHERE name='hal.high_water'"
+                              ).fetchone()
+        return json.loads(got[0]) if got else None
+
+    cut = loralay(*args, "--limit", "1")
+    assert cut.returncode == 0, cut.stderr[-2000:]
+    assert mark() is None
+    whole = loralay(*args)
+    assert whole.returncode == 0, whole.stderr[-2000:]
+    assert mark() == "2026-01-09T10:00:00Z"
+
+
 def test_an_arxiv_harvest_asks_the_bucket_only_for_ids_not_yet_seen(fake_server, tmp_path):
     """What a refresh's fetch of arXiv sends: the id list grew by one id (0704.0006); the
     second harvest lists and downloads that id only, every earlier one being recorded."""

@@ -14,8 +14,8 @@ driver prints as one line) and leaves the checkpoint in place. A PDF host that a
 does for `unreachable` ones.
 
 A refresh (`build --refresh`) asks only for what was submitted since the last harvest:
-the newest `submittedDate_tdate` seen is the high-water mark (`kit.harvest.HighWater`),
-and the refresh's query adds `fq=submittedDate_tdate:[mark less the overlap TO *]`, a
+the newest `submittedDate_tdate` seen is the high-water mark (`kit.harvest.HighWater`,
+saved once the whole query is walked), and the refresh's query adds `fq=submittedDate_tdate:[mark less the overlap TO *]`, a
 query of its own whose cursor starts at `*`.
 """
 
@@ -126,7 +126,10 @@ class HalHarvest(PagedHarvest[dict[str, Any]]):
 
     def run_page(self, page: SearchPage) -> Iterator[Candidate | Rejection]:
         yield from super().run_page(page)
-        self.high_water.save()  # the page's records are recorded: none is skipped by it
+        if page.is_last and not self.limit_reached():
+            # the whole query walked: the cursor runs in docid order, not by date, so a
+            # mark saved midway could pass records of pages not yet walked
+            self.high_water.save()
 
     def to_item(self, record: dict[str, Any], page: SearchPage) -> Candidate | Rejection:
         return to_candidate(record, self.today, self.settings.max_future_years,
