@@ -151,9 +151,9 @@ def _write_outputs(settings: CommonSettings, layout: RunLayout, d: Decisions,
                    diff: Diff | None = None) -> str:
     """The dataset, its card and the report, every count and outcome read from the
     recorded decisions; the rows themselves from the shard states. Returns the verdict.
-    A refresh (`base`, `diff`) writes its new rows only, beside the base's files, then
-    `diff.json`; any other build removes a `diff.json` left by one. The base is committed
-    last."""
+    A refresh (`base`, `diff`) writes its new rows (and pages) only, beside the base's
+    files, then `diff.json`; any other build removes a `diff.json` left by one. The base
+    is committed last."""
     from ..write import CardFacts, RunFacts, write_dataset, write_report
     from ..write.report import licenses_of
 
@@ -161,8 +161,11 @@ def _write_outputs(settings: CommonSettings, layout: RunLayout, d: Decisions,
     name = cs.dataset_name or f"loralay-{settings.source}"
     language = getattr(settings, "language", None)
     thresholds = recorded.fact("thresholds")
-    # before the card that names it: `images/` is complete whenever the card lists it
-    costs, image_files = write_images_config(layout.out, settings.images, d, states)
+    # before the card that names it: `images/` is complete whenever the card lists it; a
+    # refresh carries the base's (`check_refresh` recorded them) and adds its new pages
+    costs, image_files = write_images_config(
+        layout.out, settings.images, d, states,
+        carry=(base.image_files or {}) if base is not None else None)
     counts = recorded.kept_counts()
     version = diff.version if diff else 1
     changelog = [*base.changelog, diff.line()] if base and diff else \
@@ -200,7 +203,7 @@ def _write_outputs(settings: CommonSettings, layout: RunLayout, d: Decisions,
         remove_diff(layout.out)
     commit_base(layout.finish_db, version, written.shards,
                 {*(base.languages if base else ()), *written.languages}, thresholds,
-                row_settings(settings), changelog, d.missing)
+                row_settings(settings), changelog, d.missing, image_files)
     return verdict
 
 

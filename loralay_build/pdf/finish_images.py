@@ -3,11 +3,14 @@ config, and the cost per page.
 
 Pages come from each shard's image store (beside the shard state it belongs to), in the
 split order the dataset uses, each document's only if they were rendered for the result
-the ledger now holds (`StaleImages` otherwise: the dataset is left as it was).
+the ledger now holds (`StaleImages` otherwise: the dataset is left as it was). A refresh
+renders only its new documents: the old ones' files are carried as they are (`carry`), as
+their Parquet files are in `data/`.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -27,13 +30,15 @@ class KeptRows(Protocol):
 
     def kept_rows(self, split: str) -> Iterator[int]: ...
 
+    def new_rows(self, split: str) -> Iterator[int]: ...
+
 
 def _page_rows(split: str, d: KeptRows, states: Sequence[RunState],
                stores: Sequence[ImageStore]) -> Iterator[Any]:
     from ..write.images import PageRow
 
     ledgers = [Ledger(st, DOCUMENT) for st in states]
-    for j in d.kept_rows(split):
+    for j in d.new_rows(split):
         doc_id, i = d.rows.ids[j], d.rows.shard[j]
         entry = ledgers[i].get(doc_id)
         key = entry.fingerprint.digest() if entry else ""
@@ -41,24 +46,38 @@ def _page_rows(split: str, d: KeptRows, states: Sequence[RunState],
             yield PageRow(doc_id, page)
 
 
-def write_images_config(out: Path, enabled: bool, d: KeptRows, states: Sequence[RunState]
+def write_images_config(out: Path, enabled: bool, d: KeptRows, states: Sequence[RunState],
+                        carry: Mapping[str, Sequence[str]] | None = None
                         ) -> tuple[dict[str, Any], dict[str, list[str]]]:
     """Write (or, images off, remove) `DIR/images/`; the cost per page for the report, and
-    the files the card names."""
+    the files the card names. `carry`: a refresh's files of the old documents' pages (per
+    split), kept as they are; only the splits that grow are written."""
     from ..write.images import remove_image_shards, write_image_shards
 
     if not enabled:
         remove_image_shards(out)
         return page_costs(d, states, {}), {}
     layout = RunLayout(out)
+    grow = [s for s in SPLITS if carry is None or next(d.new_rows(s), None) is not None]
     stores = [ImageStore(layout.images_db(*RunLayout.shard_numbers(st.path))) for st in states]
     try:
         counts, files = write_image_shards(out, {s: _page_rows(s, d, states, stores)
-                                          for s in SPLITS})
+                                                 for s in grow}, carry)
     finally:
         for store in stores:
             store.close()
-    return page_costs(d, states, counts), files
+    pages = Counter(counts)
+    pages.update(_carried_pages(out, carry or {}))
+    return page_costs(d, states, pages), files
+
+
+def _carried_pages(out: Path, carry: Mapping[str, Sequence[str]]) -> dict[str, int]:
+    """Pages per split in the carried files (their footers only): the report's cost per
+    page is over every page of the kept documents, as the extraction's is."""
+    import pyarrow.parquet as pq
+
+    return {s: sum(pq.read_metadata(out / rel).num_rows for rel in files)
+            for s, files in carry.items()}
 
 
 def _seconds(states: Sequence[RunState], stages: Sequence[str], ids: set[str]

@@ -6,12 +6,14 @@ committed in the finish's state (`state/finish.sqlite`) only once that finish's 
 all in place: a copy of its decisions (`base_decisions`: every id it decided, the kept ones
 with split and shard, in the dataset's row order) beside a checkpoint `dataset` (its
 version, its data files per split, their languages, the thresholds it applied, the
-settings its rows were made with, and the changelog). A refresh killed at any moment
-finds the same base when run again, so it decides and writes the same version.
+settings its rows were made with, the changelog, and with `images: true` its page images'
+files per split). A refresh killed at any moment finds the same base when run again, so it
+decides and writes the same version.
 
 Given the base, the corpus steps decide as for any build (`decide.CORPUS_STEPS`, the one
 list) with the base's kept ids as `Prior`: they keep their split and row (they are never
-written again; their files are carried into the new `data/` unchanged), they win against
+written again; their files are carried into the new `data/`, and their page images' into
+the new `images/`, unchanged), they win against
 any new copy of themselves, the percentile filters apply the base's thresholds, and the
 splits share out the new documents alone.
 """
@@ -32,7 +34,7 @@ from ..corpus.split import SPLITS
 from ..errors import ConfigError
 from ..failures import FailureClass
 from ..layout import RunLayout
-from ..paths import DATA_DIR, DIFF_JSON, SHARD_NAME
+from ..paths import DATA_DIR, DIFF_JSON, IMAGES_DIR, SHARD_NAME
 from ..settings import CommonSettings
 from ..state import RunState
 
@@ -72,6 +74,9 @@ class Base:
     changelog: list[str]
     prior: Prior
     missing: list[str] = field(default_factory=list)  # kept ids gone upstream, as listed
+    # the `images` config's files per split, as `files`; None: a base committed before
+    # they were recorded (`record_image_files` reads them from `images/` once)
+    image_files: dict[str, list[str]] | None = None
 
     def counts(self) -> dict[str, int]:
         got = Counter(split for split, _ in self.prior.kept.values())
@@ -106,18 +111,22 @@ def read_base(finish_db: Path) -> Base | None:
     prior = Prior(kept, Thresholds(t.get("max_pages"), t.get("min_summary_words"),
                                    t.get("max_pages_percentile"),
                                    t.get("min_summary_percentile")), decided)
+    images = facts.get("image_files")
     return Base(int(facts["version"]), {s: list(v) for s, v in facts["files"].items()},
                 list(facts["languages"]), dict(facts["thresholds"]),
                 dict(facts["row_settings"]), list(facts["changelog"]), prior,
-                list(facts.get("missing_upstream", [])))
+                list(facts.get("missing_upstream", [])),
+                None if images is None else {s: list(v) for s, v in images.items()})
 
 
 def commit_base(finish_db: Path, version: int, files: Mapping[str, Sequence[str]],
                 languages: Iterable[str], thresholds: Mapping[str, Any],
                 settings: Mapping[str, Any], changelog: Sequence[str],
-                missing: Sequence[str] = ()) -> None:
+                missing: Sequence[str] = (),
+                image_files: Mapping[str, Sequence[str]] | None = None) -> None:
     """The decisions just written become the base, in one transaction, once every file
-    of the version is in place (called last)."""
+    of the version is in place (called last). `image_files`: the `images` config's files
+    per split (none without images)."""
     with RunState(finish_db) as st:
         st.db.executescript(BASE_SCHEMA)
         with st.transaction():
@@ -128,7 +137,31 @@ def commit_base(finish_db: Path, version: int, files: Mapping[str, Sequence[str]
                 "version": version, "files": {s: list(v) for s, v in files.items()},
                 "languages": sorted(languages), "thresholds": dict(thresholds),
                 "row_settings": dict(settings), "changelog": list(changelog),
-                "missing_upstream": sorted(missing)})
+                "missing_upstream": sorted(missing),
+                "image_files": {s: list(v) for s, v in (image_files or {}).items()}})
+
+
+def record_image_files(layout: RunLayout, base: Base) -> dict[str, list[str]]:
+    """The page images' files of a base committed before they were recorded, read from
+    `images/` and recorded in the base before a refresh writes anything: a refresh killed
+    after it swapped in a new `images/` then finds them recorded, never its own new files."""
+    files = _shard_files(layout.out, IMAGES_DIR)
+    with RunState(layout.finish_db) as st, st.transaction():
+        facts = st.get_checkpoint(DATASET_KEY)
+        assert isinstance(facts, dict)
+        st.set_checkpoint(DATASET_KEY, {**facts, "image_files": files})
+    base.image_files = files
+    return files
+
+
+def _shard_files(out: Path, folder: str) -> dict[str, list[str]]:
+    """A config folder's shard files per split, in load order (paths relative to `out`)."""
+    files: dict[str, list[str]] = {}
+    for p in sorted((out / folder).glob("*.parquet")) if (out / folder).is_dir() else ():
+        m = SHARD_NAME.match(p.name)
+        if m:
+            files.setdefault(m.group(1), []).append(f"{folder}/{p.name}")
+    return files
 
 
 def _older_build(layout: RunLayout) -> tuple[dict[str, int], dict[str, Any]] | None:
@@ -160,13 +193,10 @@ def adopt_older_build(layout: RunLayout, settings: CommonSettings) -> None:
     if older is None:
         return
     counts, thresholds = older
-    files: dict[str, list[str]] = {}
-    for p in sorted((layout.out / DATA_DIR).glob("*.parquet")):
-        m = SHARD_NAME.match(p.name)
-        if m:
-            files.setdefault(m.group(1), []).append(f"{DATA_DIR}/{p.name}")
+    files = _shard_files(layout.out, DATA_DIR)
     commit_base(layout.finish_db, 1, files, _languages(layout.out, files), thresholds,
-                row_settings(settings), [f"v1: {count_line(counts)}"])
+                row_settings(settings), [f"v1: {count_line(counts)}"],
+                image_files=_shard_files(layout.out, IMAGES_DIR))
 
 
 def _languages(out: Path, files: Mapping[str, Sequence[str]]) -> list[str]:
@@ -187,9 +217,6 @@ def check_refresh(layout: RunLayout, settings: CommonSettings, adopt: bool = Tru
     why its rows could not stay as they are under these settings. `adopt`: an older
     build's dataset becomes the base (else, checking only, nothing is written and None
     is returned for it)."""
-    if settings.images:
-        raise ConfigError("--refresh with images: true is not supported yet (the images "
-                          "config would be written again); refresh without images")
     if adopt:
         adopt_older_build(layout, settings)
     base = read_base(layout.finish_db)
@@ -205,7 +232,23 @@ def check_refresh(layout: RunLayout, settings: CommonSettings, adopt: bool = Tru
                 f"--refresh: `{key}` is {_dump(now.get(key))}, the dataset's rows were made "
                 f"with {_dump(base.row_settings.get(key))}; its old rows cannot change: "
                 f"refresh with the same `{key}`, or rebuild without --refresh")
+    if settings.images:
+        _check_old_images(layout, base, adopt)
     return base
+
+
+def _check_old_images(layout: RunLayout, base: Base, adopt: bool) -> None:
+    """With `images: true` the old documents' pages are carried as they are: a dataset
+    whose `images/` holds none of them (built by an older tool without images, then given
+    today's settings as its base) could not list its old rows in the `images` config."""
+    files = base.image_files
+    if files is None:
+        files = record_image_files(layout, base) if adopt else \
+            _shard_files(layout.out, IMAGES_DIR)
+    if base.prior.kept and not any(files.values()):
+        raise ConfigError(f"{layout.out}: --refresh with images: true, and the dataset there "
+                          f"has no page images ({IMAGES_DIR}/ holds none) for its old rows; "
+                          f"refresh without images, or rebuild without --refresh")
 
 
 def count_line(counts: Mapping[str, int]) -> str:

@@ -6,12 +6,13 @@ of the words; a second config leaves `load_dataset(DIR)` exactly as it was and g
 pages with `load_dataset(DIR, "images")`. Pages are streamed from the shards' image stores
 one at a time into row groups of `ROWS_PER_GROUP` (what `datasets` itself uses for image
 datasets, so the Hub viewer can page through them); a file is closed past `SHARD_BYTES`.
-Like `data/`, the folder is written aside and swapped in whole.
+Like `data/`, the folder is written aside and swapped in whole, and a refresh carries the
+old documents' files into it unchanged, its new pages going to new files after them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,12 +88,18 @@ class _SplitPages:
         return self.folder.seal(self.split)
 
 
-def write_image_shards(out_dir: str | Path, splits: Mapping[str, Iterable[PageRow]]
+def write_image_shards(out_dir: str | Path, splits: Mapping[str, Iterable[PageRow]],
+                       carry: Mapping[str, Sequence[str]] | None = None
                        ) -> tuple[dict[str, int], dict[str, list[str]]]:
-    """Every split's pages into `DIR/images/` (replaced only on success); pages per split,
-    and the files per split. A split without pages gets no file, as in `data/`."""
+    """Every split's pages into `DIR/images/` (replaced only on success); pages written
+    per split, and the files per split. A split without pages gets no file, as in `data/`.
+    `carry`: a refresh's files already in `images/` (per split, paths relative to DIR),
+    kept byte for byte and listed first; `splits` then yields the new pages only, and no
+    split to write leaves `images/` untouched (as `write_shards` leaves `data/`)."""
     counts: dict[str, int] = {}
-    with ShardFolder(Path(out_dir), IMAGES_DIR) as folder:
+    if carry is not None and not splits:
+        return counts, {s: list(v) for s, v in carry.items()}
+    with ShardFolder(Path(out_dir), IMAGES_DIR, carry) as folder:
         for split, rows in splits.items():
             writer = _SplitPages(folder, split)
             for row in rows:
