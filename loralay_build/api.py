@@ -55,10 +55,13 @@ def build(source: str, out: str | Path, *, config: str | Path | None = None,
 
 
 def fetch(source: str, out: str | Path, *, config: str | Path | None = None,
-          limit: int | None = None, retry: Iterable[str] = (), **overrides: Any) -> None:
-    """Only harvest candidates and PDFs; raises BuildStopped when the harvest stopped early."""
+          limit: int | None = None, retry: Iterable[str] = (), refresh: bool = False,
+          **overrides: Any) -> None:
+    """Only harvest candidates and PDFs; raises BuildStopped when the harvest stopped early.
+    `refresh`: the harvest of a `build --refresh` (only what is new, where the source can
+    tell)."""
     stopped = run_fetch(_settings(source, config, overrides), Path(out), limit,
-                        frozenset(retry))
+                        frozenset(retry), refresh)
     if stopped:
         raise BuildStopped(stopped)
 

@@ -131,14 +131,17 @@ def settings(source: str, config: Path | None) -> None:
 @MANIFEST
 @LIMIT
 @RETRY
+@click.option("--refresh", is_flag=True,
+              help="Harvest for a `build --refresh` of the dataset in --out: a source with "
+                   "a high-water mark asks only for what is new.")
 def fetch(source: str, out: Path, config: Path | None, manifest: Path | None,
-          limit: int | None, retry: tuple[str, ...]) -> None:
+          limit: int | None, retry: tuple[str, ...], refresh: bool) -> None:
     """Only harvest candidates and PDFs (resumable); `build` does the rest."""
     from . import api
 
     overrides = {"manifest": str(manifest)} if manifest is not None else {}
     _guarded(lambda: api.fetch(source, out, config=config, limit=limit, retry=retry,
-                               **overrides), out)
+                               refresh=refresh, **overrides), out)
 
 
 def _slurm_options(fn: Callable[..., Any]) -> Callable[..., Any]:

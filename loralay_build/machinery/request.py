@@ -14,6 +14,10 @@ from ..errors import ConfigError
 from ..failures import check_retry
 from ..settings import CommonSettings
 
+# how the verdict of a refresh that found nothing new begins: its one line, which a
+# submitted finish's log carries back to `--wait` (no report is written again)
+NOTHING_NEW = "refresh: nothing new since"
+
 
 @dataclass
 class BuildRequest:

@@ -24,6 +24,7 @@ from ..atomic import utc_now_iso, write_text_atomic
 from ..corpus.split import SPLITS
 from ..dataset import exclude_datasets
 from ..layout import RunLayout
+from ..machinery.request import NOTHING_NEW
 from ..records import ColumnDoc
 from ..settings import CommonSettings, CorpusSettings
 from ..state import RunState
@@ -133,7 +134,7 @@ def finish_run(settings: CommonSettings, layout: RunLayout, num_shards: int,
         if base is not None:
             diff = make_diff(base, list(d.outcomes.items()), d.duplicates, d.missing)
             if diff.nothing_new(base):
-                d.verdict = f"refresh: nothing new since v{base.version}; no file rewritten"
+                d.verdict = f"{NOTHING_NEW} v{base.version}; no file rewritten"
                 return d
         record_decisions(layout.finish_db, d)
         with RecordedDecisions(layout.finish_db) as recorded:

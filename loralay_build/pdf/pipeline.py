@@ -12,7 +12,7 @@ from ..dataset import open_excluded
 from ..errors import BuildStopped, ConfigError
 from ..extract import parse
 from ..layout import RunLayout, claim_shards, recorded_shards
-from ..machinery.request import BuildRequest, BuildResult
+from ..machinery.request import NOTHING_NEW, BuildRequest, BuildResult
 from ..sources import BadRunInput, SourceNotBuilt
 from .driver import fetch_phase, plan_shard_of, process_phase
 from .finish import Decisions, IncompleteRun, finish_run
@@ -43,9 +43,6 @@ class PdfPipeline:
         self.versions  # noqa: B018 - Poppler is checked before any work
         check_excluded(req)
         if req.refresh:  # before any work: a folder with no dataset, or other row settings
-            if req.executor != "local":
-                raise ConfigError(f"--refresh with --executor {req.executor}: not supported "
-                                  "yet; refresh with the local executor")
             check_refresh(RunLayout(req.out), req.settings, adopt=False)
         _note_slow_reader()
 
@@ -96,7 +93,7 @@ class PdfPipeline:
             held = "the dataset holds what was fetched so far" if result.documents and any(
                 result.kept.values()) else "no dataset yet"
             raise BuildStopped(f"{stopped}; {held}")
-        if req.refresh and decisions.verdict.startswith("refresh: nothing new"):
+        if req.refresh and decisions.verdict.startswith(NOTHING_NEW):
             log.info("done: %s", decisions.verdict)  # the one line: nothing else to say
             return result
         if not any(result.kept.values()):

@@ -59,7 +59,8 @@ def run_build(req: BuildRequest) -> BuildResult:
 
 
 def run_fetch(settings: CommonSettings, out: Path, limit: int | None = None,
-              retry: frozenset[str] = frozenset()) -> str | None:
-    """`loralay fetch`: only the pipeline's preparation, under the run lock."""
-    req = BuildRequest(settings, out, limit=limit, retry=retry)
+              retry: frozenset[str] = frozenset(), refresh: bool = False) -> str | None:
+    """`loralay fetch`: only the pipeline's preparation, under the run lock; `refresh`:
+    a refresh's (the folder's dataset checked as `build --refresh` checks it)."""
+    req = BuildRequest(settings, out, limit=limit, retry=retry, refresh=refresh)
     return LocalExecutor().fetch_only(pipeline_of(settings), req)

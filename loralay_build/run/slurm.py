@@ -7,7 +7,9 @@ fetches (unless `--fetch-job`), asks the pipeline which shards still have work (
 shard makes itself: done when every one of its documents has a current ledger entry), then
 submits with `sbatch` (`jobscript.py` says why not submitit) and lets go of the run folder.
 The jobs run the ordinary `--shard K --num-shards N` and `--finish` commands, so the
-dataset is the one a single machine builds.
+dataset is the one a single machine builds; a `--refresh` is carried to every job (the fetch
+asks only for what is new, a shard leaves the dataset's documents as they are, the finish
+grows the dataset), so it is the one a refresh on a single machine makes.
 """
 
 from __future__ import annotations
@@ -152,6 +154,11 @@ def _retry_words(req: BuildRequest) -> list[str]:
     return [w for r in sorted(req.retry) for w in ("--retry", r)]
 
 
+def _refresh_words(req: BuildRequest) -> list[str]:
+    """`--refresh` for every job: the submitter planned the shards as a refresh's."""
+    return ["--refresh"] if req.refresh else []
+
+
 def _submit_jobs(req: BuildRequest, layout: RunLayout, where: SlurmDir, n: int,
                  shards: Sequence[int]) -> Submission:
     """Each id is recorded as soon as Slurm gives it: a failure half-way still leaves what
@@ -160,14 +167,16 @@ def _submit_jobs(req: BuildRequest, layout: RunLayout, where: SlurmDir, n: int,
     sub = Submission(where, n, list(shards), {"fetch": None, "shards": None, "finish": None})
     after = None
     if req.fetch_job:
-        extra = _retry_words(req) + (["--limit", str(req.limit)] if req.limit else [])
+        extra = _retry_words(req) + _refresh_words(req) + (
+            ["--limit", str(req.limit)] if req.limit else [])
         after = _submit(sub, Job("fetch", base_argv(src, out, where, "fetch") + extra), s)
     if shards:
-        argv = base_argv(src, out, where, "build") + shard_count_words(n) + _retry_words(req)
+        argv = (base_argv(src, out, where, "build") + shard_count_words(n) + _retry_words(req)
+                + _refresh_words(req))
         after = _submit(sub, Job("shards", argv, array_spec(shards, s.slurm_max_parallel),
                                  after), s)
-    _submit(sub, Job("finish", base_argv(src, out, where, "build") + ["--finish"], None,
-                     after), s)
+    _submit(sub, Job("finish", base_argv(src, out, where, "build") + ["--finish"]
+                     + _refresh_words(req), None, after), s)
     return sub
 
 

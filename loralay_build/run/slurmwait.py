@@ -7,10 +7,11 @@ import json
 import logging
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..errors import BuildStopped
-from ..machinery.request import BuildResult
+from ..machinery.request import NOTHING_NEW, BuildResult
 from .jobscript import SlurmDir
 from .squeue import queue
 
@@ -133,6 +134,19 @@ def _verdict(sub: Submission, finish: str, failed: list[str]) -> BuildResult:
     out = sub.where.root.parent
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     kept = {s: v["count"] for s, v in report["splits"].items()}
-    result = BuildResult(out, kept, len(report["documents"]), report["verdict"])
-    log.info("done: %s", result.line())
+    said = _nothing_new(sub.where.job_log("finish", finish))
+    result = BuildResult(out, kept, len(report["documents"]), said or report["verdict"])
+    log.info("done: %s", said or result.line())
     return result
+
+
+def _nothing_new(finish_log: Path) -> str | None:
+    """A refresh's finish that found nothing new rewrote no report: its one line, from
+    its log, is the verdict (as a local refresh says it)."""
+    try:
+        text = finish_log.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    lines = [ln.split("done: ", 1)[1] for ln in text.splitlines()
+             if f"done: {NOTHING_NEW} " in ln]
+    return lines[-1] if lines else None
