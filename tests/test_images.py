@@ -42,7 +42,8 @@ from loralay_build.images.store import StaleImages
 from loralay_build.write.features import FEATURES
 from loralay_build.write.images import IMAGE_FEATURES
 
-from .conftest import REPO, SAMPLE, shared_path
+from .conftest import REPO, SAMPLE, build_local, config, copy_run, rows_as_written, shared_path
+from .test_refresh import DIFF, V1_KEPT, make_manifests
 
 INK, FLOOR, WHITE, WHITE_SHARE = 128, 200, 250, 0.995
 pytestmark = pytest.mark.e2e
@@ -274,3 +275,206 @@ def test_a_pdf_pdfium_cannot_render_is_a_failure_class_and_leaves_no_files(name,
     got = render_pages(REPO / f"data/sample/pdf/{name}.pdf", name, [1], {}, 100, 75, tmp_path)
     assert isinstance(got, Failure) and got.cls == cls, got
     assert list(tmp_path.iterdir()) == []
+
+
+# -- a refresh of a dataset built with images ---------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def manifests(tmp_path_factory) -> tuple[Path, Path]:
+    """test_refresh's: v1 the sample; v2 five papers of ../shared/corpus more (four kept,
+    one cut short), two copies of old papers, an old id gone from it."""
+    return make_manifests(tmp_path_factory.mktemp("manifests"))
+
+
+@pytest.fixture(scope="module")
+def images_on(tmp_path_factory) -> Path:
+    return config(tmp_path_factory.mktemp("cfg"), images=True)
+
+
+@pytest.fixture(scope="module")
+def images_v1(manifests, images_on, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("images-v1") / "ds"
+    build_local(manifests[0], out, "--config", str(images_on), check=True)
+    return out
+
+
+@pytest.fixture(scope="module")
+def images_refreshed(images_v1, manifests, images_on, tmp_path_factory
+                     ) -> tuple[Path, dict[str, tuple[int, int, bytes]]]:
+    """A copy of v1 refreshed with v2's manifest: (folder, v1's files as they were)."""
+    out = copy_run(images_v1, tmp_path_factory.mktemp("images-v2") / "ds")
+    before = dataset_files(out)
+    build_local(manifests[1], out, "--refresh", "--config", str(images_on), check=True)
+    return out, before
+
+
+def dataset_files(out: Path) -> dict[str, tuple[int, int, bytes]]:
+    """Every file a build writes in the folder but the state: (inode, mtime_ns, bytes)."""
+    paths = [p for folder in ("data", "images") if (out / folder).exists()
+             for p in sorted((out / folder).iterdir())]
+    paths += [out / n for n in ("README.md", "report.json", "report.md", "diff.json")
+              if (out / n).exists()]
+    return {str(p.relative_to(out)): (p.stat().st_ino, p.stat().st_mtime_ns, p.read_bytes())
+            for p in paths}
+
+
+def loaded(out: Path, name: str | None) -> dict[str, list[str]]:
+    """`load_dataset(DIR[, name])` in a process of its own: each split's `article_id`s."""
+    code = ("import json, sys; from datasets import load_dataset; "
+            "ds = load_dataset(*sys.argv[1:]); "
+            "print(json.dumps({s: list(ds[s]['article_id']) for s in ds}))")
+    env = {**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1",
+           "HF_DATASETS_CACHE": str(out.parent / "hf-cache")}
+    proc = subprocess.run([sys.executable, "-c", code, str(out), *([name] if name else [])],
+                          capture_output=True, text=True, check=True, env=env, cwd=REPO)
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
+def in_order(ids: list[str]) -> list[str]:
+    return list(dict.fromkeys(ids))
+
+
+def test_a_refresh_with_images_carries_the_old_pages_and_adds_the_new_ones(
+        images_refreshed, images_v1, manifests, tmp_path):
+    out, before = images_refreshed
+    after = dataset_files(out)
+    old = {k: v for k, v in before.items() if k.startswith(("data/", "images/"))}
+    assert sorted(k.split("/")[0] for k in old) == ["data"] * 3 + ["images"] * 3
+    for name, (_, _, data) in old.items():  # byte for byte: carried, not written again
+        assert after[name][2] == data, name
+    new = sorted(k for k in after if k.startswith("images/") and k not in old)
+    assert [n.split("/")[1].rsplit("-", 1)[0] for n in new] == [
+        "test-00001-of-00002", "train-00001-of-00002", "validation-00001-of-00002"]
+    for name in new:  # the new files hold the new documents' pages only, in row order
+        split = name.split("/")[1].split("-")[0]
+        rows = pq.read_table(out / name, columns=["article_id"]).column(0).to_pylist()
+        assert in_order(rows) == DIFF["added"][split]
+    # every page of every kept document, old and new, its removed words white
+    both = tmp_path / "both.jsonl"
+    v1 = manifests[0].read_text().splitlines()
+    ids = {json.loads(x)["id"] for x in v1}
+    both.write_text("\n".join(v1 + [x for x in manifests[1].read_text().splitlines()
+                                     if json.loads(x)["id"] not in ids]) + "\n")
+    assert check_images(out, both) > 1000
+    card = yaml.safe_load((out / "README.md").read_text().split("---")[1])
+    configs = {c["config_name"]: {f["split"]: f["path"] for f in c["data_files"]}
+               for c in card["configs"]}
+    for folder, name in (("data", "default"), ("images", "images")):
+        assert configs[name] == {s: sorted(k for k in after if k.startswith(f"{folder}/{s}-"))
+                                 for s in ("train", "validation", "test")}
+    want = {s: V1_KEPT[s] + DIFF["added"][s] for s in V1_KEPT}
+    assert loaded(out, None) == want
+    pages = loaded(out, "images")
+    assert {s: in_order(v) for s, v in pages.items()} == want
+    assert sum(map(len, pages.values())) == len(parquet_rows(out, "images"))
+    report = json.loads((out / "report.json").read_text())
+    assert report["run"]["pages_rendered"] == len(parquet_rows(out, "images"))
+    assert json.loads((out / "diff.json").read_text()) == DIFF
+
+
+def test_a_refresh_with_images_and_nothing_new_rewrites_no_file(images_refreshed, manifests,
+                                                                 images_on, tmp_path):
+    out = copy_run(images_refreshed[0], tmp_path / "ds")
+    before = dataset_files(out)
+    proc = build_local(manifests[1], out, "--refresh", "--config", str(images_on), check=True)
+    assert proc.stderr.strip().splitlines()[-1].endswith(
+        "done: refresh: nothing new since v2; no file rewritten")
+    assert dataset_files(out) == before  # same inodes, times and bytes
+
+
+def _without_recorded_images(out: Path) -> None:
+    """The base as this tool committed it before it recorded the images' files."""
+    with sqlite3.connect(out / "state" / "finish.sqlite") as con:
+        (facts,) = con.execute("SELECT value FROM checkpoints WHERE name = 'dataset'"
+                               ).fetchone()
+        facts = json.loads(facts)
+        del facts["image_files"]
+        con.execute("UPDATE checkpoints SET value = ? WHERE name = 'dataset'",
+                    (json.dumps(facts),))
+
+
+def _killed_at(out: Path, manifest: Path, conf: Path, function: str) -> int:
+    """The refresh, its process ended (`os._exit`, as a kill) when the finish calls
+    `function` (`module:name`)."""
+    module, name = function.split(":")
+    code = (f"import os, sys, importlib; f = importlib.import_module({module!r}); "
+            f"setattr(f, {name!r}, lambda *a, **k: os._exit(9)); "
+            "from loralay_build.cli import main; sys.argv[0] = 'loralay'; main()")
+    return subprocess.run([sys.executable, "-c", code, "build", "--source", "local",
+                           "--manifest", str(manifest), "--out", str(out), "--workers", "2",
+                           "--config", str(conf), "--refresh"], cwd=REPO,
+                          capture_output=True, text=True).returncode
+
+
+def _killed_writing_images(out: Path, manifest: Path, conf: Path) -> int:
+    """SIGKILL while the finish writes a new page file (a `.partial` exists)."""
+    proc = subprocess.Popen([sys.executable, "-m", "loralay_build.cli", "build", "--source",
+                             "local", "--manifest", str(manifest), "--out", str(out),
+                             "--workers", "2", "--config", str(conf), "--refresh"], cwd=REPO,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    while proc.poll() is None and not any(out.glob(".images-tmp-*/*.partial")):
+        time.sleep(0.001)
+    os.killpg(proc.pid, signal.SIGKILL)
+    return proc.wait()
+
+
+@pytest.mark.stress
+@pytest.mark.parametrize("kill,recorded", [
+    ("images", True), ("loralay_build.write:write_dataset", True),
+    ("loralay_build.pdf.finish:commit_base", True),
+    (None, False), ("loralay_build.write:write_dataset", False)])
+def test_a_refresh_with_images_killed_then_run_again_gives_the_uninterrupted_one(
+        kill, recorded, images_refreshed, images_v1, manifests, images_on, tmp_path):
+    """Killed while a page file is written, after `images/` is swapped in and before the
+    data, and before the base is committed; and from a base committed without the images'
+    files (an earlier version of the tool), whole and killed after `images/` is swapped in:
+    run again, the folder equals the uninterrupted refresh's."""
+    out = copy_run(images_v1, tmp_path / "ds")
+    if not recorded:
+        _without_recorded_images(out)
+    if kill == "images":
+        assert _killed_writing_images(out, manifests[1], images_on) == -signal.SIGKILL
+    elif kill is not None:
+        assert _killed_at(out, manifests[1], images_on, kill) == 9
+    build_local(manifests[1], out, "--refresh", "--config", str(images_on), check=True)
+    want = images_refreshed[0]
+    for folder in ("data", "images"):
+        assert rows_as_written(out, folder) == rows_as_written(want, folder), folder
+    for name in ("README.md", "diff.json"):
+        assert (out / name).read_text() == (want / name).read_text()
+    again = build_local(manifests[1], out, "--refresh", "--config", str(images_on),
+                        check=True)
+    assert "nothing new since v2" in again.stderr
+
+
+def test_a_refresh_with_images_of_a_dataset_without_them_is_refused(
+        manifests, images_on, tmp_path):
+    """Built without images, refreshed with them: the old rows' pages do not exist, and
+    their row settings differ (`images`); one line, nothing written. The same for a
+    dataset of a tool that committed no base (its `images` read from the folder)."""
+    out = tmp_path / "ds"
+    build_local(manifests[0], out, check=True)
+    older = copy_run(out, tmp_path / "older")
+    with sqlite3.connect(older / "state" / "finish.sqlite") as con:
+        con.execute("DROP TABLE base_decisions")
+        con.execute("DELETE FROM checkpoints WHERE name = 'dataset'")
+    for folder in (out, older):
+        before = dataset_files(folder)
+        proc = build_local(manifests[1], folder, "--refresh", "--config", str(images_on))
+        assert proc.returncode == 2 and proc.stderr.strip().splitlines()[-1] == (
+            "loralay: --refresh: `images` is true, the dataset's rows were made with false; "
+            "its old rows cannot change: refresh with the same `images`, or rebuild without "
+            "--refresh")
+        assert dataset_files(folder) == before
+    # built with images, a file of images/ then lost: the old rows' pages are not there
+    lost = tmp_path / "lost"
+    build_local(manifests[0], lost, "--config", str(images_on), check=True)
+    gone = sorted((lost / "images").iterdir())[1]  # train's file
+    gone.unlink()
+    proc = build_local(manifests[1], lost, "--refresh", "--config", str(images_on))
+    assert proc.returncode == 2 and proc.stderr.strip().splitlines()[-1] == (
+        f"loralay: {lost}: --refresh with images: true, and the page images of the dataset's "
+        f"old rows are not all there (images/{gone.name} is missing); rebuild without "
+        "--refresh")
+    assert not (lost / "diff.json").exists()

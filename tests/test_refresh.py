@@ -53,11 +53,14 @@ def _lines(path: Path) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def manifests(tmp_path_factory) -> tuple[Path, Path]:
+    return make_manifests(tmp_path_factory.mktemp("manifests"))
+
+
+def make_manifests(tmp: Path) -> tuple[Path, Path]:
     """v1: the sample (absolute paths); v2: without GONE, en_structured_trial's title
     changed, with NEW, `resaved_graphs` (qpdf's
     re-save of en_twocol_graphs: other bytes, same text, dated 2001, before the original)
     and `copy_acoustique` (fr_twocol_acoustique's very file under a new id)."""
-    tmp = tmp_path_factory.mktemp("manifests")
     old = _lines(SAMPLE)
     for d in old:
         d["file"] = str(SAMPLE.parent / d["file"])

@@ -22,7 +22,7 @@ import pytest
 from loralay_build.run.jobscript import Job, SlurmDir, array_spec, script
 from loralay_build.settings import ConfigError, load_settings
 
-from .conftest import REPO, SAMPLE, shared_path
+from .conftest import REPO, SAMPLE, config, copy_run, shared_path
 
 pytestmark = pytest.mark.e2e
 
@@ -341,3 +341,41 @@ def test_the_readme_sbatch_recipe_builds_the_same_dataset(slurm, plain_sample, t
                          text=True).stdout.strip() and time.monotonic() < end:
         time.sleep(1)
     assert parquet_bytes(out) == parquet_bytes(plain_sample), (tmp_path / "finish.log").read_text()
+
+
+@pytest.mark.cluster
+def test_a_refresh_on_slurm_equals_a_local_one(slurm, tmp_path):
+    """test_refresh's v1 built here with images, then refreshed with v2 (new papers, copies
+    of old ones, an id gone) on this machine and through Slurm, the fetch on the submitter
+    and as a job: the same data and page files, card and diff.json; then nothing new."""
+    from .test_images import dataset_files
+    from .test_refresh import make_manifests
+
+    (tmp_path / "m").mkdir()
+    v1, v2 = make_manifests(tmp_path / "m")
+    conf = config(tmp_path, images=True, slurm_poll_s=1)
+    first = tmp_path / "v1"
+    ok(build(first, "--config", str(conf), manifest=v1))
+    local = copy_run(first, tmp_path / "local")
+    ok(build(local, "--refresh", "--config", str(conf), manifest=v2))
+    assert json.loads((local / "diff.json").read_text())["version"] == 2
+
+    def files(out: Path) -> dict[str, bytes]:
+        return {k: v[2] for k, v in dataset_files(out).items()
+                if not k.startswith("report")}
+
+    for how in ((), ("--fetch-job",)):
+        out = copy_run(first, tmp_path / f"slurm{len(how)}")
+        proc = ok(on_slurm(out, conf, "--refresh", "--wait", *how, manifest=v2))
+        verdict = json.loads((local / "report.json").read_text())["verdict"]
+        assert f"done: {verdict};" in proc.stderr.splitlines()[-1]
+        assert files(out) == files(local), how
+        for job in ("shards", "finish", *(["fetch"] if how else [])):
+            command = (out / "slurm" / f"{job}.sbatch").read_text().splitlines()[-4]
+            assert command.endswith(" --refresh") or " --refresh " in command, job
+    before = dataset_files(out)
+    again = ok(on_slurm(out, conf, "--refresh", "--wait", manifest=v2))
+    assert submitted(again.stderr).startswith("submitted no shard (all 1 done), the finish")
+    assert again.stderr.strip().splitlines()[-1].endswith(
+        "done: refresh: nothing new since v2; no file rewritten")
+    assert dataset_files(out) == before

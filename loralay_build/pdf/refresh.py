@@ -186,7 +186,9 @@ def _older_build(layout: RunLayout) -> tuple[dict[str, int], dict[str, Any]] | N
 
 def adopt_older_build(layout: RunLayout, settings: CommonSettings) -> None:
     """A dataset built before bases were committed becomes version 1's base, its files
-    read from `data/` and its row settings taken to be today's."""
+    read from `data/` (and `images/`) and its row settings taken to be today's, but for
+    `images`: whether `images/` holds pages (a refresh must not add a config the old rows
+    lack, nor leave out one they have)."""
     if read_base(layout.finish_db) is not None:
         return
     older = _older_build(layout)
@@ -194,9 +196,10 @@ def adopt_older_build(layout: RunLayout, settings: CommonSettings) -> None:
         return
     counts, thresholds = older
     files = _shard_files(layout.out, DATA_DIR)
+    images = _shard_files(layout.out, IMAGES_DIR)
     commit_base(layout.finish_db, 1, files, _languages(layout.out, files), thresholds,
-                row_settings(settings), [f"v1: {count_line(counts)}"],
-                image_files=_shard_files(layout.out, IMAGES_DIR))
+                {**row_settings(settings), "images": bool(images)},
+                [f"v1: {count_line(counts)}"], image_files=images)
 
 
 def _languages(out: Path, files: Mapping[str, Sequence[str]]) -> list[str]:
@@ -238,17 +241,20 @@ def check_refresh(layout: RunLayout, settings: CommonSettings, adopt: bool = Tru
 
 
 def _check_old_images(layout: RunLayout, base: Base, adopt: bool) -> None:
-    """With `images: true` the old documents' pages are carried as they are: a dataset
-    whose `images/` holds none of them (built by an older tool without images, then given
-    today's settings as its base) could not list its old rows in the `images` config."""
+    """With `images: true` the old documents' pages are carried as they are, so they must
+    all be there: a refresh could not list its old rows in the `images` config otherwise."""
     files = base.image_files
     if files is None:
         files = record_image_files(layout, base) if adopt else \
             _shard_files(layout.out, IMAGES_DIR)
-    if base.prior.kept and not any(files.values()):
-        raise ConfigError(f"{layout.out}: --refresh with images: true, and the dataset there "
-                          f"has no page images ({IMAGES_DIR}/ holds none) for its old rows; "
-                          f"refresh without images, or rebuild without --refresh")
+    if not base.prior.kept:
+        return
+    gone = [rel for paths in files.values() for rel in paths if not (layout.out / rel).is_file()]
+    if gone or not any(files.values()):
+        what = f"{gone[0]} is missing" if gone else f"{IMAGES_DIR}/ holds none"
+        raise ConfigError(f"{layout.out}: --refresh with images: true, and the page images of "
+                          f"the dataset's old rows are not all there ({what}); rebuild "
+                          f"without --refresh")
 
 
 def count_line(counts: Mapping[str, int]) -> str:
