@@ -15,8 +15,9 @@ does for `unreachable` ones.
 
 A refresh (`build --refresh`) asks only for what was submitted since the last harvest:
 the newest `submittedDate_tdate` seen is the high-water mark (`kit.harvest.HighWater`,
-saved once the whole query is walked), and the refresh's query adds `fq=submittedDate_tdate:[mark less the overlap TO *]`, a
-query of its own whose cursor starts at `*`.
+saved once the whole query is walked), and the refresh's query adds
+`fq=submittedDate_tdate:[mark less the overlap TO *]`, a query of its own whose cursor
+starts at `*`.
 """
 
 from __future__ import annotations
