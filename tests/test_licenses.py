@@ -348,7 +348,8 @@ def test_hal_harvest_reads_licence_s_and_the_record_uri(fake_server, tmp_path):
     end = retrieved_now()
 
     fl = search.requests[0].query["fl"][0].split(",")
-    assert fl[-2:] == ["uri_s", "licence_s"]  # asked for even when `fields` leaves them out
+    # asked for even when `fields` leaves them out (the submission date: a refresh's mark)
+    assert fl[-3:] == ["uri_s", "licence_s", "submittedDate_tdate"]
     assert len(items) == 36 and sum(isinstance(i, Candidate) for i in items) == 2
     uris = {d["halId_s"]: d["uri_s"] for d in docs}
     for item in items:
@@ -383,7 +384,8 @@ def test_hal_record_url_without_uri_s_is_the_search_api_record() -> None:
 def test_hal_fl_keeps_user_fields_first(tmp_path) -> None:
     cfg = hal.make_config(tmp_path, "http://127.0.0.1:1/search/")
     fl = dict(search_params(cfg, "*"))["fl"].split(",")
-    assert fl == [*cfg.fields, "licence_s"]  # uri_s is among the default fields
+    # uri_s is among the default fields
+    assert fl == [*cfg.fields, "licence_s", "submittedDate_tdate"]
 
 
 # --- PubMed Central ---------------------------------------------------------------------------
