@@ -87,6 +87,7 @@ test-fast: install
 
 bench: install
 	nice $(VPY) scripts/bench_extract.py $(SHARED)/bench/pdfs --runs 5 --pin $(BENCH_CPU)
+	nice $(VPY) scripts/bench_layout.py $(SHARED)/bench/pdfs --runs 5 --pin $(BENCH_CPU)
 	LORALAY_SHARED=$(SHARED) nice $(VPY) scripts/bench_build.py --runs 5 --copies 10 --pin $(BENCH_CPU)
 	$(MAKE) bench-finish
 

@@ -44,8 +44,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..records import Document
-from .geometry import run_starts
-from .layout import read_frame, regroup
+from .geometry import expand, run_starts
+from .layout import GROUPINGS, Grouped, group_columns, poppler_groups
 
 # VILA's S2-VL categories, in its order (the index is VILA's label id), in lower case
 LABELS: tuple[str, ...] = ("title", "author", "abstract", "keywords", "section", "paragraph",
@@ -157,15 +157,15 @@ class Blocks:
         return len(self.start)
 
 
-def blocks_of(doc: Document) -> Blocks:
-    """The blocks of `doc`: runs of one block id (a block's words are contiguous and its
+def blocks_of(g: Grouped) -> Blocks:
+    """The blocks of `g`: runs of one block id (a block's words are contiguous and its
     id unique in the document, as every grouping gives them; a block is on one page)."""
-    n = len(doc.words)
-    b, read_sizes = read_frame(doc)  # a turned page as it was read, as the grouping saw it
-    starts = run_starts(np.fromiter(doc.block_ids, np.int64, n))
+    n = len(g)
+    b, read_sizes = g.frame()  # a turned page as it was read, as the grouping saw it
+    starts = run_starts(g.block_ids)
     count = np.diff(np.append(starts, n))
     h = b[:, 3] - b[:, 1]
-    line_start = run_starts(np.fromiter(doc.line_ids, np.int64, n))
+    line_start = run_starts(g.line_ids)
     is_line = np.zeros(n, dtype=np.int64)
     is_line[line_start] = 1
     # each line's widest space between consecutive words, in its own height
@@ -179,7 +179,7 @@ def blocks_of(doc: Document) -> Blocks:
     # a word of one or two characters, by its box: not wider than its height
     short = ((b[:, 2] - b[:, 0]) <= h).astype(np.int64)
     sizes = np.array([(0.0, 0.0), *read_sizes])
-    page = np.fromiter(map(doc.word_pages.__getitem__, starts.tolist()), np.int64, len(starts))
+    page = g.pages[starts]
     known = np.where((page > 0) & (page < len(sizes)), page, 0)  # a bad page: size 0
     return Blocks(start=starts, count=count, page=page,
                   x0=np.minimum.reduceat(b[:, 0], starts),
@@ -197,11 +197,14 @@ def label_words(doc: Document, cut: np.ndarray | None = None) -> np.ndarray:
     """Each word's label code (int8 into LABELS) from its block's label. `cut` marks the
     words a build removed as an abstract (they are labelled `abstract`, and place the
     title, authors and keywords around them)."""
-    n = len(doc.words)
-    if n == 0:
+    return _label_words(Grouped.of(doc), cut)
+
+
+def _label_words(g: Grouped, cut: np.ndarray | None = None) -> np.ndarray:
+    if len(g) == 0:
         return np.zeros(0, dtype=np.int8)
-    blocks = blocks_of(doc)
-    label = label_blocks(doc, blocks, cut)
+    blocks = blocks_of(g)
+    label = label_blocks(g, blocks, cut)
     return np.repeat(label, blocks.count).astype(np.int8)
 
 
@@ -219,12 +222,12 @@ def label_counts(doc: Document) -> dict[str, int]:
     return {LABELS[k]: int(c) for k, c in enumerate(counts.tolist()) if c}
 
 
-def label_blocks(doc: Document, k: Blocks, cut: np.ndarray | None = None) -> np.ndarray:
+def label_blocks(g: Grouped, k: Blocks, cut: np.ndarray | None = None) -> np.ndarray:
     """One label code per block (`blocks_of`), by the rules in the module's docstring."""
     nb = len(k)
-    words = doc.words
+    words = g.words
     label = np.full(nb, -1, dtype=np.int64)
-    read, _ = read_frame(doc)
+    read, _ = g.frame()
     body_h = float(np.median(read[:, 3] - read[:, 1]))
     first = [words[s] for s in k.start.tolist()]
     # the first words of the blocks a caption prefix may open (one scan of all first words)
@@ -235,7 +238,7 @@ def label_blocks(doc: Document, k: Blocks, cut: np.ndarray | None = None) -> np.
 
     captions = _captions(k, head, body_h)
     # a caption repeated over a table's pages at the same place is still a caption
-    give(_running(doc, k) & ~captions, "header")
+    give(_running(words, k) & ~captions, "header")
     # below the page's middle is a footer, but in a side margin (a running title set
     # sideways, a page number beside the text) only at the foot of the page
     low = (k.y0 + k.y1) / 2 > k.page_h / 2
@@ -306,7 +309,7 @@ def _texts(words: list[str], k: Blocks, which: np.ndarray) -> list[str]:
     return out
 
 
-def _running(doc: Document, k: Blocks) -> np.ndarray:
+def _running(words: list[str], k: Blocks) -> np.ndarray:
     """Running headers and footers: blocks in the top or bottom band whose text, digits
     masked, recurs on another page at about the same height (a journal's name, the
     authors, 'Page # of #'); and a lone page number in the band."""
@@ -317,7 +320,6 @@ def _running(doc: Document, k: Blocks) -> np.ndarray:
     idx = np.flatnonzero(band)
     if not len(idx):
         return out
-    words = doc.words
     keys: list[str] = []
     texts: list[str] = []
     for i in idx.tolist():
@@ -658,7 +660,7 @@ def _block_keys(doc: Document) -> np.ndarray:
     return pages * (1 << 32) + np.asarray(doc.block_ids, dtype=np.int64)
 
 
-def furniture_to_page_ends(doc: Document, codes: np.ndarray) -> tuple[Document, np.ndarray]:
+def furniture_to_page_ends(g: Grouped, codes: np.ndarray) -> tuple[Grouped, np.ndarray]:
     """The words reordered so that on every page the running headers come first and the
     running footers (page numbers included) last, each keeping its own block, every other
     block in its reading order; line and block ids renumbered to increase in the new order.
@@ -667,10 +669,9 @@ def furniture_to_page_ends(doc: Document, codes: np.ndarray) -> tuple[Document, 
     (a journal name left, a page number right) with the column each half sits over, so a
     page number came back between the left and the right column. Only labels tell page
     furniture from a column's last line; the words and boxes stay Poppler's."""
-    n = len(doc.words)
-    if n == 0:
-        return doc, codes
-    blocks = blocks_of(doc)
+    if len(g) == 0:
+        return g, codes
+    blocks = blocks_of(g)
     label = codes[blocks.start]
     rank = np.where(label == CODE["header"], 0, np.where(label == CODE["footer"], 2, 1))
     # pages in the order they come (a block is on one page), then header/body/footer,
@@ -680,25 +681,18 @@ def furniture_to_page_ends(doc: Document, codes: np.ndarray) -> tuple[Document, 
                             len(blocks.page))
     order = np.lexsort((np.arange(len(rank)), rank, page_rank))
     if np.array_equal(order, np.arange(len(order))):
-        return doc, codes
-    words = np.concatenate([np.arange(s, s + c) for s, c in
-                            zip(blocks.start[order].tolist(), blocks.count[order].tolist())])
-    moved = words.tolist()
-    line_ids = np.fromiter(map(doc.line_ids.__getitem__, moved), np.int64, n)
-    block_ids = np.fromiter(map(doc.block_ids.__getitem__, moved), np.int64, n)
-    new = Document(id=doc.id, pages=doc.pages, words=[doc.words[i] for i in moved],
-                   boxes=doc.boxes[words], word_pages=[doc.word_pages[i] for i in moved],
-                   line_ids=_renumbered(line_ids), block_ids=_renumbered(block_ids),
-                   dropped_invisible=doc.dropped_invisible,
-                   words_repaired=doc.words_repaired, words_unrepaired=doc.words_unrepaired)
-    return new, codes[words]
+        return g, codes
+    words = expand(blocks.start[order], blocks.count[order])
+    moved = g.reordered(words)
+    return replace(moved, line_ids=_renumbered(moved.line_ids),
+                   block_ids=_renumbered(moved.block_ids)), codes[words]
 
 
-def _renumbered(ids: np.ndarray) -> list[int]:
+def _renumbered(ids: np.ndarray) -> np.ndarray:
     """Runs of one id numbered 0, 1, ... in their new order."""
     change = np.ones(len(ids), dtype=np.int64)
     change[1:] = ids[1:] != ids[:-1]
-    return (np.cumsum(change) - 1).tolist()
+    return np.cumsum(change) - 1
 
 
 Detector = Callable[[Document, np.ndarray], np.ndarray]
@@ -707,15 +701,30 @@ Detector = Callable[[Document, np.ndarray], np.ndarray]
 def group_and_label(doc: Document, how: str = "geometry",
                     detect: Detector | None = None) -> Document:
     """The one way a document gets its groups and labels (a build's group step,
-    `loralay extract`, `api.extract`): regrouped (`layout.regroup`), each block labelled
-    (`detect` may relabel, `labels: rules+detector`), then, for our own grouping, page
-    furniture to its page's ends. `groups: poppler` keeps Poppler's order and ids."""
-    grouped = regroup(doc, how)  # type: ignore[arg-type]
-    codes = label_words(grouped)
+    `loralay extract`, `api.extract`): regrouped (`layout.regroup`), then labelled
+    (`label_groups`). `groups: poppler` keeps Poppler's order and ids."""
+    return label_groups(group_for_labels(doc, how), how, detect)
+
+
+def group_for_labels(doc: Document, how: str = "geometry") -> Grouped:
+    """`group_and_label`'s first half, the grouping (`layout.regroup`'s, as columns):
+    apart so that the benches time the grouping and the labels each."""
+    if how == "geometry" and doc.words:
+        return group_columns(doc)
+    if how in ("geometry", "poppler"):
+        return Grouped.of(poppler_groups(doc))
+    raise ValueError(f"unknown grouping {how!r}: expected one of {GROUPINGS}")
+
+
+def label_groups(g: Grouped, how: str = "geometry", detect: Detector | None = None
+                 ) -> Document:
+    """`group_and_label`'s second half, on the grouping `group_for_labels(doc, how)` gave:
+    each block labelled (`detect` may relabel, `labels: rules+detector`), then, for our
+    own grouping, page furniture to its page's ends; the document made once, at the
+    end. The boxes as read are not carried on (read by the grouping and the labels)."""
+    codes = _label_words(g)
     if detect is not None:
-        codes = detect(grouped, codes)
+        codes = detect(g.document(), codes)
     if how == "geometry":
-        grouped, codes = furniture_to_page_ends(grouped, codes)
-    grouped.labels = codes.tolist()
-    grouped.read_boxes = None  # read by the grouping and the labels; never carried on
-    return grouped
+        g, codes = furniture_to_page_ends(g, codes)
+    return replace(g, read_boxes=None).document(codes.tolist())

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import fields, replace
+from dataclasses import dataclass, fields, replace
 from itertools import chain
 from typing import Literal
 
@@ -55,6 +55,52 @@ def poppler_groups(doc: Document) -> Document:
                           list(doc.line_ids), list(doc.block_ids))
 
 
+@dataclass(frozen=True, slots=True)
+class Grouped:
+    """A document's words in a new order with their groups, as columns: what the grouping
+    gives and the labels read (`labels.group_and_label`), before any per-word Python list
+    is made; `document()` makes the `Document` once, when the order is final."""
+
+    source: Document  # the document grouped (its id, pages and counters are kept)
+    words: list[str]
+    boxes: np.ndarray
+    read_boxes: np.ndarray | None  # the boxes as read (`read_frame`); None: `boxes` are
+    pages: np.ndarray
+    line_ids: np.ndarray
+    block_ids: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def frame(self) -> tuple[np.ndarray, list[tuple[float, float]]]:
+        """The boxes and page sizes as read (`read_frame`)."""
+        boxes = self.boxes if self.read_boxes is None else self.read_boxes
+        return boxes, [p.read_size for p in self.source.pages]
+
+    def reordered(self, perm: np.ndarray) -> Grouped:
+        """The words in the order `perm` (indices into this order), ids as they are."""
+        return Grouped(self.source, _reordered(self.words, perm), self.boxes[perm],
+                       None if self.read_boxes is None else self.read_boxes[perm],
+                       self.pages[perm], self.line_ids[perm], self.block_ids[perm])
+
+    def document(self, labels: list[int] | None = None) -> Document:
+        """The `Document` (its word columns as lists; the boxes as read kept when a page
+        was turned, for what reads the groups after)."""
+        return _document_like(self.source, self.words, self.boxes, self.pages.tolist(),
+                              self.line_ids.tolist(), self.block_ids.tolist(),
+                              self.read_boxes, labels)
+
+    @classmethod
+    def of(cls, doc: Document) -> Grouped:
+        """A grouped document's columns (its words not copied)."""
+        n = len(doc.words)
+        boxes, _ = read_frame(doc)
+        return cls(doc, doc.words, doc.boxes, None if boxes is doc.boxes else boxes,
+                   np.fromiter(doc.word_pages, np.int64, n),
+                   np.fromiter(doc.line_ids, np.int64, n),
+                   np.fromiter(doc.block_ids, np.int64, n))
+
+
 def group_layout(doc: Document) -> Document:
     """Visual lines and blocks from the words' geometry, words reordered block by block.
 
@@ -64,6 +110,11 @@ def group_layout(doc: Document) -> Document:
     `Page.rotation`), so turning a page never changes its groups or order."""
     if not doc.words:
         return poppler_groups(doc)
+    return group_columns(doc).document()
+
+
+def group_columns(doc: Document) -> Grouped:
+    """`group_layout`'s result as columns (`Grouped`); `doc` holds words."""
     boxes, sizes = read_frame(doc)
     frag_starts, frag_pages = _fragments(doc)
     frags = summarise(boxes, frag_pages, frag_starts)
@@ -185,7 +236,7 @@ def _widest_space(frags: Groups, order: np.ndarray, line_starts: np.ndarray,
 
 def _assemble(doc: Document, frags: Groups, order: np.ndarray, line_starts: np.ndarray,
               line_count: np.ndarray, rank: np.ndarray, block: np.ndarray, out: np.ndarray,
-              read_boxes: np.ndarray) -> Document:
+              read_boxes: np.ndarray) -> Grouped:
     """The words block by block, line by line in `out` (`flow.output_order`), each
     line's fragments left to right, each fragment's words in Poppler's order.
     `line_count` is each line's number of words (join_fragments' numbering); `block`
@@ -204,10 +255,9 @@ def _assemble(doc: Document, frags: Groups, order: np.ndarray, line_starts: np.n
     # the boxes as read travel with the words when a page was turned, so what reads the
     # groups after (the labels) sees the page as the grouping did
     read = None if read_boxes is doc.boxes else read_boxes[perm]
-    return _document_like(doc, _reordered(doc.words, perm), doc.boxes[perm],
-                          np.repeat(frags.page[seq], counts).tolist(),
-                          np.repeat(np.arange(n_lines), per_line).tolist(),
-                          np.repeat(new_block, per_line).tolist(), read)
+    return Grouped(doc, _reordered(doc.words, perm), doc.boxes[perm], read,
+                   np.repeat(frags.page[seq], counts), np.repeat(np.arange(n_lines), per_line),
+                   np.repeat(new_block, per_line))
 
 
 def _one_word_matches(pattern: re.Pattern[str], lone: list[str], single: np.ndarray,
@@ -258,10 +308,11 @@ def _take(g: Groups, idx: np.ndarray) -> Groups:
 
 def _document_like(doc: Document, words: list[str], boxes: np.ndarray, pages: list[int],
                    line_ids: list[int], block_ids: list[int],
-                   read_boxes: np.ndarray | None = None) -> Document:
+                   read_boxes: np.ndarray | None = None,
+                   labels: list[int] | None = None) -> Document:
     """A new Document with these word columns and `doc`'s id, pages and counters (the raw
     bytes of broken words are the glyph repair's, spent by now: not carried)."""
     return Document(id=doc.id, pages=doc.pages, words=words, boxes=boxes, word_pages=pages,
-                    line_ids=line_ids, block_ids=block_ids,
+                    line_ids=line_ids, block_ids=block_ids, labels=labels or [],
                     dropped_invisible=doc.dropped_invisible, read_boxes=read_boxes,
                     words_repaired=doc.words_repaired, words_unrepaired=doc.words_unrepaired)
