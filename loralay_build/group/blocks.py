@@ -252,15 +252,14 @@ def extend_tables(lines: Groups, region: np.ndarray, numeric_share: Callable[[in
         across = np.minimum(x1, bx1[k]) - np.maximum(x0, bx0[k])
         near = ((gap <= ROW_GAP * lines.height[i]) & (across >= 0.5 * (x1 - x0))
                 & (across >= 0.5 * (bx1[k] - bx0[k])))
-        grown = False
-        for t, line in zip(k[near].tolist(), i[near].tolist()):
-            if region[line] >= 0:
-                continue
+        # each line near a table joins the first such table (by number) when numeric
+        near_lines, first = np.unique(i[near], return_index=True)
+        for line in near_lines.tolist():
             if line not in share:
                 share[line] = numeric_share(line)
-            if share[line] >= NUMERIC_ROW:
-                region[line] = label[t]
-                grown = True
-        if not grown:
+        rows = np.array([share[line] >= NUMERIC_ROW for line in near_lines.tolist()],
+                        dtype=bool)
+        if not rows.any():
             break
+        region[near_lines[rows]] = label[k[near][first[rows]]]
     return region

@@ -13,9 +13,6 @@ paragraphs), each from what the page already tells (docs/layout-groups.md, "Labe
    (a number alone whose offset from its page the document's page numbers share);
 2. caption: a block starting with a caption prefix in any language of the corpora
    ("Figure 3:", "Fig. 2.", "Table II", "Tabela 1 -", "Quadro 2", "그림 1", "<표 2>", ...);
-   algorithm: the blocks an algorithm's caption ("Algorithm 2:", "Algoritmo 1.") heads,
-   below it in its column up to the float's end (a gap of two lines, or running text),
-   and a block opening with "Algorithm N" that holds pseudocode (Require:, Input:, ←);
 3. table: a block most of whose lines hold cell gaps (spaces of >= 1.5 heights);
 4. equation: a short block dense in mathematical symbols, or ending in an equation
    number "(12)" with some;
@@ -54,7 +51,7 @@ LABELS: tuple[str, ...] = ("title", "author", "abstract", "keywords", "section",
 CODE = {name: k for k, name in enumerate(LABELS)}
 PARAGRAPH = CODE["paragraph"]
 # in the tool version the run state fingerprints (as GROUP_RULE): bump when any rule changes
-LABEL_RULE = "labels2"
+LABEL_RULE = "labels1"
 
 # share of the page height that is the top (bottom) band where running headers (footers) are
 BAND = 0.14
@@ -123,16 +120,6 @@ MATH = re.compile(r"[=+−×÷·∑∏∫∮∂∇√∞≤≥≈≠≡∼∝∈
 PAGE_NUMBER = re.compile(
     r"^(?:p(?:age|ág|ag|\.)?\.?\s*)?(\d{1,4})(?:\s*(?:/|of|de|sur)\s*\d+)?$", re.IGNORECASE)
 NOT_LETTERS = re.compile(r"[\W\d_]+")
-# an algorithm float's caption, in the corpora's languages ("Algorithm 2:", "Algoritmo 1.")
-ALGORITHM = re.compile(r"^(?:algorithm|algoritmo|algorithme|algorithmus|procedure|"
-                       r"pseudo-?code|알고리즘)\s*\d+", re.IGNORECASE)
-# what pseudocode holds and prose does not: its keywords and the assignment arrow
-PSEUDOCODE = re.compile(r"(?:^|\s)(?:require|ensure|input|output|entrada|sa[íi]da|"
-                        r"entr[ée]e|sortie):|←|:=", re.IGNORECASE)
-# an algorithm's float ends at a gap this many body heights tall (after its caption, which
-# a rule may follow: this many)
-FLOAT_GAP = 2.0
-CAPTION_GAP = 3.0
 
 
 @dataclass
@@ -203,9 +190,12 @@ def label_words(doc: Document, cut: np.ndarray | None = None) -> np.ndarray:
 def _label_words(g: Grouped, cut: np.ndarray | None = None) -> np.ndarray:
     if len(g) == 0:
         return np.zeros(0, dtype=np.int8)
-    blocks = blocks_of(g)
-    label = label_blocks(g, blocks, cut)
-    return np.repeat(label, blocks.count).astype(np.int8)
+    return _word_labels(g, blocks_of(g), cut)
+
+
+def _word_labels(g: Grouped, blocks: Blocks, cut: np.ndarray | None = None) -> np.ndarray:
+    """Each word's label code, its block's (`label_blocks`)."""
+    return np.repeat(label_blocks(g, blocks, cut), blocks.count).astype(np.int8)
 
 
 def labels_of(doc: Document) -> np.ndarray:
@@ -229,7 +219,7 @@ def label_blocks(g: Grouped, k: Blocks, cut: np.ndarray | None = None) -> np.nda
     label = np.full(nb, -1, dtype=np.int64)
     read, _ = g.frame()
     body_h = float(np.median(read[:, 3] - read[:, 1]))
-    first = [words[s] for s in k.start.tolist()]
+    first = list(map(words.__getitem__, k.start.tolist()))
     # the first words of the blocks a caption prefix may open (one scan of all first words)
     head = _heads(words, k, _word_matches(CAPTION_FIRST, first))
 
@@ -248,7 +238,6 @@ def label_blocks(g: Grouped, k: Blocks, cut: np.ndarray | None = None) -> np.nda
     if cut is not None and len(cut) == len(words):
         cut_share = np.add.reduceat(cut.astype(np.int64), k.start) / k.count
         give(cut_share > 0.5, "abstract")
-    give(_algorithms(words, k, head, captions, body_h) & ~captions, "algorithm")
     give(captions, "caption")
     numbered_eq = _ends_in_number(words, k)
     math = _math_share(words, k, numbered_eq, label < 0)
@@ -258,8 +247,7 @@ def label_blocks(g: Grouped, k: Blocks, cut: np.ndarray | None = None) -> np.nda
     sideways = ((k.y1 - k.y0) > 3 * (k.x1 - k.x0)) & (k.lines == 1) & ~_side_margin(k)
     give(sideways, "figure")
     heading = _headings(words, k, body_h) & (label < 0)
-    refs_head = heading & np.array([bool(REFERENCES.match(t.strip())) for t in
-                                    _texts(words, k, heading)])
+    refs_head = _matching(REFERENCES, _texts(words, k, heading), heading)
     bib = _bibliography(words, k, heading, refs_head, label, body_h)
     label[bib & heading & ~refs_head] = CODE["bibliography"]
     give(heading, "section")
@@ -287,6 +275,14 @@ def _word_matches(pattern: re.Pattern[str], ws: list[str]) -> np.ndarray:
     return out
 
 
+def _matching(pattern: re.Pattern[str], texts: list[str], which: np.ndarray) -> np.ndarray:
+    """Which of the blocks `which` marks `pattern` matches, by their `texts` stripped."""
+    out = np.zeros(len(texts), dtype=bool)
+    for i in np.flatnonzero(which).tolist():
+        out[i] = pattern.match(texts[i].strip()) is not None
+    return out
+
+
 def _heads(words: list[str], k: Blocks, which: np.ndarray) -> list[str]:
     """The first four words of the blocks `which` marks ("" for the others)."""
     out = [""] * len(k)
@@ -296,16 +292,12 @@ def _heads(words: list[str], k: Blocks, which: np.ndarray) -> list[str]:
     return out
 
 
-def _text(words: list[str], k: Blocks, i: int) -> str:
-    s = int(k.start[i])
-    return " ".join(words[s:s + int(k.count[i])])
-
-
 def _texts(words: list[str], k: Blocks, which: np.ndarray) -> list[str]:
     """The text of the blocks `which` marks ("" for the others)."""
     out = [""] * len(k)
     for i in np.flatnonzero(which).tolist():
-        out[i] = _text(words, k, i)
+        s = int(k.start[i])
+        out[i] = " ".join(words[s:s + int(k.count[i])])
     return out
 
 
@@ -339,14 +331,23 @@ def _running(words: list[str], k: Blocks) -> np.ndarray:
             end += 1
         members = idx[[order[j] for j in range(run, end)]]
         if len(members) > 1:
-            for a in members.tolist():
-                near = (np.abs(mid[members] - mid[a]) <= REPEAT_SLACK * k.height[a]
-                        + 0.01 * k.page_h[a]) & (k.page[members] != k.page[a])
-                if len(np.unique(k.page[members][near])) >= REPEAT_PAGES:
-                    out[a] = True
+            out[members] = _recurs(k, mid, members)
         run = end
     out[idx[_page_numbers(k, idx, texts)]] = True
     return out
+
+
+def _recurs(k: Blocks, mid: np.ndarray, members: np.ndarray) -> np.ndarray:
+    """For each of `members` (blocks of one text key), whether members on REPEAT_PAGES
+    other pages or more stand at its height, within REPEAT_SLACK of its height (plus 1 %
+    of the page): all pairs at once."""
+    page = k.page[members]
+    slack = REPEAT_SLACK * k.height[members] + 0.01 * k.page_h[members]
+    near = ((np.abs(mid[members][None, :] - mid[members][:, None]) <= slack[:, None])
+            & (page[None, :] != page[:, None]))
+    by_page = np.argsort(page, kind="stable")
+    pages_near = np.logical_or.reduceat(near[:, by_page], run_starts(page[by_page]), axis=1)
+    return pages_near.sum(axis=1) >= REPEAT_PAGES
 
 
 def _side_margin(k: Blocks) -> np.ndarray:
@@ -388,6 +389,8 @@ def _captions(k: Blocks, head: list[str], body_h: float) -> np.ndarray:
     number without punctuation only when the block is not set like running text."""
     out = np.zeros(len(k), dtype=bool)
     for i, text in enumerate(head):
+        if not text:  # no caption word first: neither pattern can match
+            continue
         m = CAPTION.match(text)
         if m is None:
             m = CAPTION_KO.match(text)
@@ -399,33 +402,6 @@ def _captions(k: Blocks, head: list[str], body_h: float) -> np.ndarray:
         marked = m.group("mark") is not None or m.end() >= len(text.rstrip())
         small = k.height[i] < 0.95 * body_h
         out[i] = marked or small or (k.lines[i] <= 1 and k.count[i] <= 12)
-    return out
-
-
-def _algorithms(words: list[str], k: Blocks, head: list[str], captions: np.ndarray,
-                body_h: float) -> np.ndarray:
-    """The blocks of algorithm floats: those below an algorithm's caption on its page and
-    in its column, up to a gap taller than `FLOAT_GAP` body heights (the float's end) or
-    another caption, and a block that opens with "Algorithm N" and holds pseudocode (a
-    float whose caption and body are one block)."""
-    out = np.zeros(len(k), dtype=bool)
-    for i, text in enumerate(head):
-        if not text or ALGORITHM.match(text) is None:
-            continue
-        if not captions[i]:
-            out[i] = k.lines[i] >= 2 and PSEUDOCODE.search(_text(words, k, i)) is not None
-            continue
-        bottom = float(k.y1[i])
-        for j in range(i + 1, len(k)):
-            below = k.y0[j] >= k.y1[i] - 0.5 * body_h
-            in_column = k.x1[i] > k.x0[j] >= k.x0[i] - 2 * body_h
-            gap = CAPTION_GAP if bottom == float(k.y1[i]) else FLOAT_GAP
-            near = k.y0[j] - bottom <= gap * body_h
-            if k.page[j] != k.page[i] or captions[j] or not (below and in_column and near) \
-                    or _prose(words, k, j) and PSEUDOCODE.search(_text(words, k, j)) is None:
-                break  # the float ended: the page goes on, or running text follows it
-            out[j] = True
-            bottom = max(bottom, float(k.y1[j]))
     return out
 
 
@@ -466,16 +442,15 @@ def _headings(words: list[str], k: Blocks, body_h: float) -> np.ndarray:
     # what can be a heading: large type, or one line; and at most 6 words unless
     # numbered or large (a known name, a reference list's heading, capitals)
     cand = np.flatnonzero((k.lines <= 2) & (k.count <= 16) & (large | (k.lines == 1)))
-    for i in cand.tolist():
-        s = int(k.start[i])
-        n = int(k.count[i])
+    for i, s, n, big in zip(cand.tolist(), k.start[cand].tolist(), k.count[cand].tolist(),
+                            large[cand].tolist()):
         ws = words[s:s + n]
         last = ws[-1]
         if last.endswith((",", ";")) or (last.endswith(".") and n > 4):
             continue
         numbered = (n >= 2 and bool(NUMBERED.match(ws[0])) and ws[1][:1].isalpha()
                     and not ws[1][:1].islower())
-        if large[i] or numbered:
+        if big or numbered:
             out[i] = True
             continue
         if n > 8:
@@ -491,32 +466,7 @@ def _bibliography(words: list[str], k: Blocks, heading: np.ndarray, refs_head: n
     """The blocks after a reference-list heading up to the next heading that closes it (a
     known closing heading, or a heading set larger than the entries); and runs of three or
     more blocks shaped like entries ("[12] ...", "12. ...", "19 S. Name", "Name, A.")."""
-    out = np.zeros(len(k), dtype=bool)
-    inside = False
-    ref_h = body_h
-    last = -1  # the heading or the last entry
-    for i in range(len(k)):
-        if refs_head[i]:
-            inside, ref_h, last = True, 0.0, i
-            continue
-        if not inside or label[i] >= 0:
-            continue
-        if k.page[i] == k.page[last] and k.x1[i] <= k.x0[last]:
-            continue  # the order went back to a column left of the list: not of it
-        if k.page[i] != k.page[last] and not _entries_page(words, k, label, int(k.page[i])):
-            inside = False  # a page without entries (a back cover, an appendix)
-            continue
-        s = int(k.start[i])
-        if heading[i]:
-            text = " ".join(words[s:s + int(k.count[i])])
-            if AFTER_REFERENCES.match(text) or (k.height[i] > 1.08 * ref_h and ref_h > 0
-                                                 and not ENTRY.match(words[s])):
-                inside = False
-                continue
-        if ref_h == 0.0:
-            ref_h = float(k.height[i])
-        out[i] = True
-        last = i
+    out = _after_references(words, k, heading, refs_head, label, body_h)
     # without a heading, entries are looked for in the document's latter part only (a
     # first page's numbered affiliations are no reference list)
     last_page = int(k.page.max()) if len(k) else 0
@@ -526,15 +476,57 @@ def _bibliography(words: list[str], k: Blocks, heading: np.ndarray, refs_head: n
         s = int(k.start[i])
         entry[i] = bool(ENTRY.match(words[s])) or bool(ENTRY2.match(" ".join(words[s:s + 2])))
     entry |= out
+    # runs of three entries or more (the list's own blocks count as entries)
+    is_entry = entry.tolist()
     run = 0
     for i in range(len(k) + 1):
-        if i < len(k) and (entry[i] or (run and out[i])):
+        if i < len(k) and is_entry[i]:
             run += 1
             continue
         if run >= 3:
-            out[i - run:i] |= entry[i - run:i] | out[i - run:i]
+            out[i - run:i] = True
         run = 0
     return out & ((label < 0) | heading)
+
+
+def _after_references(words: list[str], k: Blocks, heading: np.ndarray,
+                      refs_head: np.ndarray, label: np.ndarray, body_h: float) -> np.ndarray:
+    """The blocks after a reference-list heading, up to the next heading that closes it
+    (a known closing heading, or one set larger than the entries), skipping blocks in a
+    column left of the list and ending at a page without entries."""
+    out = np.zeros(len(k), dtype=bool)
+    heads = np.flatnonzero(refs_head)
+    if not len(heads):
+        return out
+    refs, taken, is_heading = refs_head.tolist(), (label >= 0).tolist(), heading.tolist()
+    page, x0, x1, height = k.page.tolist(), k.x0.tolist(), k.x1.tolist(), k.height.tolist()
+    start, count = k.start.tolist(), k.count.tolist()
+    inside = False
+    ref_h = body_h
+    last = -1  # the heading or the last entry
+    for i in range(int(heads[0]), len(k)):
+        if refs[i]:
+            inside, ref_h, last = True, 0.0, i
+            continue
+        if not inside or taken[i]:
+            continue
+        if page[i] == page[last] and x1[i] <= x0[last]:
+            continue  # the order went back to a column left of the list: not of it
+        if page[i] != page[last] and not _entries_page(words, k, label, page[i]):
+            inside = False  # a page without entries (a back cover, an appendix)
+            continue
+        s = start[i]
+        if is_heading[i]:
+            text = " ".join(words[s:s + count[i]])
+            if AFTER_REFERENCES.match(text) or (height[i] > 1.08 * ref_h and ref_h > 0
+                                                 and not ENTRY.match(words[s])):
+                inside = False
+                continue
+        if ref_h == 0.0:
+            ref_h = height[i]
+        out[i] = True
+        last = i
+    return out
 
 
 def _entries_page(words: list[str], k: Blocks, label: np.ndarray, page: int) -> bool:
@@ -630,37 +622,8 @@ def _prose(words: list[str], k: Blocks, i: int) -> bool:
     return 2 * lower >= sum(w[:1].isalpha() for w in ws)
 
 
-def known_abstract(before: Document, after: Document) -> Document:
-    """`after` (`before` less the words a build cut as abstracts and cover page) with the
-    rules' guess of the abstract corrected by what the build found: a block the rules
-    called `abstract` that lost none of its words to the cut is not the abstract (a "how
-    to cite" box, an introduction's first paragraph), so it is running text again. A
-    block the cut took words from keeps its label (the abstract's heading, a leftover)."""
-    if len(after.labels) != len(after.words) or not after.words:
-        return after
-    labels = np.asarray(after.labels, dtype=np.int8)
-    guessed = labels == CODE["abstract"]
-    if not guessed.any():
-        return after
-    key_after = _block_keys(after)
-    blocks_before, n_before = np.unique(_block_keys(before), return_counts=True)
-    blocks_after, n_after = np.unique(key_after, return_counts=True)
-    # every block left was a block before: the ones with all their words left lost none
-    whole = n_before[np.searchsorted(blocks_before, blocks_after)] == n_after
-    relabel = guessed & np.isin(key_after, blocks_after[whole])
-    if not relabel.any():
-        return after
-    labels[relabel] = PARAGRAPH
-    return replace(after, labels=labels.tolist())
-
-
-def _block_keys(doc: Document) -> np.ndarray:
-    """A key per word naming its block (its page and block id)."""
-    pages = np.asarray(doc.word_pages, dtype=np.int64)
-    return pages * (1 << 32) + np.asarray(doc.block_ids, dtype=np.int64)
-
-
-def furniture_to_page_ends(g: Grouped, codes: np.ndarray) -> tuple[Grouped, np.ndarray]:
+def furniture_to_page_ends(g: Grouped, codes: np.ndarray, blocks: Blocks
+                           ) -> tuple[Grouped, np.ndarray]:
     """The words reordered so that on every page the running headers come first and the
     running footers (page numbers included) last, each keeping its own block, every other
     block in its reading order; line and block ids renumbered to increase in the new order.
@@ -668,17 +631,15 @@ def furniture_to_page_ends(g: Grouped, codes: np.ndarray) -> tuple[Grouped, np.n
     Why after the labels: the page cut reads a header or footer line split by a gutter
     (a journal name left, a page number right) with the column each half sits over, so a
     page number came back between the left and the right column. Only labels tell page
-    furniture from a column's last line; the words and boxes stay Poppler's."""
-    if len(g) == 0:
-        return g, codes
-    blocks = blocks_of(g)
+    furniture from a column's last line; the words and boxes stay Poppler's. `blocks`
+    are `g`'s (`blocks_of`)."""
     label = codes[blocks.start]
     rank = np.where(label == CODE["header"], 0, np.where(label == CODE["footer"], 2, 1))
-    # pages in the order they come (a block is on one page), then header/body/footer,
-    # then the reading order: a stable sort of the blocks
-    first_seen = {p: k for k, p in reversed(list(enumerate(blocks.page.tolist())))}
-    page_rank = np.fromiter((first_seen[p] for p in blocks.page.tolist()), np.int64,
-                            len(blocks.page))
+    # pages in the order they come (a block is on one page: each block ranked by its
+    # page's first block), then header/body/footer, then the reading order: a stable
+    # sort of the blocks
+    _, first_seen, page_of = np.unique(blocks.page, return_index=True, return_inverse=True)
+    page_rank = first_seen[page_of]
     order = np.lexsort((np.arange(len(rank)), rank, page_rank))
     if np.array_equal(order, np.arange(len(order))):
         return g, codes
@@ -722,9 +683,12 @@ def label_groups(g: Grouped, how: str = "geometry", detect: Detector | None = No
     each block labelled (`detect` may relabel, `labels: rules+detector`), then, for our
     own grouping, page furniture to its page's ends; the document made once, at the
     end. The boxes as read are not carried on (read by the grouping and the labels)."""
-    codes = _label_words(g)
+    if len(g) == 0:
+        return replace(g, read_boxes=None).document([])
+    blocks = blocks_of(g)
+    codes = _word_labels(g, blocks)
     if detect is not None:
         codes = detect(g.document(), codes)
     if how == "geometry":
-        g, codes = furniture_to_page_ends(g, codes)
+        g, codes = furniture_to_page_ends(g, codes, blocks)
     return replace(g, read_boxes=None).document(codes.tolist())

@@ -126,7 +126,8 @@ def group_columns(doc: Document) -> Grouped:
     order, line_starts = join_fragments(frags, spaces, widths, vertical)
     lines = merge_groups(frags, order, line_starts)
     line_vertical = vertical[order[line_starts]]
-    rank, chain_start = reading_order(lines, line_vertical)
+    body = body_height(lines)  # the running text's size (the same for any order of lines)
+    rank, chain_start = reading_order(lines, line_vertical, body)
     lead = frags.first[order[line_starts]][rank]  # each line's first word
     source_block = np.fromiter(map(doc.block_ids.__getitem__, lead.tolist()), np.int64,
                                len(lead))
@@ -165,7 +166,7 @@ def group_columns(doc: Document) -> Grouped:
     block, table = _blocks(ranked, chain_start, boxes[lead, 2] - boxes[lead, 0], widest,
                            line_vertical[rank], source_block, counts, numbered, numeric,
                            numeric_share)
-    small = ranked.height < SMALL_PRINT * body_height(ranked)
+    small = ranked.height < SMALL_PRINT * body
     out = output_order(ranked, block, table, small, open_captions)
     return _assemble(doc, frags, order, line_starts, lines.count, rank, block, out, boxes)
 

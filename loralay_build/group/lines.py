@@ -116,9 +116,9 @@ def row_space(row: np.ndarray, gaps: np.ndarray, valid: np.ndarray) -> np.ndarra
 
 def _neighbours(f: Groups, left: np.ndarray, right: np.ndarray, among: np.ndarray,
                 reach: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(candidate, piece, dy) for every piece of `among` within `reach` heights above or
-    below each candidate pair's baseline on its page, the pair's own row left out; dy in
-    heights, negative above."""
+    """(candidate, piece, distance) for every piece of `among` within `reach` heights
+    above or below each candidate pair's baseline on its page, the pair's own row left
+    out; the distance in points, negative above (`_in_heights` makes it heights)."""
     span = float(max(f.y1.max(), 1.0)) * 2 + 10.0
     key = page_key(f.page, f.mid, span)
     order = among[np.argsort(key[among], kind="stable")]
@@ -126,13 +126,18 @@ def _neighbours(f: Groups, left: np.ndarray, right: np.ndarray, among: np.ndarra
     centre = key[left]
     cand, pos = window_pairs(key[order], centre - reach * h, centre + reach * h)
     nb = order[pos]
-    dy = (key[nb] - centre[cand]) / h[cand]
+    distance = key[nb] - centre[cand]
     # the pair's own row: pieces within half a height of its baseline, in the smaller
     # size (a small-print column's next line beside a large title is not on its row)
     low = np.minimum(np.minimum(f.height[left], f.height[right])[cand], f.height[nb])
-    keep = ((np.abs(key[nb] - centre[cand]) > 0.5 * low)
-            & (f.page[nb] == f.page[left][cand]))
-    return cand[keep], nb[keep], dy[keep]
+    keep = (np.abs(distance) > 0.5 * low) & (f.page[nb] == f.page[left][cand])
+    return cand[keep], nb[keep], distance[keep]
+
+
+def _in_heights(f: Groups, left: np.ndarray, right: np.ndarray, cand: np.ndarray,
+                distance: np.ndarray) -> np.ndarray:
+    """`_neighbours`' distances in heights of their candidate pair."""
+    return distance / np.maximum(f.height[left], f.height[right])[cand]
 
 
 def is_gutter(f: Groups, left: np.ndarray, right: np.ndarray, page_width: np.ndarray,
@@ -144,8 +149,8 @@ def is_gutter(f: Groups, left: np.ndarray, right: np.ndarray, page_width: np.nda
     m = len(left)
     if m == 0:
         return np.zeros(0, dtype=bool)
-    cand, nb, dy = _neighbours(f, left, right, np.flatnonzero(upright), STRIP_REACH)
-    opened = _white_strip(f, left, right, cand, nb, dy)
+    cand, nb, distance = _neighbours(f, left, right, np.flatnonzero(upright), STRIP_REACH)
+    opened = _white_strip(f, left, right, cand, nb, _in_heights(f, left, right, cand, distance))
     if not opened.any():
         return opened
     test = np.flatnonzero(opened)

@@ -94,10 +94,12 @@ def column_links(lines: Groups, fixed: np.ndarray) -> np.ndarray:
     return np.where(mutual, below, -1)
 
 
-def reading_order(lines: Groups, fixed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def reading_order(lines: Groups, fixed: np.ndarray, body: float
+                  ) -> tuple[np.ndarray, np.ndarray]:
     """A permutation of the lines (pages in turn, each cut into regions and columns by
     `_cut`) and, in that order, whether each line starts a run of its column (it is not
-    the line below the previous one, `column_links`)."""
+    the line below the previous one, `column_links`). `body` is the running text's size
+    (`body_height`)."""
     n = len(lines)
     below = column_links(lines, fixed)
     unit_lines, unit_starts = _units(lines, below)
@@ -108,11 +110,9 @@ def reading_order(lines: Groups, fixed: np.ndarray) -> tuple[np.ndarray, np.ndar
     x1 = np.maximum.reduceat(lines.x1[unit_lines], unit_starts)
     top = np.minimum.reduceat((lines.mid - half)[unit_lines], unit_starts)
     bottom = np.maximum.reduceat((lines.mid + half)[unit_lines], unit_starts)
-    body = body_height(lines)
     small_print = lines.height[lead] < SMALL_PRINT * body
     text = ~small_print & (x1 - x0 >= TEXT_WIDTH * body)
-    boxes = _Boxes(x0.tolist(), x1.tolist(), top.tolist(), bottom.tolist(),
-                   lines.mid[lead].tolist(), small_print.tolist(), text.tolist())
+    boxes = _Boxes(x0, x1, top, bottom, lines.mid[lead], small_print, text)
     page = lines.page[lead]
     by_page = np.lexsort((lines.first[lead], page))
     cuts = np.flatnonzero(page[by_page][1:] != page[by_page][:-1]) + 1
@@ -193,17 +193,31 @@ def _units(lines: Groups, below: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 class _Boxes:
-    """The lines' extents as Python lists (a page holds tens of lines: list access beats
-    NumPy's per-call cost there)."""
+    """The units' extents as Python lists (a page holds tens of units: list access beats
+    NumPy's per-call cost there), and each unit's rank in the three orders `_cut` sorts
+    by, found once for the document: a subset sorted by rank is sorted by the order's
+    keys (ties by index), at the cost of a list lookup per unit."""
 
-    __slots__ = ("bottom", "mid", "small", "span", "text", "top", "x0", "x1")
+    __slots__ = ("bottom", "by_band", "by_centre", "by_left", "mid", "small", "span",
+                 "text", "top", "x0", "x1")
 
-    def __init__(self, x0: list[float], x1: list[float], top: list[float],
-                 bottom: list[float], mid: list[float], small: list[bool],
-                 text: list[bool]) -> None:
-        self.x0, self.x1, self.top, self.bottom, self.mid = x0, x1, top, bottom, mid
-        self.small, self.text = small, text
-        self.span = list(zip(x0, x1, top, bottom))
+    def __init__(self, x0: np.ndarray, x1: np.ndarray, top: np.ndarray, bottom: np.ndarray,
+                 mid: np.ndarray, small: np.ndarray, text: np.ndarray) -> None:
+        self.x0, self.x1, self.top, self.bottom = x0.tolist(), x1.tolist(), top.tolist(), \
+            bottom.tolist()
+        self.mid, self.small, self.text = mid.tolist(), small.tolist(), text.tolist()
+        self.span = list(zip(self.x0, self.x1, self.top, self.bottom))
+        index = np.arange(len(x0))
+        self.by_left = _ranks(np.lexsort((index, x0)))  # (x0, i): `_columns`
+        self.by_band = _ranks(np.lexsort((index, top)))  # (top, i): `_bands`
+        self.by_centre = _ranks(np.lexsort((index, x0, mid)))  # (mid, x0, i): `_leaf`
+
+
+def _ranks(order: np.ndarray) -> list[int]:
+    """Each element's position in `order`."""
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    return rank.tolist()
 
 
 def body_height(lines: Groups) -> float:
@@ -257,7 +271,7 @@ def _columns(b: _Boxes, items: list[int],
     if spans is not None and (len(spans) < 2 or not _side_by_side(spans)):
         return [items]
     x0, x1 = b.x0, b.x1
-    srt = sorted(items, key=lambda i: (x0[i], i))
+    srt = sorted(items, key=b.by_left.__getitem__)
     out = [[srt[0]]]
     reach = x1[srt[0]]
     for i in srt[1:]:
@@ -281,7 +295,7 @@ def _columns(b: _Boxes, items: list[int],
 def _bands(b: _Boxes, items: list[int]) -> list[list[int]]:
     """`items` parted wherever no line's core spans the cut, top to bottom."""
     top, bottom = b.top, b.bottom
-    srt = sorted(items, key=lambda i: (top[i], i))
+    srt = sorted(items, key=b.by_band.__getitem__)
     out = [[srt[0]]]
     reach = bottom[srt[0]]
     for i in srt[1:]:
@@ -302,44 +316,59 @@ def _cut(b: _Boxes, items: list[int],
         return items
     columns = _columns(b, items, spans)
     if len(columns) > 1:
-        return _out_of_flow(b, [_cut(b, col) for col in columns])
+        # a column is one stretch (the units `_columns` chained): never columns itself
+        return _out_of_flow(b, [_cut_regions(b, col) for col in columns])
+    return _cut_regions(b, items)
+
+
+def _cut_regions(b: _Boxes, items: list[int]) -> list[int]:
+    """`_cut`'s rules 2 and 3, for units that are not columns: bands top to bottom,
+    consecutive bands joined into a region while their union is columns, each region cut
+    again."""
+    if len(items) < 2:
+        return items
     bands = _bands(b, items)
     if len(bands) == 1:
         return _leaf(b, items)
-    regions = [bands[0]]
-    spans = _spans(b, bands[0])
-    alone = [not _side_by_side(spans)]  # one band, not columns: read as a leaf
-    region_spans = [spans]
-    for band in bands[1:]:
-        own = _spans(b, band)
-        # one stretch and one stretch are never side by side (bands' cores never
-        # overlap): the common case, a single column, costs no merge
-        joined = own if len(spans) == 1 and len(own) == 1 else _merged(spans + own)
-        if len(joined) > 1 and _side_by_side(joined):  # as `_columns` would part it
-            regions[-1] = regions[-1] + band
-            spans = joined
-            alone[-1] = False
-            region_spans[-1] = joined
-        else:
-            regions.append(band)
-            spans = own
-            alone.append(not _side_by_side(own))
-            region_spans.append(own)
     out: list[int] = []
-    for region, leaf, known in zip(regions, alone, region_spans):
+    for region, spans in _regions(b, bands):
         if len(region) == 1:
             out.append(region[0])
-        elif leaf:
+        elif not _side_by_side(spans):  # one band, not columns: read as a leaf
             out.extend(_leaf(b, region))
         else:
-            out.extend(_cut(b, region, known))
+            out.extend(_cut(b, region, spans))
     return out
+
+
+def _regions(b: _Boxes, bands: list[list[int]]
+             ) -> list[tuple[list[int], list[tuple[float, float, float, float]]]]:
+    """The bands (top to bottom) joined while their union is still columns (as `_columns`
+    would part it), each region with its stretches. A region's stretches are kept while
+    bands join it, so a join costs the stretches, not the region's units."""
+    span = b.span
+    regions = []
+    region = bands[0]
+    spans = _spans(b, region)
+    for band in bands[1:]:
+        own = [span[band[0]]] if len(band) == 1 else _merged([span[i] for i in band])
+        # one stretch and one stretch are never side by side (bands' cores never
+        # overlap): the common case, a single column, costs no merge
+        if len(spans) > 1 or len(own) > 1:
+            joined = _merged(spans + own)
+            if _side_by_side(joined):
+                region = region + band
+                spans = joined
+                continue
+        regions.append((region, spans))
+        region, spans = band, own
+    regions.append((region, spans))
+    return regions
 
 
 def _leaf(b: _Boxes, items: list[int]) -> list[int]:
     """A set with neither columns nor bands, read by centre, then left edge."""
-    mid, x0 = b.mid, b.x0
-    return sorted(items, key=lambda i: (mid[i], x0[i], i))
+    return sorted(items, key=b.by_centre.__getitem__)
 
 
 def _spans(b: _Boxes, items: list[int]) -> list[tuple[float, float, float, float]]:
@@ -356,13 +385,20 @@ def _merged(spans: list[tuple[float, float, float, float]]
             ) -> list[tuple[float, float, float, float]]:
     """Stretches merged where closer than GUTTER, left to right."""
     spans = sorted(spans)
-    out = [spans[0]]
+    out = []
+    x0, x1, top, bottom = spans[0]
     for s in spans[1:]:
-        last = out[-1]
-        if s[0] > last[1] + GUTTER:
-            out.append(s)
-        else:
-            out[-1] = (last[0], max(last[1], s[1]), min(last[2], s[2]), max(last[3], s[3]))
+        if s[0] > x1 + GUTTER:
+            out.append((x0, x1, top, bottom))
+            x0, x1, top, bottom = s
+            continue
+        if s[1] > x1:
+            x1 = s[1]
+        if s[2] < top:
+            top = s[2]
+        if s[3] > bottom:
+            bottom = s[3]
+    out.append((x0, x1, top, bottom))
     return out
 
 
