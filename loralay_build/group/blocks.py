@@ -227,11 +227,13 @@ def extend_tables(lines: Groups, region: np.ndarray, numeric_share: Callable[[in
     grown a row at a time (at most GROW_ROUNDS). `lines` come page by page."""
     region = region.copy()
     share: dict[int, float] = {}
+    # the tables whose box changed: all at first, then those that took a row (a line near
+    # an unchanged table was tested against it already, and its share does not change)
+    changed = np.flatnonzero(region >= 0)
     for _ in range(GROW_ROUNDS):
-        has = np.flatnonzero(region >= 0)
-        if not len(has):
+        if not len(changed):
             return region
-        order = has[np.argsort(region[has], kind="stable")]
+        order = changed[np.argsort(region[changed], kind="stable")]
         starts = run_starts(region[order])
         label = region[order][starts]
         page = lines.page[order][starts]
@@ -262,4 +264,8 @@ def extend_tables(lines: Groups, region: np.ndarray, numeric_share: Callable[[in
         if not rows.any():
             break
         region[near_lines[rows]] = label[k[near][first[rows]]]
+        took = np.zeros(int(region.max()) + 1, dtype=bool)
+        took[region[near_lines[rows]]] = True
+        changed = np.flatnonzero(region >= 0)
+        changed = changed[took[region[changed]]]
     return region

@@ -109,30 +109,31 @@ def _place(b: _Blocks) -> list[int]:
     the paragraph in its own column (a heading, a figure under the text) stays. Blocks
     that are neither floats nor running text (a table's header row, a figure's label in
     the text's size, a page number) join the floats while some wait."""
+    page, floating, text, open_, size = b.page, b.floating, b.text, b.open, b.size
     out: list[int] = []
     waiting: list[int] = []
     last = -1  # the last block of running text of more than one line
-    for k in range(len(b.page)):
-        if k and b.page[k] != b.page[k - 1]:
+    for k in range(len(page)):
+        if k and page[k] != page[k - 1]:
             out.extend(waiting)
             waiting = []
-        if b.floating[k]:
-            if last >= 0 and b.open[last] and _before_continuation(b, last, k):
+        if floating[k]:
+            if last >= 0 and open_[last] and _before_continuation(b, last, k):
                 waiting.append(k)
             else:
                 out.append(k)
             continue
-        if not b.text[k]:
+        if not text[k]:
             (waiting if waiting else out).append(k)
             continue
-        if waiting and b.size[k] > HEADING_RATIO * b.last_size[last]:
+        if waiting and size[k] > HEADING_RATIO * b.last_size[last]:
             out.extend(waiting)
             waiting = []
         out.append(k)
-        if not b.open[k]:  # the paragraph ended here: the floats follow it
+        if not open_[k]:  # the paragraph ended here: the floats follow it
             out.extend(waiting)
             waiting = []
-        if b.bottom[k] - b.top[k] > 1.5 * b.size[k]:  # more than one line
+        if b.bottom[k] - b.top[k] > 1.5 * size[k]:  # more than one line
             last = k
     out.extend(waiting)
     return out

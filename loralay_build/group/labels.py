@@ -286,18 +286,18 @@ def _matching(pattern: re.Pattern[str], texts: list[str], which: np.ndarray) -> 
 def _heads(words: list[str], k: Blocks, which: np.ndarray) -> list[str]:
     """The first four words of the blocks `which` marks ("" for the others)."""
     out = [""] * len(k)
-    for i in np.flatnonzero(which).tolist():
-        s = int(k.start[i])
-        out[i] = " ".join(words[s:s + min(int(k.count[i]), 4)])
+    idx = np.flatnonzero(which)
+    for i, s, n in zip(idx.tolist(), k.start[idx].tolist(), np.minimum(k.count[idx], 4).tolist()):
+        out[i] = " ".join(words[s:s + n])
     return out
 
 
 def _texts(words: list[str], k: Blocks, which: np.ndarray) -> list[str]:
     """The text of the blocks `which` marks ("" for the others)."""
     out = [""] * len(k)
-    for i in np.flatnonzero(which).tolist():
-        s = int(k.start[i])
-        out[i] = " ".join(words[s:s + int(k.count[i])])
+    idx = np.flatnonzero(which)
+    for i, s, n in zip(idx.tolist(), k.start[idx].tolist(), k.count[idx].tolist()):
+        out[i] = " ".join(words[s:s + n])
     return out
 
 
@@ -313,17 +313,15 @@ def _running(words: list[str], k: Blocks) -> np.ndarray:
     if not len(idx):
         return out
     keys: list[str] = []
-    texts: list[str] = []
-    for i in idx.tolist():
-        s = int(k.start[i])
-        text = " ".join(words[s:s + int(k.count[i])])
-        texts.append(text)
+    texts = [" ".join(words[s:s + n]) for s, n in zip(k.start[idx].tolist(),
+                                                      k.count[idx].tolist())]
+    for text in texts:
         # letters only: a page number on the left of even pages and the right of odd
         # ones, or another number, leaves the same key; too short a key is no evidence
         key = NOT_LETTERS.sub("", text.lower())
         keys.append(key if len(key) >= 4 else f"\x00{len(keys)}")
     # pairs of band blocks on other pages with the same key and about the same height
-    order = sorted(range(len(idx)), key=lambda j: (keys[j], j))
+    order = sorted(range(len(idx)), key=keys.__getitem__)  # stable: ties in index order
     run = 0
     while run < len(order):
         end = run
@@ -374,7 +372,7 @@ def _page_numbers(k: Blocks, idx: np.ndarray, texts: list[str]) -> np.ndarray:
         found &= ~side | (per_page[k.page[idx]] <= 2)
     if not found.any():
         return found
-    if len(np.unique(k.page)) == 1:
+    if k.page.min() == k.page.max():  # one page
         return found
     offset = value - k.page[idx]
     uniq, counts = np.unique(offset[found], return_counts=True)
@@ -413,13 +411,13 @@ def _math_share(words: list[str], k: Blocks, numbered: np.ndarray, free: np.ndar
     in an equation number; 0 for the others."""
     out = np.zeros(len(k))
     symbols = 3 * k.short >= k.count
-    for i in np.flatnonzero(free & (k.lines <= 6) & (symbols | numbered)).tolist():
-        s = int(k.start[i])
-        n = int(k.count[i])
+    idx = np.flatnonzero(free & (k.lines <= 6) & (symbols | numbered))
+    share = []
+    for s, n in zip(k.start[idx].tolist(), k.count[idx].tolist()):
         text = " ".join(words[s:s + n])
         chars = len(text) - (n - 1)
-        if chars > 0:
-            out[i] = len(MATH.findall(text)) / chars
+        share.append(len(MATH.findall(text)) / chars if chars > 0 else 0.0)
+    out[idx] = share
     return out
 
 
@@ -444,21 +442,24 @@ def _headings(words: list[str], k: Blocks, body_h: float) -> np.ndarray:
     cand = np.flatnonzero((k.lines <= 2) & (k.count <= 16) & (large | (k.lines == 1)))
     for i, s, n, big in zip(cand.tolist(), k.start[cand].tolist(), k.count[cand].tolist(),
                             large[cand].tolist()):
-        ws = words[s:s + n]
-        last = ws[-1]
+        last = words[s + n - 1]
         if last.endswith((",", ";")) or (last.endswith(".") and n > 4):
             continue
-        numbered = (n >= 2 and bool(NUMBERED.match(ws[0])) and ws[1][:1].isalpha()
-                    and not ws[1][:1].islower())
-        if big or numbered:
+        if big or (n >= 2 and _numbered(words[s], words[s + 1])):
             out[i] = True
             continue
         if n > 8:
             continue
-        text = " ".join(ws)
+        text = " ".join(words[s:s + n])
         out[i] = ((n <= 6 and bool(HEADING_WORDS.match(text))) or bool(REFERENCES.match(text))
                   or (text.isupper() and sum(c.isalpha() for c in text) >= 4))
     return out
+
+
+def _numbered(first: str, second: str) -> bool:
+    """A heading's number ("2", "3.1.", "IV.", "B.") before a word that is not lower case."""
+    return (NUMBERED.match(first) is not None and second[:1].isalpha()
+            and not second[:1].islower())
 
 
 def _bibliography(words: list[str], k: Blocks, heading: np.ndarray, refs_head: np.ndarray,
@@ -472,21 +473,24 @@ def _bibliography(words: list[str], k: Blocks, heading: np.ndarray, refs_head: n
     last_page = int(k.page.max()) if len(k) else 0
     entry = (((label < 0) | heading) & ((k.page >= 0.4 * last_page) | (last_page <= 2))
              & (k.count >= 5) & ~out)
-    for i in np.flatnonzero(entry).tolist():
-        s = int(k.start[i])
-        entry[i] = bool(ENTRY.match(words[s])) or bool(ENTRY2.match(" ".join(words[s:s + 2])))
+    idx = np.flatnonzero(entry)
+    entry[idx] = [ENTRY.match(words[s]) is not None
+                  or ENTRY2.match(" ".join(words[s:s + 2])) is not None
+                  for s in k.start[idx].tolist()]
     entry |= out
     # runs of three entries or more (the list's own blocks count as entries)
-    is_entry = entry.tolist()
-    run = 0
-    for i in range(len(k) + 1):
-        if i < len(k) and is_entry[i]:
-            run += 1
-            continue
-        if run >= 3:
-            out[i - run:i] = True
-        run = 0
-    return out & ((label < 0) | heading)
+    return (out | _in_runs(entry, 3)) & ((label < 0) | heading)
+
+
+def _in_runs(mask: np.ndarray, least: int) -> np.ndarray:
+    """Which elements of `mask` lie in a run of at least `least` consecutive True."""
+    edge = np.diff(np.concatenate(([0], mask.astype(np.int8), [0])))
+    starts, ends = np.flatnonzero(edge == 1), np.flatnonzero(edge == -1)
+    long = ends - starts >= least
+    mark = np.zeros(len(mask) + 1, dtype=np.int64)
+    mark[starts[long]] = 1
+    mark[ends[long]] = -1
+    return np.cumsum(mark[:-1]) > 0
 
 
 def _after_references(words: list[str], k: Blocks, heading: np.ndarray,
@@ -547,16 +551,19 @@ def _entries_page(words: list[str], k: Blocks, label: np.ndarray, page: int) -> 
 def _footnotes(k: Blocks, body_h: float, label: np.ndarray) -> np.ndarray:
     """Blocks set smaller than the body in the page's lower part with no block of body
     text below them in their column (footers aside)."""
-    small = (k.height < 0.9 * body_h) & (k.y0 > 0.5 * k.page_h) & (label < 0) & (k.count >= 3)
+    small = np.flatnonzero((k.height < 0.9 * body_h) & (k.y0 > 0.5 * k.page_h) & (label < 0)
+                           & (k.count >= 3))
     out = np.zeros(len(k), dtype=bool)
     body = np.flatnonzero((k.height >= 0.95 * body_h) & (label < 0) & (k.count >= 4))
     body_page = k.page[body]  # blocks come page by page
-    for i in np.flatnonzero(small).tolist():
-        lo, hi = np.searchsorted(body_page, [k.page[i], k.page[i] + 1])
-        b = body[lo:hi]
-        below = (k.y0[b] > k.y1[i]) & (np.minimum(k.x1[b], k.x1[i])
-                                       > np.maximum(k.x0[b], k.x0[i]))
-        out[i] = not below.any()
+    # every (small block, body block of its page) pair
+    lo = np.searchsorted(body_page, k.page[small], side="left")
+    hi = np.searchsorted(body_page, k.page[small] + 1, side="left")
+    i = np.repeat(small, hi - lo)
+    b = body[expand(lo, hi - lo)]
+    below = (k.y0[b] > k.y1[i]) & (np.minimum(k.x1[b], k.x1[i]) > np.maximum(k.x0[b], k.x0[i]))
+    out[small] = True
+    out[i[below]] = False
     return out
 
 
@@ -567,10 +574,9 @@ def _front_matter(words: list[str], k: Blocks, head: list[str], body_h: float,
     authors (short blocks: names, affiliations, dates), then the abstract (after its
     heading, a block opening with its name, or the first block of three lines or more
     before the first section heading); the first other heading ends the front matter."""
-    pages = np.unique(k.page)
-    if not len(pages):
+    if not len(k):
         return
-    p = pages[0]
+    p = k.page.min()
     on = np.flatnonzero(k.page == p)
     for i in on.tolist():
         if KEYWORDS.match(head[i]) and (label[i] < 0 or label[i] == CODE["section"]):
@@ -640,7 +646,7 @@ def furniture_to_page_ends(g: Grouped, codes: np.ndarray, blocks: Blocks
     # sort of the blocks
     _, first_seen, page_of = np.unique(blocks.page, return_index=True, return_inverse=True)
     page_rank = first_seen[page_of]
-    order = np.lexsort((np.arange(len(rank)), rank, page_rank))
+    order = np.lexsort((rank, page_rank))  # stable: the reading order within
     if np.array_equal(order, np.arange(len(order))):
         return g, codes
     words = expand(blocks.start[order], blocks.count[order])

@@ -150,7 +150,7 @@ def group_columns(doc: Document) -> Grouped:
     def numeric_share(r: int) -> float:
         """The share of numbers (or dashes: an empty cell) among line r's words."""
         words = line_words(r)
-        return sum(1 for w in words if NUMBER.match(w) or w in DASHES) / max(len(words), 1)
+        return sum(1 for w in words if _is_number(w) or w in DASHES) / max(len(words), 1)
 
     def open_captions(heads: np.ndarray) -> np.ndarray:
         """Which of the lines `heads` open a caption: "Figure 3.", "Tabela 4 –", "표 1."
@@ -169,6 +169,13 @@ def group_columns(doc: Document) -> Grouped:
     small = ranked.height < SMALL_PRINT * body
     out = output_order(ranked, block, table, small, open_captions)
     return _assemble(doc, frags, order, line_starts, lines.count, rank, block, out, boxes)
+
+
+def _is_number(word: str) -> bool:
+    """`NUMBER` matches the word (which must start with a sign or a digit, as `\\d` is a
+    decimal digit: the test spares most words the regex)."""
+    first = word[:1]
+    return (first in "-−+" or first.isdecimal()) and NUMBER.match(word) is not None
 
 
 def is_caption_start(words: list[str]) -> bool:

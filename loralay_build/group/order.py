@@ -57,6 +57,7 @@ SMALL_PRINT = 0.85
 # a column holds running text when one of its lines in the running text's size is at
 # least this many heights wide
 TEXT_WIDTH = 15.0
+Span = tuple[float, float, float, float]  # a stretch across a page: x0, x1, top, bottom
 def _first_per_query(query: np.ndarray, other: np.ndarray, ok: np.ndarray, n: int,
                      last: bool) -> np.ndarray:
     """For each of n queries, the first (or last) `other` among its pairs marked ok (pairs
@@ -110,20 +111,27 @@ def reading_order(lines: Groups, fixed: np.ndarray, body: float
     x1 = np.maximum.reduceat(lines.x1[unit_lines], unit_starts)
     top = np.minimum.reduceat((lines.mid - half)[unit_lines], unit_starts)
     bottom = np.maximum.reduceat((lines.mid + half)[unit_lines], unit_starts)
-    small_print = lines.height[lead] < SMALL_PRINT * body
-    text = ~small_print & (x1 - x0 >= TEXT_WIDTH * body)
-    boxes = _Boxes(x0, x1, top, bottom, lines.mid[lead], small_print, text)
     page = lines.page[lead]
     by_page = np.lexsort((lines.first[lead], page))
     cuts = np.flatnonzero(page[by_page][1:] != page[by_page][:-1]) + 1
-    stacked, rank_array = _stacked_pages(page, x0, x1, top, bottom)
-    rank = rank_array.tolist()
+    stacked, by_top, by_left = _stacked_pages(page, x0, x1, top, bottom)
+    rank = _ranks(by_top)
     order: list[int] = []
-    for part in np.split(by_page, cuts):
-        if stacked[page[part[0]]]:
-            order.extend(sorted(part.tolist(), key=rank.__getitem__))
-        else:
-            order.extend(_cut(boxes, part.tolist()))
+    boxes = None  # made for the first page that needs the cut
+    starts = np.concatenate(([0], cuts))  # each page's first unit in `by_page`
+    bounds = [*starts.tolist(), len(by_page)]
+    page_units = by_page.tolist()
+    for k, simple in enumerate(stacked[page[by_page[starts]]].tolist()):
+        part = page_units[bounds[k]:bounds[k + 1]]
+        if simple:
+            order.extend(sorted(part, key=rank.__getitem__))
+            continue
+        if boxes is None:
+            small_print = lines.height[lead] < SMALL_PRINT * body
+            text = ~small_print & (x1 - x0 >= TEXT_WIDTH * body)
+            boxes = _Boxes(x0, x1, top, bottom, lines.mid[lead], small_print, text, rank,
+                           _ranks(by_left))
+        order.extend(_cut(boxes, part))
     units = np.asarray(order, dtype=np.int64)
     out = unit_lines[expand(unit_starts[units], (ends - unit_starts)[units])]
     start = np.ones(n, dtype=bool)
@@ -132,23 +140,24 @@ def reading_order(lines: Groups, fixed: np.ndarray, body: float
 
 
 def _stacked_pages(page: np.ndarray, x0: np.ndarray, x1: np.ndarray, top: np.ndarray,
-                   bottom: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                   bottom: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per page, whether `_cut` would read its units simply top to bottom, found for all
-    pages at once (a one-column page then costs no Python per unit); and each unit's rank
-    by (page, top). It would when every unit is a band of its own (no unit's extent
-    reaches into the next one's) and the page's stretches are not side by side: bands of
-    one stretch never join, so the cut reads bands in turn."""
+    pages at once (a one-column page then costs no Python per unit); and the units in
+    the orders (page, top, index) and (page, x0, index). It would when every unit is a
+    band of its own (no unit's extent reaches into the next one's) and the page's
+    stretches are not side by side: bands of one stretch never join, so the cut reads
+    bands in turn."""
     n = len(page)
     pages = np.zeros(int(page.max()) + 1, dtype=bool)
-    by_top = np.lexsort((np.arange(n), top, page))
+    by_top = np.lexsort((top, page))  # lexsort is stable: ties stay in index order
     p = page[by_top]
     span = float(np.abs(top).max() + np.abs(bottom).max()) * 2 + 10.0
     reach = np.maximum.accumulate(p * span + bottom[by_top]) - p * span
     overlap = (p[1:] == p[:-1]) & (top[by_top][1:] <= reach[:-1])
-    pages[np.unique(page)] = True
+    pages[page] = True
     pages[p[1:][overlap]] = False
     xspan = float(np.abs(x0).max() + np.abs(x1).max()) * 2 + 10.0
-    by_x = np.lexsort((np.arange(n), x0, page))
+    by_x = np.lexsort((x0, page))
     q = page[by_x]
     x_reach = np.maximum.accumulate(q * xspan + x1[by_x]) - q * xspan
     new = np.ones(n, dtype=bool)
@@ -160,9 +169,7 @@ def _stacked_pages(page: np.ndarray, x0: np.ndarray, x1: np.ndarray, top: np.nda
     beside = ((s_page[1:] == s_page[:-1])
               & (np.maximum(s_top[1:], s_top[:-1]) < np.minimum(s_bottom[1:], s_bottom[:-1])))
     pages[s_page[1:][beside]] = False
-    rank = np.empty(n, dtype=np.int64)
-    rank[by_top] = np.arange(n)
-    return pages, rank
+    return pages, by_top, by_x
 
 
 def _units(lines: Groups, below: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -194,23 +201,32 @@ def _units(lines: Groups, below: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 class _Boxes:
     """The units' extents as Python lists (a page holds tens of units: list access beats
-    NumPy's per-call cost there), and each unit's rank in the three orders `_cut` sorts
-    by, found once for the document: a subset sorted by rank is sorted by the order's
-    keys (ties by index), at the cost of a list lookup per unit."""
+    NumPy's per-call cost there), and each unit's rank in the orders `_cut` sorts by,
+    found once for the document: a page's units sorted by rank are sorted by the order's
+    keys (ties by index), at the cost of a list lookup per unit. `by_band` and `by_left`
+    rank by (page, top) and (page, x0) (`_stacked_pages`' orders; the cut reads one page
+    at a time); the rank by (mid, x0), which only a leaf reads, is found when first
+    asked (`by_centre`)."""
 
-    __slots__ = ("bottom", "by_band", "by_centre", "by_left", "mid", "small", "span",
-                 "text", "top", "x0", "x1")
+    __slots__ = ("_by_centre", "_mid", "_x0", "bottom", "by_band", "by_left", "small",
+                 "span", "text", "top", "x0", "x1")
 
     def __init__(self, x0: np.ndarray, x1: np.ndarray, top: np.ndarray, bottom: np.ndarray,
-                 mid: np.ndarray, small: np.ndarray, text: np.ndarray) -> None:
+                 mid: np.ndarray, small: np.ndarray, text: np.ndarray, by_band: list[int],
+                 by_left: list[int]) -> None:
         self.x0, self.x1, self.top, self.bottom = x0.tolist(), x1.tolist(), top.tolist(), \
             bottom.tolist()
-        self.mid, self.small, self.text = mid.tolist(), small.tolist(), text.tolist()
+        self.small, self.text = small.tolist(), text.tolist()
         self.span = list(zip(self.x0, self.x1, self.top, self.bottom))
-        index = np.arange(len(x0))
-        self.by_left = _ranks(np.lexsort((index, x0)))  # (x0, i): `_columns`
-        self.by_band = _ranks(np.lexsort((index, top)))  # (top, i): `_bands`
-        self.by_centre = _ranks(np.lexsort((index, x0, mid)))  # (mid, x0, i): `_leaf`
+        self.by_band, self.by_left = by_band, by_left
+        self._x0, self._mid = x0, mid
+        self._by_centre: list[int] | None = None
+
+    def by_centre(self) -> list[int]:
+        """Each unit's rank by (mid, x0, index): `_leaf`'s order."""
+        if self._by_centre is None:
+            self._by_centre = _ranks(np.lexsort((self._x0, self._mid)))
+        return self._by_centre
 
 
 def _ranks(order: np.ndarray) -> list[int]:
@@ -234,15 +250,15 @@ def _out_of_flow(b: _Boxes, columns: list[list[int]]) -> list[int]:
     the head of the next) taken out of the flow and put after the last column: a reader
     skips them, and a paragraph running on from one column to the next stays whole. A
     column of small print alone (a side box) stays where it is."""
-    small, text = b.small, b.text
+    small, text = b.small.__getitem__, b.text.__getitem__
     # only between columns of running text (a wide line in the running text's size):
     # the pieces of a display formula or a table's cells are columns too
-    running = [any(text[i] for i in col) for col in columns]
+    running = [any(map(text, col)) for col in columns]
     body: list[list[int]] = []
     moved: list[int] = []
     last = len(columns) - 1
     for k, col in enumerate(columns):
-        flags = [small[i] for i in col]
+        flags = list(map(small, col))
         if all(flags) or not running[k]:
             body.append(col)
             continue
@@ -260,7 +276,7 @@ def _out_of_flow(b: _Boxes, columns: list[list[int]]) -> list[int]:
 
 
 def _columns(b: _Boxes, items: list[int],
-             spans: list[tuple[float, float, float, float]] | None = None
+             spans: list[Span] | None = None
              ) -> list[list[int]]:
     """`items` parted at every vertical white strip across all of them (at least GUTTER
     wide), left to right, when they are columns: each beside the next (their vertical
@@ -309,7 +325,7 @@ def _bands(b: _Boxes, items: list[int]) -> list[list[int]]:
 
 
 def _cut(b: _Boxes, items: list[int],
-         spans: list[tuple[float, float, float, float]] | None = None) -> list[int]:
+         spans: list[Span] | None = None) -> list[int]:
     """The reading order of one page's units `items` (the module's rules 1-3); `spans`:
     their stretches, when known."""
     if len(items) < 2:
@@ -330,48 +346,72 @@ def _cut_regions(b: _Boxes, items: list[int]) -> list[int]:
     bands = _bands(b, items)
     if len(bands) == 1:
         return _leaf(b, items)
+    if len(bands) == len(items):  # a unit per band: no two join (one stretch each)
+        return [band[0] for band in bands]
     out: list[int] = []
-    for region, spans in _regions(b, bands):
+    for region, spans, beside in _regions(b, bands):
         if len(region) == 1:
             out.append(region[0])
-        elif not _side_by_side(spans):  # one band, not columns: read as a leaf
+        elif not beside:  # one band, not columns: read as a leaf
             out.extend(_leaf(b, region))
         else:
             out.extend(_cut(b, region, spans))
     return out
 
 
-def _regions(b: _Boxes, bands: list[list[int]]
-             ) -> list[tuple[list[int], list[tuple[float, float, float, float]]]]:
+def _regions(b: _Boxes, bands: list[list[int]]) -> list[tuple[list[int], list[Span], bool]]:
     """The bands (top to bottom) joined while their union is still columns (as `_columns`
-    would part it), each region with its stretches. A region's stretches are kept while
-    bands join it, so a join costs the stretches, not the region's units."""
+    would part it), each region with its stretches and whether they stand side by side.
+    A region's stretches are kept while bands join it, so a join costs the stretches,
+    not the region's units."""
     span = b.span
     regions = []
     region = bands[0]
     spans = _spans(b, region)
+    beside = _side_by_side(spans)
     for band in bands[1:]:
         own = [span[band[0]]] if len(band) == 1 else _merged([span[i] for i in band])
         # one stretch and one stretch are never side by side (bands' cores never
         # overlap): the common case, a single column, costs no merge
         if len(spans) > 1 or len(own) > 1:
-            joined = _merged(spans + own)
-            if _side_by_side(joined):
+            joined = _grown(spans, own[0]) if len(own) == 1 else None
+            if joined is None:
+                joined = _merged(spans + own)
+            elif beside:  # stretches only grown in height stay side by side
                 region = region + band
                 spans = joined
                 continue
-        regions.append((region, spans))
-        region, spans = band, own
-    regions.append((region, spans))
+            if _side_by_side(joined):
+                region = region + band
+                spans, beside = joined, True
+                continue
+        regions.append((region, spans, beside))
+        region, spans, beside = band, own, len(own) > 1 and _side_by_side(own)
+    regions.append((region, spans, beside))
     return regions
+
+
+def _grown(spans: list[Span], one: Span) -> list[Span] | None:
+    """`_merged(spans + [one])` when `one` lies within one of the merged `spans` (from
+    its left edge to its right): that stretch grown to its height; None otherwise."""
+    x0, x1, top, bottom = one
+    if x1 < x0:
+        return None
+    for k, (s0, s1, s_top, s_bottom) in enumerate(spans):
+        if s0 <= x0 and x1 <= s1:
+            grown = spans.copy()
+            grown[k] = (s0, s1, top if top < s_top else s_top,
+                        bottom if bottom > s_bottom else s_bottom)
+            return grown
+    return None
 
 
 def _leaf(b: _Boxes, items: list[int]) -> list[int]:
     """A set with neither columns nor bands, read by centre, then left edge."""
-    return sorted(items, key=b.by_centre.__getitem__)
+    return sorted(items, key=b.by_centre().__getitem__)
 
 
-def _spans(b: _Boxes, items: list[int]) -> list[tuple[float, float, float, float]]:
+def _spans(b: _Boxes, items: list[int]) -> list[Span]:
     """The stretches across the page that `items` cover, (x0, x1, top, bottom) left to
     right: lines closer than GUTTER are one stretch (`_columns`' columns, before the
     side-by-side test). A region's stretches are kept while bands join it, so a join
@@ -381,8 +421,7 @@ def _spans(b: _Boxes, items: list[int]) -> list[tuple[float, float, float, float
     return _merged([b.span[i] for i in items])
 
 
-def _merged(spans: list[tuple[float, float, float, float]]
-            ) -> list[tuple[float, float, float, float]]:
+def _merged(spans: list[Span]) -> list[Span]:
     """Stretches merged where closer than GUTTER, left to right."""
     spans = sorted(spans)
     out = []
@@ -402,7 +441,7 @@ def _merged(spans: list[tuple[float, float, float, float]]
     return out
 
 
-def _side_by_side(spans: list[tuple[float, float, float, float]]) -> bool:
+def _side_by_side(spans: list[Span]) -> bool:
     """Two stretches or more, each beside the next (their vertical extents overlap)."""
     return len(spans) > 1 and all(max(s[2], t[2]) < min(s[3], t[3])
                                   for s, t in zip(spans, spans[1:]))
