@@ -217,16 +217,16 @@ def _inside(lines: Groups, page: np.ndarray, x0: np.ndarray, y0: np.ndarray,
     return np.where(region == len(page), -1, region)
 
 
-def extend_tables(lines: Groups, region: np.ndarray, numeric_share: Callable[[int], float]
-                  ) -> np.ndarray:
+def extend_tables(lines: Groups, region: np.ndarray,
+                  numeric_shares: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
     """`region` grown by rows of numbers: a line of NUMERIC_WORDS words or more next to a
     table (within ROW_GAP heights above or below its box, overlapping it across at least
     half of the line and half of the table) whose words are mostly numbers
-    (`numeric_share(line)` at least NUMERIC_ROW) is a row whose cells Poppler set closer
+    (`numeric_shares(lines)` at least NUMERIC_ROW) is a row whose cells Poppler set closer
     than a cell gap (a totals row, a dense row of counts), not running text. Tables are
     grown a row at a time (at most GROW_ROUNDS). `lines` come page by page."""
     region = region.copy()
-    share: dict[int, float] = {}
+    share = np.full(len(lines), np.nan)  # found when first needed
     # the tables whose box changed: all at first, then those that took a row (a line near
     # an unchanged table was tested against it already, and its share does not change)
     changed = np.flatnonzero(region >= 0)
@@ -256,11 +256,10 @@ def extend_tables(lines: Groups, region: np.ndarray, numeric_share: Callable[[in
                 & (across >= 0.5 * (bx1[k] - bx0[k])))
         # each line near a table joins the first such table (by number) when numeric
         near_lines, first = np.unique(i[near], return_index=True)
-        for line in near_lines.tolist():
-            if line not in share:
-                share[line] = numeric_share(line)
-        rows = np.array([share[line] >= NUMERIC_ROW for line in near_lines.tolist()],
-                        dtype=bool)
+        todo = near_lines[np.isnan(share[near_lines])]
+        if len(todo):
+            share[todo] = numeric_shares(todo)
+        rows = share[near_lines] >= NUMERIC_ROW
         if not rows.any():
             break
         region[near_lines[rows]] = label[k[near][first[rows]]]

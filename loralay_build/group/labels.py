@@ -139,6 +139,7 @@ class Blocks:
     short: np.ndarray  # words no wider than high (one or two characters: a formula's symbols)
     width: np.ndarray  # page width
     page_h: np.ndarray  # page height
+    first_run: np.ndarray  # the block's first run (`Grouped`'s runs)
 
     def __len__(self) -> int:
         return len(self.start)
@@ -149,24 +150,27 @@ def blocks_of(g: Grouped) -> Blocks:
     id unique in the document, as every grouping gives them; a block is on one page)."""
     n = len(g)
     b, read_sizes = g.frame()  # a turned page as it was read, as the grouping saw it
-    starts = run_starts(g.block_ids)
+    run_start = g.run_starts()
+    block_run = run_starts(g.run_block)  # the runs that start a block
+    line_run = run_starts(g.run_line)
+    starts = run_start[block_run]
     count = np.diff(np.append(starts, n))
     h = b[:, 3] - b[:, 1]
-    line_start = run_starts(g.line_ids)
-    is_line = np.zeros(n, dtype=np.int64)
-    is_line[line_start] = 1
+    line_start = run_start[line_run]
+    is_line = np.zeros(len(g.run_count), dtype=np.int64)
+    is_line[line_run] = 1
     # each line's widest space between consecutive words, in its own height
     gap = np.full(n, -np.inf)
     gap[1:] = b[1:, 0] - b[:-1, 2]
     gap[line_start] = -np.inf
     widest = np.maximum.reduceat(gap, line_start)
     line_h = np.maximum.reduceat(h, line_start)
-    gapped = np.zeros(n, dtype=np.int64)
-    gapped[line_start] = widest >= CELL_GAP * np.maximum(line_h, 1e-6)
+    gapped = np.zeros(len(g.run_count), dtype=np.int64)
+    gapped[line_run] = widest >= CELL_GAP * np.maximum(line_h, 1e-6)
     # a word of one or two characters, by its box: not wider than its height
     short = ((b[:, 2] - b[:, 0]) <= h).astype(np.int64)
     sizes = np.array([(0.0, 0.0), *read_sizes])
-    page = g.pages[starts]
+    page = g.run_page[block_run]
     known = np.where((page > 0) & (page < len(sizes)), page, 0)  # a bad page: size 0
     return Blocks(start=starts, count=count, page=page,
                   x0=np.minimum.reduceat(b[:, 0], starts),
@@ -174,10 +178,11 @@ def blocks_of(g: Grouped) -> Blocks:
                   x1=np.maximum.reduceat(b[:, 2], starts),
                   y1=np.maximum.reduceat(b[:, 3], starts),
                   height=np.add.reduceat(h, starts) / count,
-                  lines=np.add.reduceat(is_line, starts),
-                  gap_lines=np.add.reduceat(gapped, starts),
+                  lines=np.add.reduceat(is_line, block_run),
+                  gap_lines=np.add.reduceat(gapped, block_run),
                   short=np.add.reduceat(short, starts),
-                  width=sizes[known, 0], page_h=sizes[known, 1])
+                  width=sizes[known, 0], page_h=sizes[known, 1],
+                  first_run=block_run)
 
 
 def label_words(doc: Document, cut: np.ndarray | None = None) -> np.ndarray:
@@ -649,10 +654,11 @@ def furniture_to_page_ends(g: Grouped, codes: np.ndarray, blocks: Blocks
     order = np.lexsort((rank, page_rank))  # stable: the reading order within
     if np.array_equal(order, np.arange(len(order))):
         return g, codes
+    runs_per_block = np.diff(np.append(blocks.first_run, len(g.run_count)))
     words = expand(blocks.start[order], blocks.count[order])
-    moved = g.reordered(words)
-    return replace(moved, line_ids=_renumbered(moved.line_ids),
-                   block_ids=_renumbered(moved.block_ids)), codes[words]
+    moved = g.reordered(expand(blocks.first_run[order], runs_per_block[order]), words)
+    return replace(moved, run_line=_renumbered(moved.run_line),
+                   run_block=_renumbered(moved.run_block)), codes[words]
 
 
 def _renumbered(ids: np.ndarray) -> np.ndarray:

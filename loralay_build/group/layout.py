@@ -59,15 +59,20 @@ def poppler_groups(doc: Document) -> Document:
 class Grouped:
     """A document's words in a new order with their groups, as columns: what the grouping
     gives and the labels read (`labels.group_and_label`), before any per-word Python list
-    is made; `document()` makes the `Document` once, when the order is final."""
+    is made; `document()` makes the `Document` once, when the order is final.
+
+    The pages, line ids and block ids are kept per *run* (consecutive words of one page,
+    line and block: a fragment of a line), not per word: moving blocks (the page
+    furniture) then moves a few runs, and only the final document spells them out."""
 
     source: Document  # the document grouped (its id, pages and counters are kept)
     words: list[str]
     boxes: np.ndarray
     read_boxes: np.ndarray | None  # the boxes as read (`read_frame`); None: `boxes` are
-    pages: np.ndarray
-    line_ids: np.ndarray
-    block_ids: np.ndarray
+    run_count: np.ndarray  # words per run, runs in word order
+    run_page: np.ndarray
+    run_line: np.ndarray
+    run_block: np.ndarray
 
     def __len__(self) -> int:
         return len(self.words)
@@ -77,17 +82,26 @@ class Grouped:
         boxes = self.boxes if self.read_boxes is None else self.read_boxes
         return boxes, [p.read_size for p in self.source.pages]
 
-    def reordered(self, perm: np.ndarray) -> Grouped:
-        """The words in the order `perm` (indices into this order), ids as they are."""
-        return Grouped(self.source, _reordered(self.words, perm), self.boxes[perm],
-                       None if self.read_boxes is None else self.read_boxes[perm],
-                       self.pages[perm], self.line_ids[perm], self.block_ids[perm])
+    def run_starts(self) -> np.ndarray:
+        """Each run's first word."""
+        return np.cumsum(self.run_count) - self.run_count
+
+    def reordered(self, runs: np.ndarray, words: np.ndarray) -> Grouped:
+        """The runs in the order `runs` (their words, `words`, indices into this order),
+        ids as they are."""
+        return Grouped(self.source, _reordered(self.words, words), self.boxes[words],
+                       None if self.read_boxes is None else self.read_boxes[words],
+                       self.run_count[runs], self.run_page[runs], self.run_line[runs],
+                       self.run_block[runs])
 
     def document(self, labels: list[int] | None = None) -> Document:
         """The `Document` (its word columns as lists; the boxes as read kept when a page
         was turned, for what reads the groups after)."""
-        return _document_like(self.source, self.words, self.boxes, self.pages.tolist(),
-                              self.line_ids.tolist(), self.block_ids.tolist(),
+        count = self.run_count
+        return _document_like(self.source, self.words, self.boxes,
+                              np.repeat(self.run_page, count).tolist(),
+                              np.repeat(self.run_line, count).tolist(),
+                              np.repeat(self.run_block, count).tolist(),
                               self.read_boxes, labels)
 
     @classmethod
@@ -95,10 +109,13 @@ class Grouped:
         """A grouped document's columns (its words not copied)."""
         n = len(doc.words)
         boxes, _ = read_frame(doc)
+        pages = np.fromiter(doc.word_pages, np.int64, n)
+        line_ids = np.fromiter(doc.line_ids, np.int64, n)
+        block_ids = np.fromiter(doc.block_ids, np.int64, n)
+        starts = run_starts(pages, line_ids, block_ids)
         return cls(doc, doc.words, doc.boxes, None if boxes is doc.boxes else boxes,
-                   np.fromiter(doc.word_pages, np.int64, n),
-                   np.fromiter(doc.line_ids, np.int64, n),
-                   np.fromiter(doc.block_ids, np.int64, n))
+                   np.diff(np.append(starts, n)), pages[starts], line_ids[starts],
+                   block_ids[starts])
 
 
 def group_layout(doc: Document) -> Document:
@@ -147,10 +164,18 @@ def group_columns(doc: Document) -> Grouped:
         return [w for k in order[line_starts[j]:line_ends[j]].tolist()
                 for w in doc.words[frags.first[k]:frags.first[k] + frags.count[k]]]
 
-    def numeric_share(r: int) -> float:
-        """The share of numbers (or dashes: an empty cell) among line r's words."""
-        words = line_words(r)
-        return sum(1 for w in words if _is_number(w) or w in DASHES) / max(len(words), 1)
+    def numeric_shares(rs: np.ndarray) -> np.ndarray:
+        """The share of numbers (or dashes: an empty cell) among each line's words (the
+        lines `rs`, in reading order)."""
+        js = rank[rs]
+        frag_n = line_ends[js] - line_starts[js]  # each line's fragments
+        frag = order[expand(line_starts[js], frag_n)]
+        per_frag = frags.count[frag]
+        words = map(doc.words.__getitem__, expand(frags.first[frag], per_frag).tolist())
+        hits = np.fromiter((_is_number(w) or w in DASHES for w in words), np.int64,
+                           int(per_frag.sum()))
+        per_line = np.add.reduceat(per_frag, np.cumsum(frag_n) - frag_n)
+        return np.add.reduceat(hits, np.cumsum(per_line) - per_line) / np.maximum(per_line, 1)
 
     def open_captions(heads: np.ndarray) -> np.ndarray:
         """Which of the lines `heads` open a caption: "Figure 3.", "Tabela 4 –", "표 1."
@@ -165,10 +190,10 @@ def group_columns(doc: Document) -> Grouped:
 
     block, table = _blocks(ranked, chain_start, boxes[lead, 2] - boxes[lead, 0], widest,
                            line_vertical[rank], source_block, counts, numbered, numeric,
-                           numeric_share)
+                           numeric_shares)
     small = ranked.height < SMALL_PRINT * body
     out = output_order(ranked, block, table, small, open_captions)
-    return _assemble(doc, frags, order, line_starts, lines.count, rank, block, out, boxes)
+    return _assemble(doc, frags, order, line_starts, rank, block, out, boxes)
 
 
 def _is_number(word: str) -> bool:
@@ -243,13 +268,13 @@ def _widest_space(frags: Groups, order: np.ndarray, line_starts: np.ndarray,
 
 
 def _assemble(doc: Document, frags: Groups, order: np.ndarray, line_starts: np.ndarray,
-              line_count: np.ndarray, rank: np.ndarray, block: np.ndarray, out: np.ndarray,
-              read_boxes: np.ndarray) -> Grouped:
+              rank: np.ndarray, block: np.ndarray, out: np.ndarray, read_boxes: np.ndarray
+              ) -> Grouped:
     """The words block by block, line by line in `out` (`flow.output_order`), each
     line's fragments left to right, each fragment's words in Poppler's order.
-    `line_count` is each line's number of words (join_fragments' numbering); `block`
-    labels the lines in reading order (`rank`); `out` is that numbering in output order
-    (each block's lines together)."""
+    `line_starts` are the lines' first fragments in `order` (join_fragments'
+    numbering); `block` labels the lines in reading order (`rank`); `out` is that
+    numbering in output order (each block's lines together)."""
     n_lines = len(rank)
     line_order = rank[out]  # the lines (join_fragments' numbering) in output order
     final = np.empty(n_lines, dtype=np.int64)
@@ -259,13 +284,14 @@ def _assemble(doc: Document, frags: Groups, order: np.ndarray, line_starts: np.n
     perm = expand(frags.first[seq], counts)
     block_out = block[out]
     new_block = np.cumsum(np.concatenate(([0], block_out[1:] != block_out[:-1])))
-    per_line = line_count[line_order]
+    # each fragment (in `seq`) a run: its line and block numbered in output order
+    frags_per_line = np.diff(np.append(line_starts, len(order)))[line_order]
     # the boxes as read travel with the words when a page was turned, so what reads the
     # groups after (the labels) sees the page as the grouping did
     read = None if read_boxes is doc.boxes else read_boxes[perm]
-    return Grouped(doc, _reordered(doc.words, perm), doc.boxes[perm], read,
-                   np.repeat(frags.page[seq], counts), np.repeat(np.arange(n_lines), per_line),
-                   np.repeat(new_block, per_line))
+    return Grouped(doc, _reordered(doc.words, perm), doc.boxes[perm], read, counts,
+                   frags.page[seq], np.repeat(np.arange(n_lines), frags_per_line),
+                   np.repeat(new_block, frags_per_line))
 
 
 def _one_word_matches(pattern: re.Pattern[str], lone: list[str], single: np.ndarray,
@@ -281,14 +307,15 @@ def _one_word_matches(pattern: re.Pattern[str], lone: list[str], single: np.ndar
 def _blocks(lines: Groups, chain_start: np.ndarray, first_width: np.ndarray,
             widest: np.ndarray, vertical: np.ndarray, source_block: np.ndarray,
             word_counts: np.ndarray, numbered: np.ndarray, numeric: np.ndarray,
-            numeric_share: Callable[[int], float]) -> tuple[np.ndarray, np.ndarray]:
+            numeric_shares: Callable[[np.ndarray], np.ndarray]
+            ) -> tuple[np.ndarray, np.ndarray]:
     """Block label per line (reading order): paragraphs, then table regions over them
     (grown by rows of numbers), then satellites joined to their blocks; and which lines
     are a table region's."""
     starts = paragraph_starts(lines, chain_start, first_width, vertical, source_block)
     block = np.cumsum(starts) - 1
     region = extend_tables(lines, table_regions(lines, np.where(vertical, 0.0, widest)),
-                           numeric_share)
+                           numeric_shares)
     inside = region >= 0
     block = np.where(inside, region + len(block), block)
     return merge_satellites(lines, word_counts, block, vertical, numbered, numeric), inside

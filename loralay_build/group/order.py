@@ -331,6 +331,8 @@ def _cut(b: _Boxes, items: list[int],
     if len(items) < 2:
         return items
     columns = _columns(b, items, spans)
+    if len(columns) == len(items):  # a unit per column: nothing leaves the flow
+        return [col[0] for col in columns]
     if len(columns) > 1:
         # a column is one stretch (the units `_columns` chained): never columns itself
         return _out_of_flow(b, [_cut_regions(b, col) for col in columns])
@@ -443,5 +445,11 @@ def _merged(spans: list[Span]) -> list[Span]:
 
 def _side_by_side(spans: list[Span]) -> bool:
     """Two stretches or more, each beside the next (their vertical extents overlap)."""
-    return len(spans) > 1 and all(max(s[2], t[2]) < min(s[3], t[3])
-                                  for s, t in zip(spans, spans[1:]))
+    if len(spans) < 2:
+        return False
+    s = spans[0]
+    for t in spans[1:]:
+        if not max(s[2], t[2]) < min(s[3], t[3]):
+            return False
+        s = t
+    return True
