@@ -37,6 +37,7 @@ from .geometry import (
     ids_from_starts,
     overlapping,
     page_key,
+    run_sizes,
     run_starts,
     window_pairs,
 )
@@ -115,8 +116,8 @@ def short_line_breaks(lines: Groups, stack_start: np.ndarray, first_width: np.nd
     """True before line i+1 when line i, inside one stack, left room for the next line's
     first word (against the wider of its neighbours in the stack): it ended a paragraph."""
     n = len(lines)
-    starts = np.flatnonzero(stack_start)
-    centred = np.repeat(_centred(lines, starts), np.diff(np.append(starts, n)))
+    starts = stack_start.nonzero()[0]
+    centred = _centred(lines, starts).repeat(run_sizes(starts, n))
     x1 = lines.x1
     prev_x1 = np.concatenate(([-np.inf], x1[:-1]))
     prev_x1[stack_start] = -np.inf
@@ -131,8 +132,8 @@ def indent_breaks(lines: Groups, segment_start: np.ndarray) -> np.ndarray:
     edge, whichever is rarer; on a tie, or when the segment's first line is of the rarer
     kind, the first line's kind (a two-line paragraph, a two-line list item)."""
     n = len(lines)
-    starts = np.flatnonzero(segment_start)
-    sizes = np.diff(np.append(starts, n))
+    starts = segment_start.nonzero()[0]
+    sizes = run_sizes(starts, n)
     segment = ids_from_starts(starts, n)
     left = np.minimum.reduceat(lines.x0, starts)[segment]
     indented = lines.x0 - left > INDENT * lines.height
@@ -171,12 +172,12 @@ def table_regions(lines: Groups, widest_space: np.ndarray) -> np.ndarray:
     equations around a line of text: not done.)"""
     n = len(lines)
     region = np.full(n, -1, dtype=np.int64)
-    rows = np.flatnonzero(widest_space >= CELL_GAP * lines.height)
+    rows = (widest_space >= CELL_GAP * lines.height).nonzero()[0]
     if len(rows) < 2:
         return region
     span = float(lines.y1.max()) + 1.0
     key = page_key(lines.page[rows], lines.y0[rows], span)
-    by_y = np.argsort(key, kind="stable")
+    by_y = key.argsort(kind="stable")
     rows, key = rows[by_y], key[by_y]
     h = lines.height[rows]
     reach = key + (lines.y1[rows] - lines.y0[rows]) + ROW_GAP * h
@@ -187,11 +188,11 @@ def table_regions(lines: Groups, widest_space: np.ndarray) -> np.ndarray:
     linked = (overlapping(lines, a, b)
               & (lines.y0[b] - lines.y1[a] <= ROW_GAP * np.maximum(h[i], h[j])))
     label = components(len(rows), i[linked], j[linked])
-    order = np.argsort(label, kind="stable")
+    order = label.argsort(kind="stable")
     lab = label[order]
     starts = run_starts(lab)
     members = rows[order]
-    keep_set = np.diff(np.append(starts, len(lab))) >= 2
+    keep_set = run_sizes(starts, len(lab)) >= 2
     if not keep_set.any():
         return region
     box_page = lines.page[members][starts][keep_set]
@@ -207,7 +208,7 @@ def _inside(lines: Groups, page: np.ndarray, x0: np.ndarray, y0: np.ndarray,
     """For each line, the first box (by number) holding its centre on its page, or -1."""
     n = len(lines)
     region = np.full(n, len(page), dtype=np.int64)
-    by_page = np.argsort(page, kind="stable")
+    by_page = page.argsort(kind="stable")
     line_k, pos = window_pairs(page[by_page], lines.page, lines.page)
     box = by_page[pos]
     cx = (lines.x0[line_k] + lines.x1[line_k]) / 2
@@ -229,11 +230,11 @@ def extend_tables(lines: Groups, region: np.ndarray,
     share = np.full(len(lines), np.nan)  # found when first needed
     # the tables whose box changed: all at first, then those that took a row (a line near
     # an unchanged table was tested against it already, and its share does not change)
-    changed = np.flatnonzero(region >= 0)
+    changed = (region >= 0).nonzero()[0]
     for _ in range(GROW_ROUNDS):
         if not len(changed):
             return region
-        order = changed[np.argsort(region[changed], kind="stable")]
+        order = changed[region[changed].argsort(kind="stable")]
         starts = run_starts(region[order])
         label = region[order][starts]
         page = lines.page[order][starts]
@@ -242,12 +243,12 @@ def extend_tables(lines: Groups, region: np.ndarray,
         bx1 = np.maximum.reduceat(lines.x1[order], starts)
         by1 = np.maximum.reduceat(lines.y1[order], starts)
         # every (table, candidate line of its page) pair: lines come page by page
-        free = np.flatnonzero((region < 0) & (lines.count >= NUMERIC_WORDS))
+        free = ((region < 0) & (lines.count >= NUMERIC_WORDS)).nonzero()[0]
         free_page = lines.page[free]
-        lo = np.searchsorted(free_page, page, side="left")
-        hi = np.searchsorted(free_page, page, side="right")
+        lo = free_page.searchsorted(page, side="left")
+        hi = free_page.searchsorted(page, side="right")
         size = hi - lo
-        k = np.repeat(np.arange(len(label)), size)
+        k = np.arange(len(label)).repeat(size)
         i = free[expand(lo, size)]
         x0, x1 = lines.x0[i], lines.x1[i]
         gap = np.maximum(lines.y0[i] - by1[k], by0[k] - lines.y1[i])
@@ -265,6 +266,6 @@ def extend_tables(lines: Groups, region: np.ndarray,
         region[near_lines[rows]] = label[k[near][first[rows]]]
         took = np.zeros(int(region.max()) + 1, dtype=bool)
         took[region[near_lines[rows]]] = True
-        changed = np.flatnonzero(region >= 0)
+        changed = (region >= 0).nonzero()[0]
         changed = changed[took[region[changed]]]
     return region

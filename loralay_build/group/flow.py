@@ -51,7 +51,7 @@ def output_order(lines: Groups, block: np.ndarray, table: np.ndarray, small: np.
     `open_captions(lines)` tells which of some lines open a caption."""
     n = len(block)
     first = _first_rank(block)
-    by_block = np.argsort(first, kind="stable")  # blocks in order, lines in rank order
+    by_block = first.argsort(kind="stable")  # blocks in order, lines in rank order
     starts = run_starts(first[by_block])
     nb = len(starts)
     ends = np.append(starts[1:], n)
@@ -60,7 +60,7 @@ def output_order(lines: Groups, block: np.ndarray, table: np.ndarray, small: np.
     all_small = np.minimum.reduceat(small[by_block].astype(np.int64), starts) == 1
     has_table = np.maximum.reduceat(table[by_block].astype(np.int64), starts) == 1
     floating = all_small | has_table
-    rest = np.flatnonzero(~floating)
+    rest = (~floating).nonzero()[0]
     floating[rest] = open_captions(by_block[starts][rest])
     last = by_block[ends - 1]
     x0 = np.minimum.reduceat(lines.x0[by_block], starts)
@@ -78,9 +78,9 @@ def output_order(lines: Groups, block: np.ndarray, table: np.ndarray, small: np.
     position = np.empty(nb, dtype=np.int64)
     position[np.asarray(place, dtype=np.int64)] = np.arange(nb)
     block_index = np.empty(n, dtype=np.int64)
-    block_index[by_block] = np.repeat(np.arange(nb), count)
+    block_index[by_block] = np.arange(nb).repeat(count)
     inner = np.arange(n)
-    tables = np.flatnonzero(has_table[block_index])
+    tables = has_table[block_index].nonzero()[0]
     if len(tables):
         inner[tables] = _row_major(lines, tables, block_index[tables])
     return np.lexsort((inner, position[block_index]))
@@ -155,7 +155,7 @@ def _running_heads(page: np.ndarray, count: np.ndarray, top: np.ndarray,
     and another page's first block stands at the same height (within `HEAD_SLACK`
     points) in the same size (a caption at a page's top recurs nowhere)."""
     head = np.zeros(len(page), dtype=bool)
-    first = np.flatnonzero(np.concatenate(([True], page[1:] != page[:-1])))
+    first = np.concatenate(([True], page[1:] != page[:-1])).nonzero()[0]
     first = first[count[first] == 1]
     if len(first) < 2:
         return head
@@ -178,7 +178,7 @@ def _row_major(lines: Groups, rows: np.ndarray, owner: np.ndarray) -> np.ndarray
     new_row = np.ones(len(rows), dtype=bool)
     new_row[1:] = (o[1:] != o[:-1]) | (t[1:] > reach[:-1])
     row = np.empty(len(rows), dtype=np.int64)
-    row[by_top] = np.cumsum(new_row)
+    row[by_top] = new_row.cumsum()
     row_major = np.lexsort((lines.x0[rows], row, owner))
     as_read = np.lexsort((rows, owner))
     out = np.empty(len(rows), dtype=np.int64)

@@ -26,7 +26,16 @@ def run_starts(*keys: np.ndarray) -> np.ndarray:
     change[0] = True
     for k in keys:
         change[1:] |= k[1:] != k[:-1]
-    return np.flatnonzero(change)
+    return change.nonzero()[0]
+
+
+def run_sizes(starts: np.ndarray, n: int) -> np.ndarray:
+    """The length of each run starting at `starts` (sorted; the last one runs to n):
+    `np.diff(np.append(starts, n))` without its wrappers' cost (~3 us a call)."""
+    sizes = np.empty(len(starts), dtype=np.int64)
+    sizes[:-1] = starts[1:] - starts[:-1]
+    sizes[-1:] = n - starts[-1:]
+    return sizes
 
 
 def ids_from_starts(starts: np.ndarray, n: int) -> np.ndarray:
@@ -34,7 +43,7 @@ def ids_from_starts(starts: np.ndarray, n: int) -> np.ndarray:
     mark = np.zeros(n, dtype=np.int64)
     if n:
         mark[starts[1:]] = 1
-    return np.cumsum(mark)
+    return mark.cumsum()
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +75,7 @@ def summarise(boxes: np.ndarray, pages: np.ndarray, starts: np.ndarray) -> Group
     """The extent of each run of `boxes` starting at `starts` (rows in group order);
     `pages` holds each run's page."""
     n = len(boxes)
-    count = np.diff(np.append(starts, n))
+    count = run_sizes(starts, n)
     low = np.minimum.reduceat(boxes[:, :2], starts, axis=0)  # x0, y0
     high = np.maximum.reduceat(boxes[:, 2:], starts, axis=0)  # x1, y1
     tops, bottoms = np.add.reduceat(boxes[:, 1::2], starts, axis=0).T  # sums of y0, y1
@@ -105,18 +114,18 @@ def merge_groups(g: Groups, order: np.ndarray, starts: np.ndarray) -> Groups:
 def expand(first: np.ndarray, count: np.ndarray) -> np.ndarray:
     """first[k], first[k]+1, ..., first[k]+count[k]-1 for every k, concatenated."""
     total = int(count.sum())
-    offset = np.arange(total) - np.repeat(np.cumsum(count) - count, count)
-    return np.repeat(first, count) + offset
+    offset = np.arange(total) - (count.cumsum() - count).repeat(count)
+    return first.repeat(count) + offset
 
 
 def window_pairs(sorted_keys: np.ndarray, lo: np.ndarray, hi: np.ndarray
                  ) -> tuple[np.ndarray, np.ndarray]:
     """Every (query k, position j) with lo[k] <= sorted_keys[j] <= hi[k]: the neighbours
     of each query inside a window, found by two binary searches instead of all pairs."""
-    start = np.searchsorted(sorted_keys, lo, side="left")
-    stop = np.searchsorted(sorted_keys, hi, side="right")
+    start = sorted_keys.searchsorted(lo, side="left")
+    stop = sorted_keys.searchsorted(hi, side="right")
     size = np.maximum(stop - start, 0)
-    return np.repeat(np.arange(len(lo)), size), expand(start, size)
+    return np.arange(len(lo)).repeat(size), expand(start, size)
 
 
 def components(n: int, p: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -131,7 +140,7 @@ def components(n: int, p: np.ndarray, q: np.ndarray) -> np.ndarray:
         np.minimum.at(new, p, low)
         np.minimum.at(new, q, low)
         new = new[new]
-        if np.array_equal(new, label):
+        if (new == label).all():
             return label
         label = new
 

@@ -41,7 +41,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..records import Document
-from .geometry import expand, run_starts
+from .geometry import expand, run_sizes, run_starts
 from .layout import GROUPINGS, Grouped, group_columns, poppler_groups
 
 # VILA's S2-VL categories, in its order (the index is VILA's label id), in lower case
@@ -154,7 +154,7 @@ def blocks_of(g: Grouped) -> Blocks:
     block_run = run_starts(g.run_block)  # the runs that start a block
     line_run = run_starts(g.run_line)
     starts = run_start[block_run]
-    count = np.diff(np.append(starts, n))
+    count = run_sizes(starts, n)
     h = b[:, 3] - b[:, 1]
     line_start = run_start[line_run]
     is_line = np.zeros(len(g.run_count), dtype=np.int64)
@@ -200,7 +200,7 @@ def _label_words(g: Grouped, cut: np.ndarray | None = None) -> np.ndarray:
 
 def _word_labels(g: Grouped, blocks: Blocks, cut: np.ndarray | None = None) -> np.ndarray:
     """Each word's label code, its block's (`label_blocks`)."""
-    return np.repeat(label_blocks(g, blocks, cut), blocks.count).astype(np.int8)
+    return label_blocks(g, blocks, cut).repeat(blocks.count).astype(np.int8)
 
 
 def labels_of(doc: Document) -> np.ndarray:
@@ -273,17 +273,17 @@ def _word_matches(pattern: re.Pattern[str], ws: list[str]) -> np.ndarray:
     if not ws:
         return out
     text = "\n".join(ws)
-    ends = np.cumsum(np.fromiter(map(len, ws), np.int64, len(ws)) + 1)  # past each "\n"
+    ends = (np.fromiter(map(len, ws), np.int64, len(ws)) + 1).cumsum()  # past each "\n"
     at = [m.start() for m in pattern.finditer(text)]
     if at:
-        out[np.searchsorted(ends, np.asarray(at), side="right")] = True
+        out[ends.searchsorted(np.asarray(at), side="right")] = True
     return out
 
 
 def _matching(pattern: re.Pattern[str], texts: list[str], which: np.ndarray) -> np.ndarray:
     """Which of the blocks `which` marks `pattern` matches, by their `texts` stripped."""
     out = np.zeros(len(texts), dtype=bool)
-    for i in np.flatnonzero(which).tolist():
+    for i in which.nonzero()[0].tolist():
         out[i] = pattern.match(texts[i].strip()) is not None
     return out
 
@@ -291,7 +291,7 @@ def _matching(pattern: re.Pattern[str], texts: list[str], which: np.ndarray) -> 
 def _heads(words: list[str], k: Blocks, which: np.ndarray) -> list[str]:
     """The first four words of the blocks `which` marks ("" for the others)."""
     out = [""] * len(k)
-    idx = np.flatnonzero(which)
+    idx = which.nonzero()[0]
     for i, s, n in zip(idx.tolist(), k.start[idx].tolist(), np.minimum(k.count[idx], 4).tolist()):
         out[i] = " ".join(words[s:s + n])
     return out
@@ -300,7 +300,7 @@ def _heads(words: list[str], k: Blocks, which: np.ndarray) -> list[str]:
 def _texts(words: list[str], k: Blocks, which: np.ndarray) -> list[str]:
     """The text of the blocks `which` marks ("" for the others)."""
     out = [""] * len(k)
-    idx = np.flatnonzero(which)
+    idx = which.nonzero()[0]
     for i, s, n in zip(idx.tolist(), k.start[idx].tolist(), k.count[idx].tolist()):
         out[i] = " ".join(words[s:s + n])
     return out
@@ -314,7 +314,7 @@ def _running(words: list[str], k: Blocks) -> np.ndarray:
     band = ((k.y1 <= BAND * k.page_h) | (k.y0 >= (1 - BAND) * k.page_h)
             | _side_margin(k)) & (k.lines <= 2)
     out = np.zeros(len(k), dtype=bool)
-    idx = np.flatnonzero(band)
+    idx = band.nonzero()[0]
     if not len(idx):
         return out
     keys: list[str] = []
@@ -348,7 +348,7 @@ def _recurs(k: Blocks, mid: np.ndarray, members: np.ndarray) -> np.ndarray:
     slack = REPEAT_SLACK * k.height[members] + 0.01 * k.page_h[members]
     near = ((np.abs(mid[members][None, :] - mid[members][:, None]) <= slack[:, None])
             & (page[None, :] != page[:, None]))
-    by_page = np.argsort(page, kind="stable")
+    by_page = page.argsort(kind="stable")
     pages_near = np.logical_or.reduceat(near[:, by_page], run_starts(page[by_page]), axis=1)
     return pages_near.sum(axis=1) >= REPEAT_PAGES
 
@@ -416,7 +416,7 @@ def _math_share(words: list[str], k: Blocks, numbered: np.ndarray, free: np.ndar
     in an equation number; 0 for the others."""
     out = np.zeros(len(k))
     symbols = 3 * k.short >= k.count
-    idx = np.flatnonzero(free & (k.lines <= 6) & (symbols | numbered))
+    idx = (free & (k.lines <= 6) & (symbols | numbered)).nonzero()[0]
     share = []
     for s, n in zip(k.start[idx].tolist(), k.count[idx].tolist()):
         text = " ".join(words[s:s + n])
@@ -444,7 +444,7 @@ def _headings(words: list[str], k: Blocks, body_h: float) -> np.ndarray:
     large = k.height >= 1.12 * body_h
     # what can be a heading: large type, or one line; and at most 6 words unless
     # numbered or large (a known name, a reference list's heading, capitals)
-    cand = np.flatnonzero((k.lines <= 2) & (k.count <= 16) & (large | (k.lines == 1)))
+    cand = ((k.lines <= 2) & (k.count <= 16) & (large | (k.lines == 1))).nonzero()[0]
     for i, s, n, big in zip(cand.tolist(), k.start[cand].tolist(), k.count[cand].tolist(),
                             large[cand].tolist()):
         last = words[s + n - 1]
@@ -478,7 +478,7 @@ def _bibliography(words: list[str], k: Blocks, heading: np.ndarray, refs_head: n
     last_page = int(k.page.max()) if len(k) else 0
     entry = (((label < 0) | heading) & ((k.page >= 0.4 * last_page) | (last_page <= 2))
              & (k.count >= 5) & ~out)
-    idx = np.flatnonzero(entry)
+    idx = entry.nonzero()[0]
     entry[idx] = [ENTRY.match(words[s]) is not None
                   or ENTRY2.match(" ".join(words[s:s + 2])) is not None
                   for s in k.start[idx].tolist()]
@@ -490,12 +490,12 @@ def _bibliography(words: list[str], k: Blocks, heading: np.ndarray, refs_head: n
 def _in_runs(mask: np.ndarray, least: int) -> np.ndarray:
     """Which elements of `mask` lie in a run of at least `least` consecutive True."""
     edge = np.diff(np.concatenate(([0], mask.astype(np.int8), [0])))
-    starts, ends = np.flatnonzero(edge == 1), np.flatnonzero(edge == -1)
+    starts, ends = (edge == 1).nonzero()[0], (edge == -1).nonzero()[0]
     long = ends - starts >= least
     mark = np.zeros(len(mask) + 1, dtype=np.int64)
     mark[starts[long]] = 1
     mark[ends[long]] = -1
-    return np.cumsum(mark[:-1]) > 0
+    return mark[:-1].cumsum() > 0
 
 
 def _after_references(words: list[str], k: Blocks, heading: np.ndarray,
@@ -504,7 +504,7 @@ def _after_references(words: list[str], k: Blocks, heading: np.ndarray,
     (a known closing heading, or one set larger than the entries), skipping blocks in a
     column left of the list and ending at a page without entries."""
     out = np.zeros(len(k), dtype=bool)
-    heads = np.flatnonzero(refs_head)
+    heads = refs_head.nonzero()[0]
     if not len(heads):
         return out
     refs, taken, is_heading = refs_head.tolist(), (label >= 0).tolist(), heading.tolist()
@@ -541,7 +541,7 @@ def _after_references(words: list[str], k: Blocks, heading: np.ndarray,
 def _entries_page(words: list[str], k: Blocks, label: np.ndarray, page: int) -> bool:
     """Whether most unlabelled blocks of `page` look like reference entries: they start
     like one or hold a year."""
-    on = np.flatnonzero((k.page == page) & (label < 0))
+    on = ((k.page == page) & (label < 0)).nonzero()[0]
     if not len(on):
         return True
     hits = 0
@@ -556,15 +556,15 @@ def _entries_page(words: list[str], k: Blocks, label: np.ndarray, page: int) -> 
 def _footnotes(k: Blocks, body_h: float, label: np.ndarray) -> np.ndarray:
     """Blocks set smaller than the body in the page's lower part with no block of body
     text below them in their column (footers aside)."""
-    small = np.flatnonzero((k.height < 0.9 * body_h) & (k.y0 > 0.5 * k.page_h) & (label < 0)
-                           & (k.count >= 3))
+    small = ((k.height < 0.9 * body_h) & (k.y0 > 0.5 * k.page_h) & (label < 0)
+             & (k.count >= 3)).nonzero()[0]
     out = np.zeros(len(k), dtype=bool)
-    body = np.flatnonzero((k.height >= 0.95 * body_h) & (label < 0) & (k.count >= 4))
+    body = ((k.height >= 0.95 * body_h) & (label < 0) & (k.count >= 4)).nonzero()[0]
     body_page = k.page[body]  # blocks come page by page
     # every (small block, body block of its page) pair
-    lo = np.searchsorted(body_page, k.page[small], side="left")
-    hi = np.searchsorted(body_page, k.page[small] + 1, side="left")
-    i = np.repeat(small, hi - lo)
+    lo = body_page.searchsorted(k.page[small], side="left")
+    hi = body_page.searchsorted(k.page[small] + 1, side="left")
+    i = small.repeat(hi - lo)
     b = body[expand(lo, hi - lo)]
     below = (k.y0[b] > k.y1[i]) & (np.minimum(k.x1[b], k.x1[i]) > np.maximum(k.x0[b], k.x0[i]))
     out[small] = True
@@ -582,7 +582,7 @@ def _front_matter(words: list[str], k: Blocks, head: list[str], body_h: float,
     if not len(k):
         return
     p = k.page.min()
-    on = np.flatnonzero(k.page == p)
+    on = (k.page == p).nonzero()[0]
     for i in on.tolist():
         if KEYWORDS.match(head[i]) and (label[i] < 0 or label[i] == CODE["section"]):
             label[i] = CODE["keywords"]
@@ -652,9 +652,9 @@ def furniture_to_page_ends(g: Grouped, codes: np.ndarray, blocks: Blocks
     _, first_seen, page_of = np.unique(blocks.page, return_index=True, return_inverse=True)
     page_rank = first_seen[page_of]
     order = np.lexsort((rank, page_rank))  # stable: the reading order within
-    if np.array_equal(order, np.arange(len(order))):
+    if (order == np.arange(len(order))).all():
         return g, codes
-    runs_per_block = np.diff(np.append(blocks.first_run, len(g.run_count)))
+    runs_per_block = run_sizes(blocks.first_run, len(g.run_count))
     words = expand(blocks.start[order], blocks.count[order])
     moved = g.reordered(expand(blocks.first_run[order], runs_per_block[order]), words)
     return replace(moved, run_line=_renumbered(moved.run_line),
@@ -665,7 +665,7 @@ def _renumbered(ids: np.ndarray) -> np.ndarray:
     """Runs of one id numbered 0, 1, ... in their new order."""
     change = np.ones(len(ids), dtype=np.int64)
     change[1:] = ids[1:] != ids[:-1]
-    return np.cumsum(change) - 1
+    return change.cumsum() - 1
 
 
 Detector = Callable[[Document, np.ndarray], np.ndarray]

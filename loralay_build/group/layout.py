@@ -14,7 +14,15 @@ import numpy as np
 from ..records import Document, turn_boxes
 from .blocks import extend_tables, paragraph_starts, table_regions
 from .flow import output_order
-from .geometry import Groups, expand, ids_from_starts, merge_groups, run_starts, summarise
+from .geometry import (
+    Groups,
+    expand,
+    ids_from_starts,
+    merge_groups,
+    run_sizes,
+    run_starts,
+    summarise,
+)
 from .lines import fragment_spaces, join_fragments, vertical_fragments
 from .merge import merge_satellites
 from .order import SMALL_PRINT, body_height, reading_order
@@ -84,7 +92,7 @@ class Grouped:
 
     def run_starts(self) -> np.ndarray:
         """Each run's first word."""
-        return np.cumsum(self.run_count) - self.run_count
+        return self.run_count.cumsum() - self.run_count
 
     def reordered(self, runs: np.ndarray, words: np.ndarray) -> Grouped:
         """The runs in the order `runs` (their words, `words`, indices into this order),
@@ -99,9 +107,9 @@ class Grouped:
         was turned, for what reads the groups after)."""
         count = self.run_count
         return _document_like(self.source, self.words, self.boxes,
-                              np.repeat(self.run_page, count).tolist(),
-                              np.repeat(self.run_line, count).tolist(),
-                              np.repeat(self.run_block, count).tolist(),
+                              self.run_page.repeat(count).tolist(),
+                              self.run_line.repeat(count).tolist(),
+                              self.run_block.repeat(count).tolist(),
                               self.read_boxes, labels)
 
     @classmethod
@@ -114,7 +122,7 @@ class Grouped:
         block_ids = np.fromiter(doc.block_ids, np.int64, n)
         starts = run_starts(pages, line_ids, block_ids)
         return cls(doc, doc.words, doc.boxes, None if boxes is doc.boxes else boxes,
-                   np.diff(np.append(starts, n)), pages[starts], line_ids[starts],
+                   run_sizes(starts, n), pages[starts], line_ids[starts],
                    block_ids[starts])
 
 
@@ -150,7 +158,7 @@ def group_columns(doc: Document) -> Grouped:
                                len(lead))
     widest = _widest_space(frags, order, line_starts, widest_inside)[rank]
     counts = lines.count[rank]
-    single = np.flatnonzero(counts == 1)  # the one-word lines and their words
+    single = (counts == 1).nonzero()[0]  # the one-word lines and their words
     lone = [doc.words[i] for i in lead[single].tolist()]
     numbered = _one_word_matches(EQUATION_NUMBER, lone, single, len(lead), frozenset("("))
     numeric = _one_word_matches(NUMBER, lone, single, len(lead), NUMBER_FIRST)
@@ -174,8 +182,8 @@ def group_columns(doc: Document) -> Grouped:
         words = map(doc.words.__getitem__, expand(frags.first[frag], per_frag).tolist())
         hits = np.fromiter((_is_number(w) or w in DASHES for w in words), np.int64,
                            int(per_frag.sum()))
-        per_line = np.add.reduceat(per_frag, np.cumsum(frag_n) - frag_n)
-        return np.add.reduceat(hits, np.cumsum(per_line) - per_line) / np.maximum(per_line, 1)
+        per_line = np.add.reduceat(per_frag, frag_n.cumsum() - frag_n)
+        return np.add.reduceat(hits, per_line.cumsum() - per_line) / np.maximum(per_line, 1)
 
     def open_captions(heads: np.ndarray) -> np.ndarray:
         """Which of the lines `heads` open a caption: "Figure 3.", "Tabela 4 –", "표 1."
@@ -249,7 +257,7 @@ def _fragments(doc: Document) -> tuple[np.ndarray, np.ndarray]:
     first = np.fromiter(map(pages.__getitem__, starts.tolist()), np.int64, len(starts))
     ends = np.append(starts[1:], n) - 1
     last = np.fromiter(map(pages.__getitem__, ends.tolist()), np.int64, len(starts))
-    if np.array_equal(first, last):
+    if (first == last).all():
         return starts, first
     page_arr = np.asarray(pages, dtype=np.int64)
     starts = run_starts(line_ids, page_arr)
@@ -279,19 +287,19 @@ def _assemble(doc: Document, frags: Groups, order: np.ndarray, line_starts: np.n
     line_order = rank[out]  # the lines (join_fragments' numbering) in output order
     final = np.empty(n_lines, dtype=np.int64)
     final[line_order] = np.arange(n_lines)
-    seq = order[np.argsort(final[ids_from_starts(line_starts, len(order))], kind="stable")]
+    seq = order[final[ids_from_starts(line_starts, len(order))].argsort(kind="stable")]
     counts = frags.count[seq]
     perm = expand(frags.first[seq], counts)
     block_out = block[out]
-    new_block = np.cumsum(np.concatenate(([0], block_out[1:] != block_out[:-1])))
+    new_block = np.concatenate(([0], block_out[1:] != block_out[:-1])).cumsum()
     # each fragment (in `seq`) a run: its line and block numbered in output order
-    frags_per_line = np.diff(np.append(line_starts, len(order)))[line_order]
+    frags_per_line = run_sizes(line_starts, len(order))[line_order]
     # the boxes as read travel with the words when a page was turned, so what reads the
     # groups after (the labels) sees the page as the grouping did
     read = None if read_boxes is doc.boxes else read_boxes[perm]
     return Grouped(doc, _reordered(doc.words, perm), doc.boxes[perm], read, counts,
-                   frags.page[seq], np.repeat(np.arange(n_lines), frags_per_line),
-                   np.repeat(new_block, frags_per_line))
+                   frags.page[seq], np.arange(n_lines).repeat(frags_per_line),
+                   new_block.repeat(frags_per_line))
 
 
 def _one_word_matches(pattern: re.Pattern[str], lone: list[str], single: np.ndarray,
@@ -313,7 +321,7 @@ def _blocks(lines: Groups, chain_start: np.ndarray, first_width: np.ndarray,
     (grown by rows of numbers), then satellites joined to their blocks; and which lines
     are a table region's."""
     starts = paragraph_starts(lines, chain_start, first_width, vertical, source_block)
-    block = np.cumsum(starts) - 1
+    block = starts.cumsum() - 1
     region = extend_tables(lines, table_regions(lines, np.where(vertical, 0.0, widest)),
                            numeric_shares)
     inside = region >= 0
@@ -327,7 +335,7 @@ def _reordered(words: list[str], perm: np.ndarray) -> list[str]:
     n = len(perm)
     if n == 0:
         return []
-    cut = np.flatnonzero(perm[1:] != perm[:-1] + 1) + 1
+    cut = (perm[1:] != perm[:-1] + 1).nonzero()[0] + 1
     starts = np.concatenate(([0], cut))
     first = perm[starts].tolist()
     last = (perm[np.append(cut, n) - 1] + 1).tolist()

@@ -18,7 +18,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .geometry import SIZE_RATIO, Groups, merge_groups, page_key, run_starts, window_pairs
+from .geometry import (
+    SIZE_RATIO,
+    Groups,
+    merge_groups,
+    page_key,
+    run_sizes,
+    run_starts,
+    window_pairs,
+)
 
 # a fragment space this many times the line's word space (or wider than WIDE_SPACE of the
 # height when that is unknown) is tested for a gutter; narrower ones are word spaces
@@ -66,7 +74,7 @@ def fragment_spaces(boxes: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, 
     gaps = np.zeros(n)
     gaps[:-1] = np.clip(boxes[1:, 0] - boxes[:-1, 2], 0.0, None)
     gaps[starts[1:] - 1] = 0.0  # the space after a fragment's last word is not its own
-    count = np.diff(np.append(starts, n))
+    count = run_sizes(starts, n)
     return (np.add.reduceat(gaps, starts) / np.maximum(count - 1, 1),
             np.maximum.reduceat(gaps, starts))
 
@@ -84,9 +92,9 @@ def share_baseline(f: Groups, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def baseline_rows(f: Groups) -> np.ndarray:
     """Each fragment's row: fragments sorted by page and centre, chained wherever two
     consecutive ones share a baseline (`share_baseline`)."""
-    order = np.argsort(page_key(f.page, f.mid, float(f.y1.max()) + 1.0), kind="stable")
+    order = page_key(f.page, f.mid, float(f.y1.max()) + 1.0).argsort(kind="stable")
     near = share_baseline(f, order[:-1], order[1:])
-    row_sorted = np.concatenate(([0], np.cumsum(~near)))
+    row_sorted = np.concatenate(([0], (~near).cumsum()))
     row = np.empty_like(row_sorted)
     row[order] = row_sorted
     return row
@@ -98,18 +106,18 @@ def row_space(row: np.ndarray, gaps: np.ndarray, valid: np.ndarray) -> np.ndarra
     justified text), the spaces between its fragments are the line's word spaces."""
     m = len(gaps)
     out = np.full(m, np.inf)
-    pick = np.flatnonzero(valid)
+    pick = valid.nonzero()[0]
     if not len(pick):
         return out
     order = pick[np.lexsort((gaps[pick], row[pick]))]
     r, g = row[order], gaps[order]
     starts = run_starts(r)
-    size = np.diff(np.append(starts, len(order)))
+    size = run_sizes(starts, len(order))
     first = np.zeros(len(order), dtype=bool)
     first[starts] = True
-    smallest = np.repeat(g[starts], size)
-    second = np.repeat(np.where(size > 1, g[np.minimum(starts + 1, len(g) - 1)], np.inf), size)
-    enough = np.repeat(size >= ROW_SPACES, size)
+    smallest = g[starts].repeat(size)
+    second = np.where(size > 1, g[np.minimum(starts + 1, len(g) - 1)], np.inf).repeat(size)
+    enough = (size >= ROW_SPACES).repeat(size)
     out[order] = np.where(enough, np.where(first, second, smallest), np.inf)
     return out
 
@@ -121,7 +129,7 @@ def _neighbours(f: Groups, left: np.ndarray, right: np.ndarray, among: np.ndarra
     out; the distance in points, negative above (`_in_heights` makes it heights)."""
     span = float(max(f.y1.max(), 1.0)) * 2 + 10.0
     key = page_key(f.page, f.mid, span)
-    order = among[np.argsort(key[among], kind="stable")]
+    order = among[key[among].argsort(kind="stable")]
     h = np.maximum(f.height[left], f.height[right])
     centre = key[left]
     cand, pos = window_pairs(key[order], centre - reach * h, centre + reach * h)
@@ -149,14 +157,14 @@ def is_gutter(f: Groups, left: np.ndarray, right: np.ndarray, page_width: np.nda
     m = len(left)
     if m == 0:
         return np.zeros(0, dtype=bool)
-    cand, nb, distance = _neighbours(f, left, right, np.flatnonzero(upright), STRIP_REACH)
+    cand, nb, distance = _neighbours(f, left, right, upright.nonzero()[0], STRIP_REACH)
     opened = _white_strip(f, left, right, cand, nb, _in_heights(f, left, right, cand, distance))
     if not opened.any():
         return opened
-    test = np.flatnonzero(opened)
+    test = opened.nonzero()[0]
     lone_left, lone_right = _lone_sides(f, left, right, cand, nb, m)
     width = f.x1 - f.x0
-    wide_pieces = np.flatnonzero(upright & (width >= COLUMN_WIDTH * f.height))
+    wide_pieces = (upright & (width >= COLUMN_WIDTH * f.height)).nonzero()[0]
     column = _column_beside(f, left[test], right[test], page_width[test], wide_pieces,
                             lone_left[test], lone_right[test])
     opened[test] = column
@@ -237,7 +245,7 @@ def _column_beside(f: Groups, left: np.ndarray, right: np.ndarray, page_width: n
     right_n, _ = _aligned(m, cand[starts], x0[starts], np.where(right_own, b, np.nan))
     left_any = left_own | (np.bincount(cand[ends], minlength=m) > 0) | lone_left
     right_any = (right_own | (np.bincount(cand[starts], minlength=m) > 0) | lone_right
-                 | (b - np.nan_to_num(left_edge, nan=np.inf) >= GUTTER_MIN * h))
+                 | (b - np.where(np.isnan(left_edge), np.inf, left_edge) >= GUTTER_MIN * h))
     return (((left_n >= COLUMN_LINES) & right_any)
             | ((right_n >= COLUMN_LINES) & left_any))
 
@@ -249,7 +257,7 @@ def _aligned(m: int, cand: np.ndarray, edge: np.ndarray, own: np.ndarray
     farthest right on a tie): a column's justified right edge, or its left edge; a
     table's wide rows share none with the text beside them."""
     has = ~np.isnan(own)
-    cand = np.concatenate((cand, np.flatnonzero(has)))
+    cand = np.concatenate((cand, has.nonzero()[0]))
     edge = np.concatenate((edge, own[has]))
     best = np.zeros(m, dtype=np.int64)
     where = np.full(m, np.nan)
@@ -260,17 +268,17 @@ def _aligned(m: int, cand: np.ndarray, edge: np.ndarray, own: np.ndarray
     cell -= low
     stride = int(cell.max()) + 2
     key = np.sort(cand * stride + cell)
-    starts = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
-    count = np.diff(np.append(starts, len(key)))
+    starts = np.concatenate(([True], key[1:] != key[:-1])).nonzero()[0]
+    count = run_sizes(starts, len(key))
     uniq = key[starts]
     # a run of edges may straddle two cells: count each cell with the next one
     total = count.copy()
     adjacent = uniq[1:] == uniq[:-1] + 1
     total[:-1][adjacent] += count[1:][adjacent]
     owner = uniq // stride
-    runs = np.flatnonzero(np.concatenate(([True], owner[1:] != owner[:-1])))
+    runs = np.concatenate(([True], owner[1:] != owner[:-1])).nonzero()[0]
     most = np.maximum.reduceat(total, runs)
-    at = np.where(total == np.repeat(most, np.diff(np.append(runs, len(total)))),
+    at = np.where(total == most.repeat(run_sizes(runs, len(total))),
                   uniq % stride, -1)
     best[owner[runs]] = most
     where[owner[runs]] = (np.maximum.reduceat(at, runs) + low) * ALIGN
@@ -287,14 +295,14 @@ def join_fragments(f: Groups, spaces: np.ndarray, page_width: np.ndarray,
     wider space between two pieces of a row is a gutter or not (`is_gutter`)."""
     row = baseline_rows(f)
     row = np.where(vertical, -1 - np.arange(len(row)), row)
-    order = np.argsort(page_key(row, f.x0, float(f.x1.max()) + 1.0), kind="stable")
+    order = page_key(row, f.x0, float(f.x1.max()) + 1.0).argsort(kind="stable")
     same_row, covered, anchor, reach = _row_runs(f, row, order)
     a, b = order[anchor[:-1]], order[1:]
     hmin = np.minimum(f.height[a], f.height[b])
     hmax = np.maximum(f.height[a], f.height[b])
     same_base = same_row & (share_baseline(f, a, b) | share_baseline(f, order[:-1], b))
     gap = f.x0[b] - reach[:-1]
-    idx = np.flatnonzero(same_base)
+    idx = same_base.nonzero()[0]
     other = row_space(row[a][idx], gap[idx], gap[idx] > 0.1 * hmin[idx])
     ref = np.maximum(np.minimum(spaces[a[idx]], spaces[b[idx]]),
                      np.where(np.isfinite(other), other, 0.0))
@@ -309,7 +317,7 @@ def join_fragments(f: Groups, spaces: np.ndarray, page_width: np.ndarray,
     # a space far wider than a word space between two sizes (a caption and a page
     # number in the margin) parts them
     wide = same_base & ~near & ((hmax <= SIZE_RATIO * hmin) | (gap <= FAR * hmax))
-    piece_starts = np.flatnonzero(np.concatenate(([True], ~near)))
+    piece_starts = np.concatenate(([True], ~near)).nonzero()[0]
     pieces = merge_groups(f, order, piece_starts)
     piece_wide = wide[piece_starts[1:] - 1]
     join = near.copy()
@@ -317,11 +325,11 @@ def join_fragments(f: Groups, spaces: np.ndarray, page_width: np.ndarray,
     narrow = (pieces.x0[1:] - pieces.x1[:-1]
               < GUTTER_MIN * np.maximum(pieces.height[1:], pieces.height[:-1]))
     join[piece_starts[1:][piece_wide & narrow] - 1] = True
-    test = np.flatnonzero(piece_wide & ~narrow)
+    test = (piece_wide & ~narrow).nonzero()[0]
     gutter = is_gutter(pieces, test, test + 1, page_width[pieces.page[test]],
                        ~vertical[order[piece_starts]])
     join[piece_starts[1:][test] - 1] = ~gutter
-    starts = np.flatnonzero(np.concatenate(([True], ~join)))
+    starts = np.concatenate(([True], ~join)).nonzero()[0]
     return order, starts
 
 
@@ -350,7 +358,7 @@ def vertical_fragments(boxes: np.ndarray, f: Groups, words: list[str]) -> np.nda
     stacks their words top to bottom, so the fragment is far taller than wide. A tall
     glyph (a big bracket, an integral, pieces of one stacked together) is not: rotated
     words are written with letters, at least ROTATED_CHARS of them on average."""
-    tall = np.flatnonzero((f.y1 - f.y0) > 2.0 * (f.x1 - f.x0))
+    tall = ((f.y1 - f.y0) > 2.0 * (f.x1 - f.x0)).nonzero()[0]
     out = np.zeros(len(f), dtype=bool)
     if not len(tall):
         return out

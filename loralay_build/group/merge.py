@@ -43,16 +43,16 @@ def merge_satellites(lines: Groups, word_counts: np.ndarray, block: np.ndarray,
     (rotated text) never join;
     `numbered` lines are lone equation numbers, which join their row (`_number_rows`)."""
     nlines_of = np.bincount(block)  # labels are small non-negative integers
-    uniq = np.flatnonzero(nlines_of)
-    block_ix = (np.cumsum(nlines_of > 0) - 1)[block]
+    uniq = nlines_of.nonzero()[0]
+    block_ix = ((nlines_of > 0).cumsum() - 1)[block]
     nlines = nlines_of[uniq]
-    alone = np.flatnonzero((nlines[block_ix] == 1) & ~fixed)
+    alone = ((nlines[block_ix] == 1) & ~fixed).nonzero()[0]
     if not len(alone):
         return block
     span = float(lines.y1.max()) + 1.0
-    free = np.flatnonzero(~fixed)
+    free = (~fixed).nonzero()[0]
     key = page_key(lines.page[free], lines.y0[free], span)
-    top_order = np.argsort(key, kind="stable")
+    top_order = key.argsort(kind="stable")
     by_top = free[top_order]
     h = lines.height
     reach = np.maximum(SMALL_GAP, TICK_GAP * numeric[alone]) * h[alone] + 1.0
@@ -107,7 +107,7 @@ def _number_rows(lines: Groups, p: np.ndarray, q: np.ndarray, numbered: np.ndarr
     ok = left | right
     if not ok.any():
         return p[:0], q[:0]
-    idx = np.flatnonzero(ok)
+    idx = ok.nonzero()[0]
     order = idx[np.lexsort((q[idx], dist[idx], p[idx]))]
     first = np.concatenate(([True], p[order][1:] != p[order][:-1]))
     return p[order[first]], q[order[first]]
@@ -125,7 +125,7 @@ def _nearest(lines: Groups, p: np.ndarray, q: np.ndarray, ok: np.ndarray) -> np.
     """Among the pairs marked `ok`, only each p's nearest q (vertically, then across): a
     small piece joins one block, never bridges the two around it."""
     out = np.zeros(len(p), dtype=bool)
-    idx = np.flatnonzero(ok)
+    idx = ok.nonzero()[0]
     if not len(idx):
         return out
     dy = np.abs(lines.mid[p[idx]] - lines.mid[q[idx]])

@@ -79,10 +79,10 @@ def column_links(lines: Groups, fixed: np.ndarray) -> np.ndarray:
     """For each line, the next line down its column (-1: none); `fixed` lines (rotated
     text) take no part."""
     n = len(lines)
-    free = np.flatnonzero(~fixed)
+    free = (~fixed).nonzero()[0]
     span = float(lines.y1.max()) + 1.0
     key = page_key(lines.page, lines.mid, span)
-    by_y = free[np.argsort(key[free], kind="stable")]
+    by_y = free[key[free].argsort(kind="stable")]
     sorted_key = key[by_y]
     h = lines.height[by_y]
     k, pos = window_pairs(sorted_key, sorted_key + 0.5 * h, sorted_key + MAX_STEP * h)
@@ -113,7 +113,7 @@ def reading_order(lines: Groups, fixed: np.ndarray, body: float
     bottom = np.maximum.reduceat((lines.mid + half)[unit_lines], unit_starts)
     page = lines.page[lead]
     by_page = np.lexsort((lines.first[lead], page))
-    cuts = np.flatnonzero(page[by_page][1:] != page[by_page][:-1]) + 1
+    cuts = (page[by_page][1:] != page[by_page][:-1]).nonzero()[0] + 1
     stacked, by_top, by_left = _stacked_pages(page, x0, x1, top, bottom)
     rank = _ranks(by_top)
     order: list[int] = []
@@ -162,7 +162,7 @@ def _stacked_pages(page: np.ndarray, x0: np.ndarray, x1: np.ndarray, top: np.nda
     x_reach = np.maximum.accumulate(q * xspan + x1[by_x]) - q * xspan
     new = np.ones(n, dtype=bool)
     new[1:] = (q[1:] != q[:-1]) | (x0[by_x][1:] > x_reach[:-1] + GUTTER)
-    starts = np.flatnonzero(new)
+    starts = new.nonzero()[0]
     s_top = np.minimum.reduceat(top[by_x], starts)
     s_bottom = np.maximum.reduceat(bottom[by_x], starts)
     s_page = q[starts]
@@ -179,7 +179,7 @@ def _units(lines: Groups, below: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     joins the column under it). The lines grouped by run, each run top to bottom, and
     where each run starts. (`_cut` in Python costs per unit: a paragraph is one.)"""
     n = len(lines)
-    a = np.flatnonzero(below >= 0)
+    a = (below >= 0).nonzero()[0]
     b = below[a]
     width = lines.x1 - lines.x0
     across = np.minimum(lines.x1[a], lines.x1[b]) - np.maximum(lines.x0[a], lines.x0[b])
@@ -192,7 +192,7 @@ def _units(lines: Groups, below: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     head[b[ok]] = a[ok]  # each line's line above in its run, or itself
     while True:  # pointer jumping: every line ends at its run's top line
         nxt = head[head]
-        if np.array_equal(nxt, head):
+        if (nxt == head).all():
             break
         head = nxt
     grouped = np.lexsort((lines.mid, head))
@@ -238,9 +238,9 @@ def _ranks(order: np.ndarray) -> list[int]:
 
 def body_height(lines: Groups) -> float:
     """The running text's size: the word-weighted median of the lines' heights."""
-    order = np.argsort(lines.height, kind="stable")
-    weight = np.cumsum(lines.count[order])
-    k = int(np.searchsorted(weight, weight[-1] / 2))
+    order = lines.height.argsort(kind="stable")
+    weight = lines.count[order].cumsum()
+    k = int(weight.searchsorted(weight[-1] / 2))
     return float(lines.height[order][k])
 
 
@@ -330,6 +330,8 @@ def _cut(b: _Boxes, items: list[int],
     their stretches, when known."""
     if len(items) < 2:
         return items
+    if len(items) == 2:
+        return _cut_pair(b, items, spans)
     columns = _columns(b, items, spans)
     if len(columns) == len(items):  # a unit per column: nothing leaves the flow
         return [col[0] for col in columns]
@@ -345,6 +347,8 @@ def _cut_regions(b: _Boxes, items: list[int]) -> list[int]:
     again."""
     if len(items) < 2:
         return items
+    if len(items) == 2:
+        return _regions_of_pair(b, items)
     bands = _bands(b, items)
     if len(bands) == 1:
         return _leaf(b, items)
@@ -359,6 +363,27 @@ def _cut_regions(b: _Boxes, items: list[int]) -> list[int]:
         else:
             out.extend(_cut(b, region, spans))
     return out
+
+
+def _cut_pair(b: _Boxes, items: list[int], spans: list[Span] | None) -> list[int]:
+    """`_cut` of two units, without the lists the general case makes (pages hold many
+    such pairs: a line and its number, two cells): two columns read left to right, or
+    `_regions_of_pair`."""
+    if spans is None or _side_by_side(spans):  # else `_columns` would not look
+        left, right = sorted(items, key=b.by_left.__getitem__)
+        if b.x0[right] > b.x1[left] + GUTTER and (
+                spans is not None
+                or max(b.top[left], b.top[right]) < min(b.bottom[left], b.bottom[right])):
+            return [left, right]
+    return _regions_of_pair(b, items)
+
+
+def _regions_of_pair(b: _Boxes, items: list[int]) -> list[int]:
+    """`_cut_regions` of two units: two bands read top to bottom, or one read as a leaf."""
+    upper, lower = sorted(items, key=b.by_band.__getitem__)
+    if b.top[lower] > b.bottom[upper]:
+        return [upper, lower]
+    return _leaf(b, items)
 
 
 def _regions(b: _Boxes, bands: list[list[int]]) -> list[tuple[list[int], list[Span], bool]]:
