@@ -110,30 +110,33 @@ def _place(b: _Blocks) -> list[int]:
     that are neither floats nor running text (a table's header row, a figure's label in
     the text's size, a page number) join the floats while some wait."""
     page, floating, text, open_, size = b.page, b.floating, b.text, b.open, b.size
+    top, bottom = b.top, b.bottom
     out: list[int] = []
     waiting: list[int] = []
     last = -1  # the last block of running text of more than one line
-    for k in range(len(page)):
-        if k and page[k] != page[k - 1]:
+    previous_page = page[0] if page else 0
+    for k, (on, float_k, text_k) in enumerate(zip(page, floating, text)):
+        if on != previous_page:
             out.extend(waiting)
             waiting = []
-        if floating[k]:
+            previous_page = on
+        if float_k:
             if last >= 0 and open_[last] and _before_continuation(b, last, k):
                 waiting.append(k)
             else:
                 out.append(k)
             continue
-        if not text[k]:
+        if not text_k:
             (waiting if waiting else out).append(k)
             continue
         if waiting and size[k] > HEADING_RATIO * b.last_size[last]:
             out.extend(waiting)
             waiting = []
         out.append(k)
-        if not open_[k]:  # the paragraph ended here: the floats follow it
+        if waiting and not open_[k]:  # the paragraph ended here: the floats follow it
             out.extend(waiting)
             waiting = []
-        if b.bottom[k] - b.top[k] > 1.5 * size[k]:  # more than one line
+        if bottom[k] - top[k] > 1.5 * size[k]:  # more than one line
             last = k
     out.extend(waiting)
     return out

@@ -42,7 +42,7 @@ import numpy as np
 
 from ..records import Document
 from .geometry import expand, run_sizes, run_starts
-from .layout import GROUPINGS, Grouped, group_columns, poppler_groups
+from .layout import GROUPINGS, Grouped, group_columns, poppler_groups, words_matching
 
 # VILA's S2-VL categories, in its order (the index is VILA's label id), in lower case
 LABELS: tuple[str, ...] = ("title", "author", "abstract", "keywords", "section", "paragraph",
@@ -226,7 +226,7 @@ def label_blocks(g: Grouped, k: Blocks, cut: np.ndarray | None = None) -> np.nda
     body_h = float(np.median(read[:, 3] - read[:, 1]))
     first = list(map(words.__getitem__, k.start.tolist()))
     # the first words of the blocks a caption prefix may open (one scan of all first words)
-    head = _heads(words, k, _word_matches(CAPTION_FIRST, first))
+    head = _heads(words, k, words_matching(CAPTION_FIRST, first))
 
     def give(mask: np.ndarray, name: str) -> None:
         label[mask & (label < 0)] = CODE[name]
@@ -260,24 +260,9 @@ def label_blocks(g: Grouped, k: Blocks, cut: np.ndarray | None = None) -> np.nda
     give(_footnotes(k, body_h, label), "footnote")
     first_page = k.page == (k.page.min() if nb else 0)
     _front_matter(words, k, _heads(words, k, first_page), body_h, label, cut)
-    give(_word_matches(BULLET, first) & (k.lines <= 12), "list")
+    give(words_matching(BULLET, first) & (k.lines <= 12), "list")
     label[label < 0] = PARAGRAPH
     return label
-
-
-def _word_matches(pattern: re.Pattern[str], ws: list[str]) -> np.ndarray:
-    """Which of the words `pattern` matches whole, in one scan: the words (which hold no
-    line break) joined by line breaks and searched line by line (`pattern` is compiled
-    with re.MULTILINE and anchored by ^ and $)."""
-    out = np.zeros(len(ws), dtype=bool)
-    if not ws:
-        return out
-    text = "\n".join(ws)
-    ends = (np.fromiter(map(len, ws), np.int64, len(ws)) + 1).cumsum()  # past each "\n"
-    at = [m.start() for m in pattern.finditer(text)]
-    if at:
-        out[ends.searchsorted(np.asarray(at), side="right")] = True
-    return out
 
 
 def _matching(pattern: re.Pattern[str], texts: list[str], which: np.ndarray) -> np.ndarray:
@@ -288,12 +273,20 @@ def _matching(pattern: re.Pattern[str], texts: list[str], which: np.ndarray) -> 
     return out
 
 
+def _joined(words: list[str], start: np.ndarray, count: np.ndarray) -> list[str]:
+    """The texts of the words start[i]..start[i]+count[i]-1, joined by spaces (mapped in
+    C: a Python loop per text costs more than the join)."""
+    starts = start.tolist()
+    return list(map(" ".join, map(words.__getitem__,
+                                  map(slice, starts, (start + count).tolist()))))
+
+
 def _heads(words: list[str], k: Blocks, which: np.ndarray) -> list[str]:
     """The first four words of the blocks `which` marks ("" for the others)."""
     out = [""] * len(k)
     idx = which.nonzero()[0]
-    for i, s, n in zip(idx.tolist(), k.start[idx].tolist(), np.minimum(k.count[idx], 4).tolist()):
-        out[i] = " ".join(words[s:s + n])
+    for i, text in zip(idx.tolist(), _joined(words, k.start[idx], np.minimum(k.count[idx], 4))):
+        out[i] = text
     return out
 
 
@@ -301,8 +294,8 @@ def _texts(words: list[str], k: Blocks, which: np.ndarray) -> list[str]:
     """The text of the blocks `which` marks ("" for the others)."""
     out = [""] * len(k)
     idx = which.nonzero()[0]
-    for i, s, n in zip(idx.tolist(), k.start[idx].tolist(), k.count[idx].tolist()):
-        out[i] = " ".join(words[s:s + n])
+    for i, text in zip(idx.tolist(), _joined(words, k.start[idx], k.count[idx])):
+        out[i] = text
     return out
 
 
@@ -318,8 +311,7 @@ def _running(words: list[str], k: Blocks) -> np.ndarray:
     if not len(idx):
         return out
     keys: list[str] = []
-    texts = [" ".join(words[s:s + n]) for s, n in zip(k.start[idx].tolist(),
-                                                      k.count[idx].tolist())]
+    texts = _joined(words, k.start[idx], k.count[idx])
     for text in texts:
         # letters only: a page number on the left of even pages and the right of odd
         # ones, or another number, leaves the same key; too short a key is no evidence
@@ -418,8 +410,7 @@ def _math_share(words: list[str], k: Blocks, numbered: np.ndarray, free: np.ndar
     symbols = 3 * k.short >= k.count
     idx = (free & (k.lines <= 6) & (symbols | numbered)).nonzero()[0]
     share = []
-    for s, n in zip(k.start[idx].tolist(), k.count[idx].tolist()):
-        text = " ".join(words[s:s + n])
+    for text, n in zip(_joined(words, k.start[idx], k.count[idx]), k.count[idx].tolist()):
         chars = len(text) - (n - 1)
         share.append(len(MATH.findall(text)) / chars if chars > 0 else 0.0)
     out[idx] = share
@@ -427,7 +418,8 @@ def _math_share(words: list[str], k: Blocks, numbered: np.ndarray, free: np.ndar
 
 
 def _ends_in_number(words: list[str], k: Blocks) -> np.ndarray:
-    return _word_matches(EQUATION_NUMBER, [words[j] for j in (k.start + k.count - 1).tolist()])
+    last = list(map(words.__getitem__, (k.start + k.count - 1).tolist()))
+    return words_matching(EQUATION_NUMBER, last)
 
 
 def _equations(k: Blocks, math: np.ndarray, numbered: np.ndarray) -> np.ndarray:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
+from functools import cache
 from itertools import chain
 from typing import Literal
 
@@ -32,6 +33,8 @@ Grouping = Literal["geometry", "poppler"]
 EQUATION_NUMBER = re.compile(r"\([A-Za-z]{0,3}[.\-]?\d[\w.\-′']{0,6}\)[.,]?$")
 # a number alone: "20", "-0.5", "1,000", "95%" (a chart's tick label, a table's cell)
 NUMBER = re.compile(r"[-−+]?\d[\d.,]*%?$")
+# NUMBER as `words_matching` reads it (a word whole, the words one a line)
+NUMBER_WORD = re.compile("^" + NUMBER.pattern, re.MULTILINE)
 # what a NUMBER starts with
 NUMBER_FIRST = frozenset("-−+0123456789")
 # a table's empty cell
@@ -159,7 +162,7 @@ def group_columns(doc: Document) -> Grouped:
     widest = _widest_space(frags, order, line_starts, widest_inside)[rank]
     counts = lines.count[rank]
     single = (counts == 1).nonzero()[0]  # the one-word lines and their words
-    lone = [doc.words[i] for i in lead[single].tolist()]
+    lone = list(map(doc.words.__getitem__, lead[single].tolist()))
     numbered = _one_word_matches(EQUATION_NUMBER, lone, single, len(lead), frozenset("("))
     numeric = _one_word_matches(NUMBER, lone, single, len(lead), NUMBER_FIRST)
     ranked = _take(lines, rank)
@@ -179,9 +182,9 @@ def group_columns(doc: Document) -> Grouped:
         frag_n = line_ends[js] - line_starts[js]  # each line's fragments
         frag = order[expand(line_starts[js], frag_n)]
         per_frag = frags.count[frag]
-        words = map(doc.words.__getitem__, expand(frags.first[frag], per_frag).tolist())
-        hits = np.fromiter((_is_number(w) or w in DASHES for w in words), np.int64,
-                           int(per_frag.sum()))
+        words = list(map(doc.words.__getitem__, expand(frags.first[frag], per_frag).tolist()))
+        hits = (words_matching(NUMBER_WORD, words)
+                | np.fromiter((w in DASHES for w in words), bool, len(words))).astype(np.int64)
         per_line = np.add.reduceat(per_frag, frag_n.cumsum() - frag_n)
         return np.add.reduceat(hits, per_line.cumsum() - per_line) / np.maximum(per_line, 1)
 
@@ -204,11 +207,29 @@ def group_columns(doc: Document) -> Grouped:
     return _assemble(doc, frags, order, line_starts, rank, block, out, boxes)
 
 
-def _is_number(word: str) -> bool:
-    """`NUMBER` matches the word (which must start with a sign or a digit, as `\\d` is a
-    decimal digit: the test spares most words the regex)."""
-    first = word[:1]
-    return (first in "-−+" or first.isdecimal()) and NUMBER.match(word) is not None
+def words_matching(pattern: re.Pattern[str], ws: list[str]) -> np.ndarray:
+    """Which of the words `pattern` matches whole, in one scan: the words (which hold no
+    line break) joined by line breaks and searched line by line (`pattern` is compiled
+    with re.MULTILINE and anchored by ^ and $). The scan looks for the line breaks
+    themselves (`_after_line_break`): the engine jumps from one to the next instead of
+    testing ^ at every character."""
+    out = np.zeros(len(ws), dtype=bool)
+    if not ws:
+        return out
+    text = "\n" + "\n".join(ws)
+    ends = (np.fromiter(map(len, ws), np.int64, len(ws)) + 1).cumsum()  # past each "\n"
+    at = [m.start() for m in _after_line_break(pattern).finditer(text)]
+    if at:
+        out[ends.searchsorted(np.asarray(at), side="right")] = True
+    return out
+
+
+@cache
+def _after_line_break(pattern: re.Pattern[str]) -> re.Pattern[str]:
+    """`pattern` (anchored by ^) with its ^ made a line break to match."""
+    if not pattern.pattern.startswith("^"):
+        raise ValueError(f"{pattern.pattern!r}: not anchored by ^")
+    return re.compile("\n" + pattern.pattern[1:], pattern.flags)
 
 
 def is_caption_start(words: list[str]) -> bool:
@@ -341,7 +362,7 @@ def _reordered(words: list[str], perm: np.ndarray) -> list[str]:
     last = (perm[np.append(cut, n) - 1] + 1).tolist()
     if len(first) * 8 > n:  # few runs to gain from
         return [words[i] for i in perm.tolist()]
-    return list(chain.from_iterable(words[a:b] for a, b in zip(first, last)))
+    return list(chain.from_iterable(map(words.__getitem__, map(slice, first, last))))
 
 
 def _take(g: Groups, idx: np.ndarray) -> Groups:

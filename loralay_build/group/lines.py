@@ -122,14 +122,17 @@ def row_space(row: np.ndarray, gaps: np.ndarray, valid: np.ndarray) -> np.ndarra
     return out
 
 
-def _neighbours(f: Groups, left: np.ndarray, right: np.ndarray, among: np.ndarray,
-                reach: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(candidate, piece, distance) for every piece of `among` within `reach` heights
-    above or below each candidate pair's baseline on its page, the pair's own row left
-    out; the distance in points, negative above (`_in_heights` makes it heights)."""
-    span = float(max(f.y1.max(), 1.0)) * 2 + 10.0
-    key = page_key(f.page, f.mid, span)
-    order = among[key[among].argsort(kind="stable")]
+def _baseline_key(f: Groups) -> np.ndarray:
+    """Each piece's (page, baseline) as one sortable number (`_neighbours`' key)."""
+    return page_key(f.page, f.mid, float(max(f.y1.max(), 1.0)) * 2 + 10.0)
+
+
+def _neighbours(f: Groups, left: np.ndarray, right: np.ndarray, key: np.ndarray,
+                order: np.ndarray, reach: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(candidate, piece, distance) for every piece of `order` (pieces sorted by their
+    `key`, `_baseline_key`) within `reach` heights above or below each candidate pair's
+    baseline on its page, the pair's own row left out; the distance in points, negative
+    above (`_in_heights` makes it heights)."""
     h = np.maximum(f.height[left], f.height[right])
     centre = key[left]
     cand, pos = window_pairs(key[order], centre - reach * h, centre + reach * h)
@@ -157,16 +160,18 @@ def is_gutter(f: Groups, left: np.ndarray, right: np.ndarray, page_width: np.nda
     m = len(left)
     if m == 0:
         return np.zeros(0, dtype=bool)
-    cand, nb, distance = _neighbours(f, left, right, upright.nonzero()[0], STRIP_REACH)
+    key = _baseline_key(f)
+    pieces = upright.nonzero()[0]
+    by_key = pieces[key[pieces].argsort(kind="stable")]  # the upright pieces, by baseline
+    cand, nb, distance = _neighbours(f, left, right, key, by_key, STRIP_REACH)
     opened = _white_strip(f, left, right, cand, nb, _in_heights(f, left, right, cand, distance))
     if not opened.any():
         return opened
     test = opened.nonzero()[0]
     lone_left, lone_right = _lone_sides(f, left, right, cand, nb, m)
-    width = f.x1 - f.x0
-    wide_pieces = (upright & (width >= COLUMN_WIDTH * f.height)).nonzero()[0]
-    column = _column_beside(f, left[test], right[test], page_width[test], wide_pieces,
-                            lone_left[test], lone_right[test])
+    wide = (f.x1 - f.x0) >= COLUMN_WIDTH * f.height
+    column = _column_beside(f, left[test], right[test], page_width[test], key,
+                            by_key[wide[by_key]], lone_left[test], lone_right[test])
     opened[test] = column
     return opened
 
@@ -221,13 +226,14 @@ def _lone_sides(f: Groups, left: np.ndarray, right: np.ndarray, cand: np.ndarray
 
 
 def _column_beside(f: Groups, left: np.ndarray, right: np.ndarray, page_width: np.ndarray,
-                   wide_pieces: np.ndarray, lone_left: np.ndarray, lone_right: np.ndarray
-                   ) -> np.ndarray:
+                   key: np.ndarray, wide_pieces: np.ndarray, lone_left: np.ndarray,
+                   lone_right: np.ndarray) -> np.ndarray:
     """A column on one side: COLUMN_LINES pieces at least COLUMN_WIDTH wide within
     WIDTH_REACH heights ending together inside the space or just before it (a justified
     column on the left), or starting together inside it or just after it (any column on
     the right); and on the other side a wide piece too, or a lone one, or (right of a
-    justified column) anything starting a gutter's width past the column's edge."""
+    justified column) anything starting a gutter's width past the column's edge.
+    `wide_pieces` come sorted by their `key` (`_baseline_key`)."""
     m = len(left)
     a, b = f.x1[left], f.x0[right]
     h = np.maximum(f.height[left], f.height[right])
@@ -235,10 +241,11 @@ def _column_beside(f: Groups, left: np.ndarray, right: np.ndarray, page_width: n
     wide_l = np.minimum(COLUMN_WIDTH * f.height[left], 0.25 * page_width)
     wide_r = np.minimum(COLUMN_WIDTH * f.height[right], 0.25 * page_width)
     edge = COLUMN_EDGE * h
-    cand, nb, _ = _neighbours(f, left, right, wide_pieces, WIDTH_REACH)
+    cand, nb, _ = _neighbours(f, left, right, key, wide_pieces, WIDTH_REACH)
     x0, x1 = f.x0[nb], f.x1[nb]
-    ends = ((x1 - x0) >= wide_l[cand]) & (x1 <= b[cand]) & (x1 >= a[cand] - edge[cand])
-    starts = ((x1 - x0) >= wide_r[cand]) & (x0 >= a[cand]) & (x0 <= b[cand] + edge[cand])
+    width, a_near, b_near, edge_near = x1 - x0, a[cand], b[cand], edge[cand]
+    ends = (width >= wide_l[cand]) & (x1 <= b_near) & (x1 >= a_near - edge_near)
+    starts = (width >= wide_r[cand]) & (x0 >= a_near) & (x0 <= b_near + edge_near)
     left_own = (a - f.x0[left]) >= wide_l
     right_own = (f.x1[right] - b) >= wide_r
     left_n, left_edge = _aligned(m, cand[ends], x1[ends], np.where(left_own, a, np.nan))
