@@ -244,14 +244,15 @@ def label_blocks(g: Grouped, k: Blocks, cut: np.ndarray | None = None) -> np.nda
         cut_share = np.add.reduceat(cut.astype(np.int64), k.start) / k.count
         give(cut_share > 0.5, "abstract")
     give(captions, "caption")
-    numbered_eq = _ends_in_number(words, k)
-    math = _math_share(words, k, numbered_eq, label < 0)
+    free = label < 0  # what is still to label: the rules below give only to these
+    numbered_eq = _ends_in_number(words, k, free)
+    math = _math_share(words, k, numbered_eq, free)
     give((k.gap_lines >= np.maximum(2, 0.5 * k.lines)) & (math < 0.35), "table")
     give(_equations(k, math, numbered_eq), "equation")
     # text set sideways inside the page (an axis title): a figure's
     sideways = ((k.y1 - k.y0) > 3 * (k.x1 - k.x0)) & (k.lines == 1) & ~_side_margin(k)
     give(sideways, "figure")
-    heading = _headings(words, k, body_h) & (label < 0)
+    heading = _headings(words, k, body_h, label < 0)
     refs_head = _matching(REFERENCES, _texts(words, k, heading), heading)
     bib = _bibliography(words, k, heading, refs_head, label, body_h)
     label[bib & heading & ~refs_head] = CODE["bibliography"]
@@ -260,7 +261,7 @@ def label_blocks(g: Grouped, k: Blocks, cut: np.ndarray | None = None) -> np.nda
     give(_footnotes(k, body_h, label), "footnote")
     first_page = k.page == (k.page.min() if nb else 0)
     _front_matter(words, k, _heads(words, k, first_page), body_h, label, cut)
-    give(words_matching(BULLET, first) & (k.lines <= 12), "list")
+    give(_matching_words(BULLET, first, (label < 0) & (k.lines <= 12)), "list")
     label[label < 0] = PARAGRAPH
     return label
 
@@ -417,9 +418,19 @@ def _math_share(words: list[str], k: Blocks, numbered: np.ndarray, free: np.ndar
     return out
 
 
-def _ends_in_number(words: list[str], k: Blocks) -> np.ndarray:
+def _ends_in_number(words: list[str], k: Blocks, which: np.ndarray) -> np.ndarray:
+    """Which of the blocks `which` marks end in an equation number."""
     last = list(map(words.__getitem__, (k.start + k.count - 1).tolist()))
-    return words_matching(EQUATION_NUMBER, last)
+    return _matching_words(EQUATION_NUMBER, last, which)
+
+
+def _matching_words(pattern: re.Pattern[str], ws: list[str], which: np.ndarray
+                    ) -> np.ndarray:
+    """`words_matching` over the words `which` marks (False for the others)."""
+    out = np.zeros(len(ws), dtype=bool)
+    idx = which.nonzero()[0]
+    out[idx] = words_matching(pattern, list(map(ws.__getitem__, idx.tolist())))
+    return out
 
 
 def _equations(k: Blocks, math: np.ndarray, numbered: np.ndarray) -> np.ndarray:
@@ -429,14 +440,15 @@ def _equations(k: Blocks, math: np.ndarray, numbered: np.ndarray) -> np.ndarray:
     return short & ((math >= 0.3) | (numbered & (math >= 0.1)))
 
 
-def _headings(words: list[str], k: Blocks, body_h: float) -> np.ndarray:
-    """Section headings: blocks of one or two lines and few words that are numbered, or
-    set larger than the body, or a known heading's name; never ending like a sentence."""
+def _headings(words: list[str], k: Blocks, body_h: float, free: np.ndarray) -> np.ndarray:
+    """Section headings among the `free` blocks: blocks of one or two lines and few words
+    that are numbered, or set larger than the body, or a known heading's name; never
+    ending like a sentence."""
     out = np.zeros(len(k), dtype=bool)
     large = k.height >= 1.12 * body_h
     # what can be a heading: large type, or one line; and at most 6 words unless
     # numbered or large (a known name, a reference list's heading, capitals)
-    cand = ((k.lines <= 2) & (k.count <= 16) & (large | (k.lines == 1))).nonzero()[0]
+    cand = (free & (k.lines <= 2) & (k.count <= 16) & (large | (k.lines == 1))).nonzero()[0]
     for i, s, n, big in zip(cand.tolist(), k.start[cand].tolist(), k.count[cand].tolist(),
                             large[cand].tolist()):
         last = words[s + n - 1]
