@@ -13,6 +13,9 @@ paragraphs), each from what the page already tells (docs/layout-groups.md, "Labe
    (a number alone whose offset from its page the document's page numbers share);
 2. caption: a block starting with a caption prefix in any language of the corpora
    ("Figure 3:", "Fig. 2.", "Table II", "Tabela 1 -", "Quadro 2", "그림 1", "<표 2>", ...);
+   algorithm: the blocks an algorithm's caption ("Algorithm 2:", "Algoritmo 1.") heads,
+   below it in its column up to the float's end (a gap of two lines, or running text),
+   and a block opening with "Algorithm N" that holds pseudocode (Require:, Input:, ←);
 3. table: a block most of whose lines hold cell gaps (spaces of >= 1.5 heights);
 4. equation: a short block dense in mathematical symbols, or ending in an equation
    number "(12)" with some;
@@ -51,7 +54,7 @@ LABELS: tuple[str, ...] = ("title", "author", "abstract", "keywords", "section",
 CODE = {name: k for k, name in enumerate(LABELS)}
 PARAGRAPH = CODE["paragraph"]
 # in the tool version the run state fingerprints (as GROUP_RULE): bump when any rule changes
-LABEL_RULE = "labels1"
+LABEL_RULE = "labels2"
 
 # share of the page height that is the top (bottom) band where running headers (footers) are
 BAND = 0.14
@@ -120,6 +123,16 @@ MATH = re.compile(r"[=+−×÷·∑∏∫∮∂∇√∞≤≥≈≠≡∼∝∈
 PAGE_NUMBER = re.compile(
     r"^(?:p(?:age|ág|ag|\.)?\.?\s*)?(\d{1,4})(?:\s*(?:/|of|de|sur)\s*\d+)?$", re.IGNORECASE)
 NOT_LETTERS = re.compile(r"[\W\d_]+")
+# an algorithm float's caption, in the corpora's languages ("Algorithm 2:", "Algoritmo 1.")
+ALGORITHM = re.compile(r"^(?:algorithm|algoritmo|algorithme|algorithmus|procedure|"
+                       r"pseudo-?code|알고리즘)\s*\d+", re.IGNORECASE)
+# what pseudocode holds and prose does not: its keywords and the assignment arrow
+PSEUDOCODE = re.compile(r"(?:^|\s)(?:require|ensure|input|output|entrada|sa[íi]da|"
+                        r"entr[ée]e|sortie):|←|:=", re.IGNORECASE)
+# an algorithm's float ends at a gap this many body heights tall (after its caption, which
+# a rule may follow: this many)
+FLOAT_GAP = 2.0
+CAPTION_GAP = 3.0
 
 
 @dataclass
@@ -243,6 +256,7 @@ def label_blocks(g: Grouped, k: Blocks, cut: np.ndarray | None = None) -> np.nda
     if cut is not None and len(cut) == len(words):
         cut_share = np.add.reduceat(cut.astype(np.int64), k.start) / k.count
         give(cut_share > 0.5, "abstract")
+    give(_algorithms(words, k, head, captions, body_h) & ~captions, "algorithm")
     give(captions, "caption")
     free = label < 0  # what is still to label: the rules below give only to these
     numbered_eq = _ends_in_number(words, k, free)
@@ -399,6 +413,38 @@ def _captions(k: Blocks, head: list[str], body_h: float) -> np.ndarray:
         small = k.height[i] < 0.95 * body_h
         out[i] = marked or small or (k.lines[i] <= 1 and k.count[i] <= 12)
     return out
+
+
+def _algorithms(words: list[str], k: Blocks, head: list[str], captions: np.ndarray,
+                body_h: float) -> np.ndarray:
+    """The blocks of algorithm floats: those below an algorithm's caption on its page and
+    in its column, up to a gap taller than `FLOAT_GAP` body heights (the float's end) or
+    another caption, and a block that opens with "Algorithm N" and holds pseudocode (a
+    float whose caption and body are one block)."""
+    out = np.zeros(len(k), dtype=bool)
+    for i, text in enumerate(head):
+        if not text or ALGORITHM.match(text) is None:
+            continue
+        if not captions[i]:
+            out[i] = k.lines[i] >= 2 and PSEUDOCODE.search(_text(words, k, i)) is not None
+            continue
+        bottom = float(k.y1[i])
+        for j in range(i + 1, len(k)):
+            below = k.y0[j] >= k.y1[i] - 0.5 * body_h
+            in_column = k.x1[i] > k.x0[j] >= k.x0[i] - 2 * body_h
+            gap = CAPTION_GAP if bottom == float(k.y1[i]) else FLOAT_GAP
+            near = k.y0[j] - bottom <= gap * body_h
+            if k.page[j] != k.page[i] or captions[j] or not (below and in_column and near) \
+                    or _prose(words, k, j) and PSEUDOCODE.search(_text(words, k, j)) is None:
+                break  # the float ended: the page goes on, or running text follows it
+            out[j] = True
+            bottom = max(bottom, float(k.y1[j]))
+    return out
+
+
+def _text(words: list[str], k: Blocks, i: int) -> str:
+    s = int(k.start[i])
+    return " ".join(words[s:s + int(k.count[i])])
 
 
 def _math_share(words: list[str], k: Blocks, numbered: np.ndarray, free: np.ndarray
@@ -635,6 +681,36 @@ def _prose(words: list[str], k: Blocks, i: int) -> bool:
     ws = words[s:s + int(k.count[i])]
     lower = sum(w[:1].islower() for w in ws)
     return 2 * lower >= sum(w[:1].isalpha() for w in ws)
+
+
+def known_abstract(before: Document, after: Document) -> Document:
+    """`after` (`before` less the words a build cut as abstracts and cover page) with the
+    rules' guess of the abstract corrected by what the build found: a block the rules
+    called `abstract` that lost none of its words to the cut is not the abstract (a "how
+    to cite" box, an introduction's first paragraph), so it is running text again. A
+    block the cut took words from keeps its label (the abstract's heading, a leftover)."""
+    if len(after.labels) != len(after.words) or not after.words:
+        return after
+    labels = np.asarray(after.labels, dtype=np.int8)
+    guessed = labels == CODE["abstract"]
+    if not guessed.any():
+        return after
+    key_after = _block_keys(after)
+    blocks_before, n_before = np.unique(_block_keys(before), return_counts=True)
+    blocks_after, n_after = np.unique(key_after, return_counts=True)
+    # every block left was a block before: the ones with all their words left lost none
+    whole = n_before[np.searchsorted(blocks_before, blocks_after)] == n_after
+    relabel = guessed & np.isin(key_after, blocks_after[whole])
+    if not relabel.any():
+        return after
+    labels[relabel] = PARAGRAPH
+    return replace(after, labels=labels.tolist())
+
+
+def _block_keys(doc: Document) -> np.ndarray:
+    """A key per word naming its block (its page and block id)."""
+    pages = np.asarray(doc.word_pages, dtype=np.int64)
+    return pages * (1 << 32) + np.asarray(doc.block_ids, dtype=np.int64)
 
 
 def furniture_to_page_ends(g: Grouped, codes: np.ndarray, blocks: Blocks
