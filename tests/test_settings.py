@@ -208,3 +208,14 @@ def test_a_settings_date_may_be_written_unquoted_in_yaml(tmp_path):
     assert (s.from_date, s.until_date) == ("2020-01-01", "2020-12-31")
     with pytest.raises(ConfigError, match="from_date: datetime.datetime.* is not valid"):
         load_settings("scielo-es", write(tmp_path, "from_date: 2020-01-01 10:00:00\n"))
+
+
+@pytest.mark.parametrize("source,extra", [("oai", {"base_url": "http://127.0.0.1:9/oai"}),
+                                          ("scielo-es", {}), ("pubmed", {})])
+def test_a_date_range_that_runs_backwards_is_one_settings_error_for_every_source(source,
+                                                                                 extra):
+    """One check for every source with `from_date`/`until_date` (SciELO had none and asked
+    ArticleMeta for an empty window; the OAI source said it only once fetching)."""
+    with pytest.raises(ValueError, match="from_date 2021-01-01 is after until_date 2020-01-01"):
+        load_settings(source, overrides={"from_date": "2021-01-01", "until_date": "2020-01-01",
+                                         **extra})

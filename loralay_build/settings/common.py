@@ -213,6 +213,15 @@ class CommonSettings(DocumentSettings, LimitSettings, CorpusSettings, HttpFields
             values.setdefault(new, value)
         return values
 
+    @model_validator(mode="after")
+    def _dates_in_order(self) -> Any:
+        """A source's `from_date`..`until_date` (any source that has them) runs forwards:
+        the one check, before any request."""
+        first, last = getattr(self, "from_date", None), getattr(self, "until_date", None)
+        if first and last and first > last:
+            raise ValueError(f"from_date {first} is after until_date {last}")
+        return self
+
     @field_validator("images")
     @classmethod
     def _images_config_is_free(cls, on: bool, info: ValidationInfo) -> bool:

@@ -105,8 +105,6 @@ class ArxivSettings(CommonSettings):
         elif self.split_mode == "given":
             raise ValueError("select: snapshot: the snapshot's papers have no split of their "
                              "own: set `split_mode: chronological`")
-        if self.from_date and self.until_date and self.from_date > self.until_date:
-            raise ValueError(f"from_date {self.from_date} is after until_date {self.until_date}")
         return self
 
 
@@ -157,9 +155,6 @@ class PubmedSettings(CommonSettings):
         if self.from_date is None:
             raise ValueError("harvest: list_records needs from_date (YYYY-MM-DD), the first "
                              "datestamp to list: PMC holds millions of records")
-        if self.until_date is not None and self.from_date > self.until_date:
-            raise ValueError(f"from_date {self.from_date} is after until_date "
-                             f"{self.until_date}")
         if self.split_mode == "given":
             raise ValueError("harvest: list_records lists papers outside Cohan et al.'s "
                              "split: set split_mode: chronological")

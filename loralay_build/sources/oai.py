@@ -297,8 +297,6 @@ def require_inputs(s: OaiSettings) -> OaiSettings:
     if not s.base_url:
         raise BadRunInput("oai: set base_url (the repository's OAI-PMH endpoint) with "
                           "--config FILE")
-    if s.from_date and s.until_date and s.from_date > s.until_date:
-        raise BadRunInput(f"oai: from_date {s.from_date} is after until_date {s.until_date}")
     return s
 
 
