@@ -36,6 +36,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -497,7 +498,6 @@ def detector_accuracy(pages: list[DocBankPage], conf: float = 0.5, scale: float 
     category both label sets share, (words whose detected region has the word's DocBank
     category, words); and CPU seconds per page. A word takes the region holding its
     centre (the first, as the detector ranks them); none is a miss."""
-    import pypdfium2 as pdfium
     import rapid_layout
     from rapid_layout import RapidLayout
 
@@ -512,13 +512,9 @@ def detector_accuracy(pages: list[DocBankPage], conf: float = 0.5, scale: float 
         idx, label = docbank_labels(page, doc)
         names = sorted({line.split("\t")[9] for line in
                         page.txt.read_text(encoding="utf-8").splitlines() if line.strip()})
-        with pdfium.PdfDocument(str(page.pdf)) as pdf:
-            image = pdf[page.page - 1].render(scale=scale).to_pil().convert("RGB")
-        t0 = time.process_time()
-        out = engine(np.asarray(image)[:, :, ::-1].copy())
-        seconds += time.process_time() - t0
-        regions = np.array(out.boxes or [], dtype=float).reshape(-1, 4) / scale
-        classes = [CDLA_SHARED.get(c) for c in (out.class_names or [])]
+        regions, names_found, spent = detect_regions(engine, page.pdf, page.page, scale)
+        seconds += spent
+        classes = [CDLA_SHARED.get(c) for c in names_found]
         b = doc.boxes[idx]
         cx, cy = (b[:, 0] + b[:, 2]) / 2, (b[:, 1] + b[:, 3]) / 2
         for k in np.flatnonzero(label >= 0):
@@ -613,6 +609,21 @@ def time_against_extraction(pdfs: list[Path], runs: int) -> LayoutCost:
     cost.pages = sum(pages)
     cost.doc_ratios = [s / e for e, s in per_doc if e > 0]
     return cost
+
+
+def detect_regions(engine: Any, pdf_path: Path, page_no: int, scale: float
+                   ) -> tuple[np.ndarray, list[str], float]:
+    """The layout detector's regions (PDF points) and class names on one rendered page,
+    and the detector's CPU seconds (the rendering not counted)."""
+    import pypdfium2 as pdfium
+
+    with pdfium.PdfDocument(str(pdf_path)) as pdf:
+        image = pdf[page_no - 1].render(scale=scale).to_pil().convert("RGB")
+    t0 = time.process_time()
+    out = engine(np.asarray(image)[:, :, ::-1].copy())
+    spent = time.process_time() - t0
+    regions = np.array(out.boxes or [], dtype=float).reshape(-1, 4) / scale
+    return regions, list(out.class_names or []), spent
 
 
 def fingerprint(doc: Document) -> str:

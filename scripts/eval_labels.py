@@ -34,6 +34,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 from eval_groups import (  # noqa: E402
+    detect_regions,
     docbank_labels,
     docbank_pages,
     extract,
@@ -134,7 +135,6 @@ def with_detector(pages: list, conf: float = 0.5, scale: float = 2.0
     `paragraph` whose words mostly lie (by centre) in one detected region of a class a
     variant takes becomes that class. Accuracy per variant (as `evaluate` scores), and
     detector CPU seconds per page."""
-    import pypdfium2 as pdfium
     import rapid_layout
     from rapid_layout import RapidLayout
 
@@ -150,13 +150,8 @@ def with_detector(pages: list, conf: float = 0.5, scale: float = 2.0
         doc = extract(page.pdf)
         grouped = group_layout(doc)
         codes = label_words(grouped)
-        with pdfium.PdfDocument(str(page.pdf)) as pdf:
-            image = pdf[page.page - 1].render(scale=scale).to_pil().convert("RGB")
-        t0 = time.process_time()
-        out = engine(np.asarray(image)[:, :, ::-1].copy())
-        seconds += time.process_time() - t0
-        regions = np.array(out.boxes or [], dtype=float).reshape(-1, 4) / scale
-        classes = list(out.class_names or [])
+        regions, classes, spent = detect_regions(engine, page.pdf, page.page, scale)
+        seconds += spent
         on = np.flatnonzero(np.asarray(grouped.word_pages) == page.page)
         b = grouped.boxes[on]
         cx, cy = (b[:, 0] + b[:, 2]) / 2, (b[:, 1] + b[:, 3]) / 2
