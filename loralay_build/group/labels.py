@@ -136,6 +136,7 @@ ONE_LETTER = re.compile(r"\s[A-Za-z](?!\S)")
 PAGE_NUMBER = re.compile(
     r"^(?:p(?:age|ág|ag|\.)?\.?\s*)?(\d{1,4})(?:\s*(?:/|of|de|sur)\s*\d+)?$", re.IGNORECASE)
 NOT_LETTERS = re.compile(r"[\W\d_]+")
+_ASCII_NOT_LETTERS = bytes(c for c in range(128) if NOT_LETTERS.match(chr(c)))
 # an algorithm float's caption, in the corpora's languages ("Algorithm 2:", "Algoritmo 1.")
 ALGORITHM = re.compile(r"^(?:algorithm|algoritmo|algorithme|algorithmus|procedure|"
                        r"pseudo-?code|알고리즘)\s*\d+", re.IGNORECASE)
@@ -331,46 +332,68 @@ def _running(words: list[str], k: Blocks) -> np.ndarray:
     """Running headers and footers: blocks in the top or bottom band whose text, digits
     masked, recurs on another page at about the same height (a journal's name, the
     authors, 'Page # of #'); and a lone page number in the band."""
-    mid = (k.y0 + k.y1) / 2
     band = ((k.y1 <= BAND * k.page_h) | (k.y0 >= (1 - BAND) * k.page_h)
             | _side_margin(k)) & (k.lines <= 2)
     out = np.zeros(len(k), dtype=bool)
     idx = band.nonzero()[0]
     if not len(idx):
         return out
-    keys: list[str] = []
     texts = _joined(words, k.start[idx], k.count[idx])
-    for text in texts:
-        # letters only: a page number on the left of even pages and the right of odd
-        # ones, or another number, leaves the same key; too short a key is no evidence
-        key = NOT_LETTERS.sub("", text.lower())
-        keys.append(key if len(key) >= 4 else f"\x00{len(keys)}")
-    # pairs of band blocks on other pages with the same key and about the same height
-    order = sorted(range(len(idx)), key=keys.__getitem__)  # stable: ties in index order
-    run = 0
-    while run < len(order):
-        end = run
-        while end < len(order) and keys[order[end]] == keys[order[run]]:
-            end += 1
-        members = idx[[order[j] for j in range(run, end)]]
-        if len(members) > 1:
-            out[members] = _recurs(k, mid, members)
-        run = end
+    out[idx[_recurs(k, idx, _text_keys(texts))]] = True
     out[idx[_page_numbers(k, idx, texts)]] = True
     return out
 
 
-def _recurs(k: Blocks, mid: np.ndarray, members: np.ndarray) -> np.ndarray:
-    """For each of `members` (blocks of one text key), whether members on REPEAT_PAGES
-    other pages or more stand at its height, within REPEAT_SLACK of its height (plus 1 %
-    of the page): all pairs at once."""
-    page = k.page[members]
-    slack = REPEAT_SLACK * k.height[members] + 0.01 * k.page_h[members]
-    near = ((np.abs(mid[members][None, :] - mid[members][:, None]) <= slack[:, None])
-            & (page[None, :] != page[:, None]))
-    by_page = page.argsort(kind="stable")
-    pages_near = np.logical_or.reduceat(near[:, by_page], run_starts(page[by_page]), axis=1)
-    return pages_near.sum(axis=1) >= REPEAT_PAGES
+def _text_keys(texts: list[str]) -> np.ndarray:
+    """Each text's key, a number shared by the texts of the same letters (in lower case:
+    a page number on the left of even pages and the right of odd ones, or another number,
+    leaves the same letters); fewer than four letters are no evidence: a key of its own."""
+    number: dict[str, int] = {}
+    keys = []
+    for j, text in enumerate(texts):
+        letters = _letters(text)
+        key = letters if len(letters) >= 4 else f"\x00{j}"  # "\x00" is no letter
+        keys.append(number.setdefault(key, len(number)))
+    return np.array(keys, dtype=np.int64)
+
+
+def _letters(text: str) -> str:
+    """`text` in lower case less NOT_LETTERS; an ASCII text through a bytes table, a
+    third of the cost of the expression (whose class tests each character by category)."""
+    low = text.lower()
+    if low.isascii():
+        return low.encode().translate(None, _ASCII_NOT_LETTERS).decode()
+    return NOT_LETTERS.sub("", low)
+
+
+def _recurs(k: Blocks, idx: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """For each of the blocks `idx` (their text `keys`), whether blocks of its key on
+    REPEAT_PAGES other pages or more stand at its height, within REPEAT_SLACK of its
+    height (plus 1 % of the page): the pairs of every key's blocks at once (a loop over
+    the keys cost a dozen NumPy calls each)."""
+    out = np.zeros(len(idx), dtype=bool)
+    shared = (np.bincount(keys)[keys] > 1).nonzero()[0]
+    if not len(shared):
+        return out
+    by_key = shared[keys[shared].argsort(kind="stable")]  # positions in idx, key by key
+    group = run_starts(keys[by_key])
+    group_size = run_sizes(group, len(by_key))
+    size = group_size.repeat(group_size)  # each member's
+    # every (member a, member b) pair of one key
+    a = np.arange(len(by_key)).repeat(size)
+    b = expand(group.repeat(group_size), size)
+    blocks = idx[by_key]
+    mid = (k.y0[blocks] + k.y1[blocks]) / 2
+    page = k.page[blocks]
+    slack = REPEAT_SLACK * k.height[blocks] + 0.01 * k.page_h[blocks]
+    near = (np.abs(mid[b] - mid[a]) <= slack[a]) & (page[b] != page[a])
+    # the other pages each member has a near partner on, each counted once
+    pages = int(page.max()) + 1
+    pairs = np.sort(a[near] * pages + page[b[near]])  # nearly sorted: by a already
+    new_page = np.ones(len(pairs), dtype=bool)
+    new_page[1:] = pairs[1:] != pairs[:-1]
+    out[by_key] = np.bincount(pairs[new_page] // pages, minlength=len(by_key)) >= REPEAT_PAGES
+    return out
 
 
 def _side_margin(k: Blocks) -> np.ndarray:
@@ -384,9 +407,9 @@ def _page_numbers(k: Blocks, idx: np.ndarray, texts: list[str]) -> np.ndarray:
     "- 12 -", "Page 12", "12 / 20") whose value minus its page is the offset most such
     numbers of the document share (two at least; any number on a one-page document)."""
     value = np.full(len(idx), -1, dtype=np.int64)
-    for j, text in enumerate(texts):
-        m = PAGE_NUMBER.match(text.strip(" -–—|"))
-        if m is not None and k.count[idx[j]] <= 4:
+    for j in (k.count[idx] <= 4).nonzero()[0].tolist():
+        m = PAGE_NUMBER.match(texts[j].strip(" -–—|"))
+        if m is not None:
             value[j] = int(m.group(1))
     found = value >= 0
     # numbers in a side margin: a page number there stands alone on its page, line
@@ -400,11 +423,12 @@ def _page_numbers(k: Blocks, idx: np.ndarray, texts: list[str]) -> np.ndarray:
     if k.page.min() == k.page.max():  # one page
         return found
     offset = value - k.page[idx]
-    uniq, counts = np.unique(offset[found], return_counts=True)
-    best = int(np.argmax(counts))  # ties: the smallest offset (np.unique sorts)
+    least = int(offset[found].min())
+    counts = np.bincount(offset[found] - least)
+    best = int(counts.argmax())  # ties: the smallest offset
     if counts[best] < 2:
         return np.zeros(len(idx), dtype=bool)
-    return found & (offset == uniq[best])
+    return found & (offset == least + best)
 
 
 def _captions(k: Blocks, head: list[str], body_h: float) -> np.ndarray:
