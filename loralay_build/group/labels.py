@@ -38,8 +38,9 @@ dicts iterated for a result, every sort stable.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from itertools import compress
 
 import numpy as np
 
@@ -281,7 +282,7 @@ def label_blocks(g: Grouped, k: Blocks, cut: np.ndarray | None = None) -> np.nda
     sideways = ((k.y1 - k.y0) > 3 * (k.x1 - k.x0)) & (k.lines == 1) & ~_side_margin(k)
     give(sideways, "figure")
     heading = _headings(words, k, body_h, label < 0)
-    refs_head = _matching(REFERENCES, _texts(words, k, heading), heading)
+    refs_head = _matching(REFERENCES, words, k, heading)
     bib = _bibliography(words, k, heading, refs_head, label, body_h)
     label[bib & heading & ~refs_head] = CODE["bibliography"]
     give(heading, "section")
@@ -294,11 +295,13 @@ def label_blocks(g: Grouped, k: Blocks, cut: np.ndarray | None = None) -> np.nda
     return label
 
 
-def _matching(pattern: re.Pattern[str], texts: list[str], which: np.ndarray) -> np.ndarray:
-    """Which of the blocks `which` marks `pattern` matches, by their `texts` stripped."""
-    out = np.zeros(len(texts), dtype=bool)
-    for i in which.nonzero()[0].tolist():
-        out[i] = pattern.match(texts[i].strip()) is not None
+def _matching(pattern: re.Pattern[str], words: list[str], k: Blocks, which: np.ndarray
+              ) -> np.ndarray:
+    """Which of the blocks `which` marks `pattern` matches, by their texts stripped."""
+    out = np.zeros(len(k), dtype=bool)
+    idx = which.nonzero()[0]
+    out[idx] = [pattern.match(text.strip()) is not None
+                for text in _joined(words, k.start[idx], k.count[idx])]
     return out
 
 
@@ -319,13 +322,10 @@ def _heads(words: list[str], k: Blocks, which: np.ndarray) -> list[str]:
     return out
 
 
-def _texts(words: list[str], k: Blocks, which: np.ndarray) -> list[str]:
-    """The text of the blocks `which` marks ("" for the others)."""
-    out = [""] * len(k)
-    idx = which.nonzero()[0]
-    for i, text in zip(idx.tolist(), _joined(words, k.start[idx], k.count[idx])):
-        out[i] = text
-    return out
+def _opened(head: list[str]) -> Iterator[int]:
+    """The blocks `_heads` read (a few in a page's dozens: picked in C, not by a Python
+    loop over them all)."""
+    return compress(range(len(head)), head)
 
 
 def _running(words: list[str], k: Blocks) -> np.ndarray:
@@ -435,9 +435,8 @@ def _captions(k: Blocks, head: list[str], body_h: float) -> np.ndarray:
     """Blocks that open with a caption prefix and its number; a prefix followed by a
     number without punctuation only when the block is not set like running text."""
     out = np.zeros(len(k), dtype=bool)
-    for i, text in enumerate(head):
-        if not text:  # no caption word first: neither pattern can match
-            continue
+    for i in _opened(head):  # no caption word first: neither pattern can match
+        text = head[i]
         m = CAPTION.match(text)
         if m is None:
             m = CAPTION_KO.match(text)
@@ -459,8 +458,8 @@ def _algorithms(words: list[str], k: Blocks, head: list[str], captions: np.ndarr
     another caption, and a block that opens with "Algorithm N" and holds pseudocode (a
     float whose caption and body are one block)."""
     out = np.zeros(len(k), dtype=bool)
-    for i, text in enumerate(head):
-        if not text or ALGORITHM.match(text) is None:
+    for i in _opened(head):
+        if ALGORITHM.match(head[i]) is None:
             continue
         if not captions[i]:
             out[i] = k.lines[i] >= 2 and PSEUDOCODE.search(_text(words, k, i)) is not None
@@ -504,8 +503,11 @@ def _math_share(words: list[str], k: Blocks, numbered: np.ndarray, free: np.ndar
 
 def _ends_in_number(words: list[str], k: Blocks, which: np.ndarray) -> np.ndarray:
     """Which of the blocks `which` marks end in an equation number."""
-    last = list(map(words.__getitem__, (k.start + k.count - 1).tolist()))
-    return _matching_words(EQUATION_NUMBER, last, which)
+    out = np.zeros(len(k), dtype=bool)
+    idx = which.nonzero()[0]
+    last = list(map(words.__getitem__, (k.start[idx] + k.count[idx] - 1).tolist()))
+    out[idx] = words_matching(EQUATION_NUMBER, last)
+    return out
 
 
 def _matching_words(pattern: re.Pattern[str], ws: list[str], which: np.ndarray
@@ -767,9 +769,7 @@ def furniture_to_page_ends(g: Grouped, codes: np.ndarray, blocks: Blocks
     # pages in the order they come (a block is on one page: each block ranked by its
     # page's first block), then header/body/footer, then the reading order: a stable
     # sort of the blocks
-    _, first_seen, page_of = np.unique(blocks.page, return_index=True, return_inverse=True)
-    page_rank = first_seen[page_of]
-    order = np.lexsort((rank, page_rank))  # stable: the reading order within
+    order = np.lexsort((rank, _page_ranks(blocks.page)))  # stable: the reading order within
     if (order == np.arange(len(order))).all():
         return g, codes
     runs_per_block = run_sizes(blocks.first_run, len(g.run_count))
@@ -777,6 +777,16 @@ def furniture_to_page_ends(g: Grouped, codes: np.ndarray, blocks: Blocks
     moved = g.reordered(expand(blocks.first_run[order], runs_per_block[order]), words)
     return replace(moved, run_line=_renumbered(moved.run_line),
                    run_block=_renumbered(moved.run_block)), codes[words]
+
+
+def _page_ranks(page: np.ndarray) -> np.ndarray:
+    """A rank per block that orders pages as they first come: the page itself when the
+    pages come in order (as every grouping gives them; np.unique's first indices cost
+    ~50 us a document), else its first block."""
+    if (page[1:] >= page[:-1]).all():
+        return page
+    _, first_seen, page_of = np.unique(page, return_index=True, return_inverse=True)
+    return first_seen[page_of]
 
 
 def _renumbered(ids: np.ndarray) -> np.ndarray:
