@@ -67,34 +67,42 @@ REPEAT_SLACK = 2.0
 # a line holding a space this many heights wide is a table row (blocks.CELL_GAP)
 CELL_GAP = 1.5
 
+
+def _any_word(*words: str) -> str:
+    """An expression matching any of `words` (expressions, each opening with a letter),
+    behind a lookahead on their initials: a text that opens with none fails at its first
+    character instead of at each word in turn (under IGNORECASE the engine skips no word
+    by its first letter), so the scan of every block's first word for a caption's costs
+    half, and a heading's name is tested in half the time."""
+    if not all(w[:1].isalpha() for w in words):
+        raise ValueError(f"a word not opening with a letter: {words}")
+    return rf"(?=[{''.join(sorted({w[0] for w in words}))}])(?:{'|'.join(words)})"
+
+
 _CAPTION_WORDS = (r"fig(?:ure|\.|s\.?)?", "figura", r"gr[áa]fico", "graph", "chart", "table",
                   r"tab\.?", "tableau", "tabla", "tabela", "cuadro", "quadro", "plate", "scheme",
                   r"sch[ée]ma", "esquema", "mapa", "map", "imagem", "imagen", "illustration",
                   r"ilustra[çc][ãa]o", "photo", "foto", "exhibit", "box", "algorithm",
                   "algoritmo", "listing", "planche", "carte", r"gráf\.", "diagrama", "diagram")
-_CAPTION_WORD = "|".join(_CAPTION_WORDS)
 _CAPTION_WORDS_KO = ("그림", "표", "도표", "사진", "그래프")
-# the letters a caption word starts with (each of the words above starts with a letter)
-_CAPTION_INITIALS = "".join(sorted({w[0] for w in _CAPTION_WORDS + _CAPTION_WORDS_KO}))
 # the prefix and its number: "Figure 3:", "Fig. 2.", "TABLE IV", "Tabela 1 -", "Fig.3"
-CAPTION = re.compile(rf"[<\[(]?(?:{_CAPTION_WORD})\s*(?:[A-Z]?\d+(?:[.\-–]\d+)*[a-z]?|"
+CAPTION = re.compile(rf"[<\[(]?{_any_word(*_CAPTION_WORDS)}\s*(?:[A-Z]?\d+(?:[.\-–]\d+)*[a-z]?|"
                      r"[IVXLC]+|[A-Z])(?P<mark>\s*[.:|—–\-)>\]])?(?:\s|$)", re.IGNORECASE)
-# a first word a caption may open with ("Figure", "Fig.3:", "TABLE", "<표", "그림1."); the
-# lookahead first tests its initial: most first words then fail at one character instead of
-# at each of the forty words in turn (the engine skips no case-blind word by its first
-# letter), and the scan of every block's first word costs half
-CAPTION_FIRST = re.compile(rf"^(?=[<\[(]?[{_CAPTION_INITIALS}])"
-                           rf"[<\[(]?(?:{_CAPTION_WORD}|{'|'.join(_CAPTION_WORDS_KO)})"
+# a first word a caption may open with ("Figure", "Fig.3:", "TABLE", "<표", "그림1.")
+CAPTION_FIRST = re.compile(rf"^[<\[(]?{_any_word(*_CAPTION_WORDS, *_CAPTION_WORDS_KO)}"
                            r"[\w.:\-–>\]]*$", re.IGNORECASE | re.MULTILINE)
 CAPTION_KO = re.compile(rf"[<\[(]?(?:{'|'.join(_CAPTION_WORDS_KO)})\s*\d")
 
 # reference-list headings in the corpora's languages
 REFERENCES = re.compile(
-    r"^(?:[\dIVX]+\.?\s*)?(?:references?(?:\s+cited)?|bibliography|literature(?:\s+cited)?|"
-    r"literatura\s+citada|"
-    r"works\s+cited|refer[êe]ncias(?:\s+bibliogr[áa]ficas)?|r[ée]f[ée]rences"
-    r"(?:\s+bibliographiques)?|bibliographie|referencias(?:\s+bibliogr[áa]ficas)?|"
-    r"bibliograf[íi]a|obras\s+citadas|참고\s*문헌|참고문헌|인용문헌)\s*:?$", re.IGNORECASE)
+    r"^(?:[\dIVX]+\.?\s*)?"
+    + _any_word(r"references?(?:\s+cited)?", "bibliography", r"literature(?:\s+cited)?",
+                r"literatura\s+citada", r"works\s+cited",
+                r"refer[êe]ncias(?:\s+bibliogr[áa]ficas)?",
+                r"r[ée]f[ée]rences(?:\s+bibliographiques)?", "bibliographie",
+                r"referencias(?:\s+bibliogr[áa]ficas)?", r"bibliograf[íi]a", r"obras\s+citadas",
+                r"참고\s*문헌", "참고문헌", "인용문헌")
+    + r"\s*:?$", re.IGNORECASE)
 # headings that close a reference list (what may follow it)
 AFTER_REFERENCES = re.compile(
     r"^(?:[A-Z\d]+[.:]?\s*)?(?:appendix|appendices|annex|anexo|annexe|ap[êe]ndice|"
@@ -102,12 +110,16 @@ AFTER_REFERENCES = re.compile(
     r"biograph|about the author|notes?$|부록|감사)", re.IGNORECASE)
 # section headings known by name (unnumbered ones included)
 HEADING_WORDS = re.compile(
-    r"^(?:[\dIVX]+(?:\.\d+)*\.?\s+)?(?:abstract|introduction|conclusions?|discussion|"
-    r"results?|methods?|methodology|materials\s+and\s+methods|related\s+work|background|"
-    r"acknowledg(?:e)?ments?|appendix|summary|resumo|resumen|r[ée]sum[ée]|introdu[çc][ãa]o|"
-    r"introducci[óo]n|conclus[ãa]o|conclusiones?|conclusi[óo]n|discuss[ãa]o|discusi[óo]n|"
-    r"metodologia|metodolog[íi]a|m[ée]thodologie|résultats|resultados|agradecimentos|"
-    r"서론|결론|요약|초록|연구방법|연구\s*방법|논의|고찰)\b", re.IGNORECASE)
+    r"^(?:[\dIVX]+(?:\.\d+)*\.?\s+)?"
+    + _any_word("abstract", "introduction", "conclusions?", "discussion", "results?", "methods?",
+                "methodology", r"materials\s+and\s+methods", r"related\s+work", "background",
+                "acknowledg(?:e)?ments?", "appendix", "summary", "resumo", "resumen",
+                "r[ée]sum[ée]", "introdu[çc][ãa]o", "introducci[óo]n", "conclus[ãa]o",
+                "conclusiones?", "conclusi[óo]n", "discuss[ãa]o", "discusi[óo]n", "metodologia",
+                "metodolog[íi]a", "m[ée]thodologie", "résultats", "resultados",
+                "agradecimentos", "서론", "결론", "요약", "초록", "연구방법", r"연구\s*방법",
+                "논의", "고찰")
+    + r"\b", re.IGNORECASE)
 ABSTRACT_HEAD = re.compile(r"^(?:abstract|summary|resumo|resumen|r[ée]sum[ée]|초록|요약|"
                            r"국문\s*초록|영문\s*초록)\b[\s.:—–-]*", re.IGNORECASE)
 KEYWORDS = re.compile(r"^(?:key\s*-?\s*words?|index\s+terms|palavras[\s-]*chave|"
@@ -535,20 +547,25 @@ def _headings(words: list[str], k: Blocks, body_h: float, free: np.ndarray) -> n
     # what can be a heading: large type, or one line; and at most 6 words unless
     # numbered or large (a known name, a reference list's heading, capitals)
     cand = (free & (k.lines <= 2) & (k.count <= 16) & (large | (k.lines == 1))).nonzero()[0]
-    for i, s, n, big in zip(cand.tolist(), k.start[cand].tolist(), k.count[cand].tolist(),
-                            large[cand].tolist()):
+    hits = []
+    for s, n, big in zip(k.start[cand].tolist(), k.count[cand].tolist(), large[cand].tolist()):
         last = words[s + n - 1]
-        if last.endswith((",", ";")) or (last.endswith(".") and n > 4):
-            continue
-        if big or (n >= 2 and _numbered(words[s], words[s + 1])):
-            out[i] = True
-            continue
-        if n > 8:
-            continue
-        text = " ".join(words[s:s + n])
-        out[i] = ((n <= 6 and bool(HEADING_WORDS.match(text))) or bool(REFERENCES.match(text))
-                  or (text.isupper() and sum(c.isalpha() for c in text) >= 4))
+        if last.endswith((",", ";")) or (n > 4 and last.endswith(".")):
+            hits.append(False)
+        elif big or (n >= 2 and _numbered(words[s], words[s + 1])):
+            hits.append(True)
+        else:
+            hits.append(n <= 8 and _heading_text(" ".join(words[s:s + n]), n))
+    out[cand] = hits
     return out
+
+
+def _heading_text(text: str, n: int) -> bool:
+    """A heading's text of `n` words: a known heading's name (of six words at most), a
+    reference list's heading, or capitals (four letters or more)."""
+    return ((n <= 6 and HEADING_WORDS.match(text) is not None)
+            or REFERENCES.match(text) is not None
+            or (text.isupper() and sum(c.isalpha() for c in text) >= 4))
 
 
 def _numbered(first: str, second: str) -> bool:
