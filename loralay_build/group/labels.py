@@ -596,7 +596,9 @@ def _bibliography(words: list[str], k: Blocks, heading: np.ndarray, refs_head: n
 
 def _in_runs(mask: np.ndarray, least: int) -> np.ndarray:
     """Which elements of `mask` lie in a run of at least `least` consecutive True."""
-    edge = np.diff(np.concatenate(([0], mask.astype(np.int8), [0])))
+    padded = np.zeros(len(mask) + 2, dtype=np.int8)
+    padded[1:-1] = mask
+    edge = padded[1:] - padded[:-1]
     starts, ends = (edge == 1).nonzero()[0], (edge == -1).nonzero()[0]
     long = ends - starts >= least
     mark = np.zeros(len(mask) + 1, dtype=np.int64)
@@ -614,13 +616,16 @@ def _after_references(words: list[str], k: Blocks, heading: np.ndarray,
     heads = refs_head.nonzero()[0]
     if not len(heads):
         return out
-    refs, taken, is_heading = refs_head.tolist(), (label >= 0).tolist(), heading.tolist()
-    page, x0, x1, height = k.page.tolist(), k.x0.tolist(), k.x1.tolist(), k.height.tolist()
-    start, count = k.start.tolist(), k.count.tolist()
+    # the blocks from the first heading on (a list is at a document's end), as lists
+    tail = slice(int(heads[0]), len(k))
+    refs, taken = refs_head[tail].tolist(), (label[tail] >= 0).tolist()
+    is_heading, page = heading[tail].tolist(), k.page[tail].tolist()
+    x0, x1, height = k.x0[tail].tolist(), k.x1[tail].tolist(), k.height[tail].tolist()
+    start, count = k.start[tail].tolist(), k.count[tail].tolist()
     inside = False
     ref_h = body_h
     last = -1  # the heading or the last entry
-    for i in range(int(heads[0]), len(k)):
+    for i in range(len(refs)):  # block tail.start + i
         if refs[i]:
             inside, ref_h, last = True, 0.0, i
             continue
@@ -640,7 +645,7 @@ def _after_references(words: list[str], k: Blocks, heading: np.ndarray,
                 continue
         if ref_h == 0.0:
             ref_h = height[i]
-        out[i] = True
+        out[tail.start + i] = True
         last = i
     return out
 
