@@ -156,6 +156,8 @@ ALGORITHM = re.compile(r"^(?:algorithm|algoritmo|algorithme|algorithmus|procedur
 # what pseudocode holds and prose does not: its keywords and the assignment arrow
 PSEUDOCODE = re.compile(r"(?:^|\s)(?:require|ensure|input|output|entrada|sa[íi]da|"
                         r"entr[ée]e|sortie):|←|:=", re.IGNORECASE)
+# a display equation's block has at most this many lines
+EQUATION_LINES = 6
 # an algorithm's float ends at a gap this many body heights tall (after its caption, which
 # a rule may follow: this many)
 FLOAT_GAP = 2.0
@@ -286,7 +288,9 @@ def label_blocks(g: Grouped, k: Blocks, cut: np.ndarray | None = None) -> np.nda
     give(_algorithms(words, k, head, captions, body_h) & ~captions, "algorithm")
     give(captions, "caption")
     free = label < 0  # what is still to label: the rules below give only to these
-    numbered_eq = _ends_in_number(words, k, free)
+    # an equation number counts only in a block short enough to be an equation's (a
+    # paragraph's last word is not read)
+    numbered_eq = _ends_in_number(words, k, free & (k.lines <= EQUATION_LINES))
     math = _math_share(words, k, numbered_eq, free)
     give((k.gap_lines >= np.maximum(2, 0.5 * k.lines)) & (math < 0.35), "table")
     give(_equations(k, math, numbered_eq), "equation")
@@ -498,12 +502,12 @@ def _text(words: list[str], k: Blocks, i: int) -> str:
 def _math_share(words: list[str], k: Blocks, numbered: np.ndarray, free: np.ndarray
                 ) -> np.ndarray:
     """Share of mathematical characters (and one-letter Latin words) among the characters
-    of the `free` blocks of at most six lines of which a third of the words or more are
-    one or two characters long (a formula's symbols; running text has fewer), or that end
-    in an equation number; 0 for the others."""
+    of the `free` blocks of EQUATION_LINES lines or fewer of which a third of the words or
+    more are one or two characters long (a formula's symbols; running text has fewer), or
+    that end in an equation number; 0 for the others."""
     out = np.zeros(len(k))
     symbols = 3 * k.short >= k.count
-    idx = (free & (k.lines <= 6) & (symbols | numbered)).nonzero()[0]
+    idx = (free & (k.lines <= EQUATION_LINES) & (symbols | numbered)).nonzero()[0]
     share = []
     for text, n in zip(_joined(words, k.start[idx], k.count[idx]), k.count[idx].tolist()):
         chars = len(text) - (n - 1)
@@ -534,7 +538,7 @@ def _matching_words(pattern: re.Pattern[str], ws: list[str], which: np.ndarray
 def _equations(k: Blocks, math: np.ndarray, numbered: np.ndarray) -> np.ndarray:
     """Display equations: short blocks dense in mathematics, or ending in an equation
     number with some mathematics."""
-    short = k.lines <= 6
+    short = k.lines <= EQUATION_LINES
     return short & ((math >= 0.3) | (numbered & (math >= 0.1)))
 
 
