@@ -128,6 +128,38 @@ def test_footnote_in_small_type_at_the_foot_of_the_column():
     assert label_of(labelled(b.doc()), "1 lorem") == "footnote"
 
 
+# texts with every kind of space, case folding and mathematics the fast paths must agree on
+ODD_TEXTS = ["E = m c 2 + ∑ α β (3)", "a b\tc\xa0d e\u2009f", "x", " y ", "ab", "x²+y",
+             "\u212a ſ İ ı Σ", "Fig.3:", "<표", "ſcheme 2", "İmagem", "Tabela 1 -", "the", "",
+             "12 / 20", "page 3 of 9", "REFERENCES", "1. Introduction", "Referências"]
+
+
+def test_the_fast_expressions_agree_with_the_plain_ones():
+    """The share of mathematics counted without a lookbehind, a key's letters through a
+    bytes table, and the word alternations behind a lookahead on their initials
+    (labels.py's fast paths) give what the plain expressions give."""
+    import re
+
+    from loralay_build.group import labels as L
+
+    plain_math = re.compile(L.MATH.pattern + r"|(?<!\S)[A-Za-z](?!\S)")
+    lookahead = re.compile(r"\(\?=\[[^\]]*\]\)")
+    fast = [L.CAPTION_FIRST, L.CAPTION, L.REFERENCES, L.HEADING_WORDS]
+    plain = [re.compile(lookahead.sub("", p.pattern), p.flags) for p in fast]
+    assert all(p.pattern != f.pattern for p, f in zip(plain, fast))
+    matched = 0
+    for text in ODD_TEXTS + [f"{a} {b}" for a in ODD_TEXTS for b in ODD_TEXTS]:
+        assert (len(L.MATH.findall(text)) + len(L.ONE_LETTER.findall(" " + text))
+                == len(plain_math.findall(text))), text
+        assert L._letters(text) == L.NOT_LETTERS.sub("", text.lower()), text
+        for f, p in zip(fast, plain):
+            assert (f.match(text) is None) == (p.match(text) is None), (f, text)
+            matched += f.match(text) is not None
+    assert matched >= 50, matched  # the texts do match, not only fail
+    with pytest.raises(ValueError):
+        L._any_word("figure", "<table")
+
+
 def test_labels_are_deterministic_across_hash_seeds():
     code = ("import sys; sys.path.insert(0, sys.argv[1]);"
             "from tests.test_labels import _three_pages;"
