@@ -90,7 +90,8 @@ def _overlap(lines: Groups) -> np.ndarray:
 def stack_breaks(lines: Groups, pitch: float, vertical: np.ndarray, source_block: np.ndarray
                  ) -> np.ndarray:
     """True before line i+1 when it cannot continue line i's stack. Rotated lines stack
-    only with rotated lines of the same Poppler block."""
+    only with rotated lines of the same Poppler block (`source_block`, read only where
+    two rotated lines follow each other)."""
     h_hi = np.maximum(lines.height[1:], lines.height[:-1])
     h_lo = np.minimum(lines.height[1:], lines.height[:-1])
     step = lines.mid[1:] - lines.mid[:-1]

@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from functools import cache
-from itertools import chain
+from itertools import accumulate, repeat
 from typing import Literal
 
 import numpy as np
@@ -18,7 +18,6 @@ from .flow import output_order
 from .geometry import (
     Groups,
     expand,
-    ids_from_starts,
     merge_groups,
     run_sizes,
     run_starts,
@@ -33,16 +32,22 @@ Grouping = Literal["geometry", "poppler"]
 EQUATION_NUMBER = re.compile(r"\([A-Za-z]{0,3}[.\-]?\d[\w.\-′']{0,6}\)[.,]?$")
 # a number alone: "20", "-0.5", "1,000", "95%" (a chart's tick label, a table's cell)
 NUMBER = re.compile(r"[-−+]?\d[\d.,]*%?$")
-# NUMBER as `words_matching` reads it (a word whole, the words one a line)
-NUMBER_WORD = re.compile("^" + NUMBER.pattern, re.MULTILINE)
 # what a NUMBER starts with
 NUMBER_FIRST = frozenset("-−+0123456789")
 # a table's empty cell
 DASHES = frozenset({"-", "–", "—", "−"})
+# a table's cell as `words_matching` reads it: a NUMBER or a dash alone
+CELL_WORD = re.compile("^(?:" + NUMBER.pattern.removesuffix("$") + "|"
+                       + "|".join(map(re.escape, sorted(DASHES))) + ")$", re.MULTILINE)
 # a caption's label and number: "Figure 3.", "Fig. 2:", "Tabela 4", "TABLE 1:", "그림 1."
 CAPTION_LABEL = re.compile(r"(fig(ure|ura)?s?|tab(le|la|ela)|quadro|chart|gr[aá]fic[oa]|"
                            r"esquema|scheme|plate|l[aá]mina|그림|표|도표)\.?$", re.IGNORECASE)
 CAPTION_FIRST = frozenset("FfTtQqCcGgEeSsPpLl그표도")
+# CAPTION_LABEL as `words_matching` reads it, the first character one of CAPTION_FIRST as
+# it is (under IGNORECASE "ſ" would stand for "s"; a literal line break first, not an
+# ignored case, lets the scan jump between words)
+CAPTION_WORD = re.compile("^(?=[" + "".join(sorted(CAPTION_FIRST)) + "])(?i:"
+                          + CAPTION_LABEL.pattern + ")", re.MULTILINE)
 CAPTION_NUMBER = re.compile(r"[A-Z]?\d+(\.\d+)?[a-z]?[.:]?$|[IVX]+[.:]?$")
 GROUPINGS: tuple[Grouping, ...] = ("geometry", "poppler")
 # in the tool version the run state fingerprints (as glyphs.GLYPH_RULE, pdf/preflight.py):
@@ -157,8 +162,7 @@ def group_columns(doc: Document) -> Grouped:
     body = body_height(lines)  # the running text's size (the same for any order of lines)
     rank, chain_start = reading_order(lines, line_vertical, body)
     lead = frags.first[order[line_starts]][rank]  # each line's first word
-    source_block = np.fromiter(map(doc.block_ids.__getitem__, lead.tolist()), np.int64,
-                               len(lead))
+    source_block = _rotated_blocks(doc.block_ids, lead, line_vertical[rank])
     widest = _widest_space(frags, order, line_starts, widest_inside)[rank]
     counts = lines.count[rank]
     single = (counts == 1).nonzero()[0]  # the one-word lines and their words
@@ -183,20 +187,17 @@ def group_columns(doc: Document) -> Grouped:
         frag = order[expand(line_starts[js], frag_n)]
         per_frag = frags.count[frag]
         words = list(map(doc.words.__getitem__, expand(frags.first[frag], per_frag).tolist()))
-        hits = (words_matching(NUMBER_WORD, words)
-                | np.fromiter((w in DASHES for w in words), bool, len(words))).astype(np.int64)
+        hits = words_matching(CELL_WORD, words).astype(np.int64)
         per_line = np.add.reduceat(per_frag, frag_n.cumsum() - frag_n)
         return np.add.reduceat(hits, per_line.cumsum() - per_line) / np.maximum(per_line, 1)
 
     def open_captions(heads: np.ndarray) -> np.ndarray:
         """Which of the lines `heads` open a caption: "Figure 3.", "Tabela 4 –", "표 1."
-        (their first words are looked at first: most lines are not captions)."""
+        (their first words are looked at first, in one scan: most lines are not captions)."""
         first = frags.first[order[line_starts[rank[heads]]]].tolist()
-        out = np.zeros(len(heads), dtype=bool)
-        for k, i in enumerate(first):
-            word = doc.words[i]
-            if word[:1] in CAPTION_FIRST and CAPTION_LABEL.match(word):
-                out[k] = is_caption_start(line_words(int(heads[k]))[:3])
+        out = words_matching(CAPTION_WORD, list(map(doc.words.__getitem__, first)))
+        for k in out.nonzero()[0].tolist():
+            out[k] = is_caption_start(line_words(int(heads[k]))[:3])
         return out
 
     block, table = _blocks(ranked, chain_start, boxes[lead, 2] - boxes[lead, 0], widest,
@@ -212,15 +213,16 @@ def words_matching(pattern: re.Pattern[str], ws: list[str]) -> np.ndarray:
     line break) joined by line breaks and searched line by line (`pattern` is compiled
     with re.MULTILINE and anchored by ^ and $). The scan looks for the line breaks
     themselves (`_after_line_break`): the engine jumps from one to the next instead of
-    testing ^ at every character."""
+    testing ^ at every character. A match's word is the number of line breaks before
+    it, counted from the match before (in C): matches are few, and measuring every word
+    to place them cost more."""
     out = np.zeros(len(ws), dtype=bool)
     if not ws:
         return out
     text = "\n" + "\n".join(ws)
-    ends = (np.fromiter(map(len, ws), np.int64, len(ws)) + 1).cumsum()  # past each "\n"
     at = [m.start() for m in _after_line_break(pattern).finditer(text)]
     if at:
-        out[ends.searchsorted(np.asarray(at), side="right")] = True
+        out[list(accumulate(map(text.count, repeat("\n"), [0, *at[:-1]], at)))] = True
     return out
 
 
@@ -306,21 +308,33 @@ def _assemble(doc: Document, frags: Groups, order: np.ndarray, line_starts: np.n
     numbering in output order (each block's lines together)."""
     n_lines = len(rank)
     line_order = rank[out]  # the lines (join_fragments' numbering) in output order
-    final = np.empty(n_lines, dtype=np.int64)
-    final[line_order] = np.arange(n_lines)
-    seq = order[final[ids_from_starts(line_starts, len(order))].argsort(kind="stable")]
+    frags_per_line = run_sizes(line_starts, len(order))[line_order]
+    # the fragments line by line in output order (a line's are together in `order`)
+    seq = order[expand(line_starts[line_order], frags_per_line)]
     counts = frags.count[seq]
-    perm = expand(frags.first[seq], counts)
+    first = frags.first[seq]
+    perm = expand(first, counts)
     block_out = block[out]
     new_block = np.concatenate(([0], block_out[1:] != block_out[:-1])).cumsum()
-    # each fragment (in `seq`) a run: its line and block numbered in output order
-    frags_per_line = run_sizes(line_starts, len(order))[line_order]
     # the boxes as read travel with the words when a page was turned, so what reads the
     # groups after (the labels) sees the page as the grouping did
     read = None if read_boxes is doc.boxes else read_boxes[perm]
-    return Grouped(doc, _reordered(doc.words, perm), doc.boxes[perm], read, counts,
-                   frags.page[seq], np.arange(n_lines).repeat(frags_per_line),
+    # each fragment (in `seq`) a run: its line and block numbered in output order
+    return Grouped(doc, _copied(doc.words, *_spans(first, first + counts)), doc.boxes[perm],
+                   read, counts, frags.page[seq], np.arange(n_lines).repeat(frags_per_line),
                    new_block.repeat(frags_per_line))
+
+
+def _rotated_blocks(block_ids: list[int], lead: np.ndarray, vertical: np.ndarray
+                    ) -> np.ndarray:
+    """Each line's Poppler block (its first word's, `lead`), read for the rotated lines
+    only (the others 0): only two rotated lines in a row compare their blocks
+    (`blocks.stack_breaks`), and a list lookup for every line cost ~1 % of the step."""
+    out = np.zeros(len(lead), dtype=np.int64)
+    rotated = vertical.nonzero()[0]
+    if len(rotated):
+        out[rotated] = list(map(block_ids.__getitem__, lead[rotated].tolist()))
+    return out
 
 
 def _one_word_matches(pattern: re.Pattern[str], lone: list[str], single: np.ndarray,
@@ -351,18 +365,36 @@ def _blocks(lines: Groups, chain_start: np.ndarray, first_width: np.ndarray,
 
 
 def _reordered(words: list[str], perm: np.ndarray) -> list[str]:
-    """words[perm] as a list, copied run by run: the permutation keeps long runs of
-    Poppler's order (whole lines and paragraphs), and a slice copies a run in C."""
+    """words[perm] as a list, copied run by run (`_copied`): the permutation keeps long
+    runs of Poppler's order (whole lines and paragraphs)."""
     n = len(perm)
     if n == 0:
         return []
     cut = (perm[1:] != perm[:-1] + 1).nonzero()[0] + 1
-    starts = np.concatenate(([0], cut))
-    first = perm[starts].tolist()
-    last = (perm[np.append(cut, n) - 1] + 1).tolist()
-    if len(first) * 8 > n:  # few runs to gain from
+    if len(cut) * 8 > n:  # few runs to gain from
         return [words[i] for i in perm.tolist()]
-    return list(chain.from_iterable(map(words.__getitem__, map(slice, first, last))))
+    return _copied(words, perm[np.concatenate(([0], cut))].tolist(),
+                   (perm[np.append(cut, n) - 1] + 1).tolist())
+
+
+def _spans(start: np.ndarray, stop: np.ndarray) -> tuple[list[int], list[int]]:
+    """The ranges start[k]..stop[k] (stop exclusive) with each range that continues the
+    one before joined to it, as two lists."""
+    opens = np.ones(len(start), dtype=bool)
+    opens[1:] = start[1:] != stop[:-1]
+    closes = np.ones(len(start), dtype=bool)
+    closes[:-1] = opens[1:]
+    return start[opens].tolist(), stop[closes].tolist()
+
+
+def _copied(words: list[str], first: list[int], last: list[int]) -> list[str]:
+    """words[first[0]:last[0]] + words[first[1]:last[1]] + ...: a slice copies a run in
+    C, and extending the list by it costs about half of `list(chain(...))`, which
+    takes the words one by one."""
+    out: list[str] = []
+    for a, b in zip(first, last):
+        out += words[a:b]
+    return out
 
 
 def _take(g: Groups, idx: np.ndarray) -> Groups:
