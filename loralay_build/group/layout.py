@@ -46,7 +46,7 @@ CAPTION_FIRST = frozenset("FfTtQqCcGgEeSsPpLl그표도")
 # CAPTION_LABEL as `words_matching` reads it, the first character one of CAPTION_FIRST as
 # it is (under IGNORECASE "ſ" would stand for "s"; a literal line break first, not an
 # ignored case, lets the scan jump between words)
-CAPTION_WORD = re.compile("^(?=[" + "".join(sorted(CAPTION_FIRST)) + "])(?i:"
+CAPTION_WORD = re.compile("^(?=[" + "".join(map(re.escape, sorted(CAPTION_FIRST))) + "])(?i:"
                           + CAPTION_LABEL.pattern + ")", re.MULTILINE)
 CAPTION_NUMBER = re.compile(r"[A-Z]?\d+(\.\d+)?[a-z]?[.:]?$|[IVX]+[.:]?$")
 GROUPINGS: tuple[Grouping, ...] = ("geometry", "poppler")
