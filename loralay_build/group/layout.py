@@ -105,8 +105,8 @@ class Grouped:
     def reordered(self, runs: np.ndarray, words: np.ndarray) -> Grouped:
         """The runs in the order `runs` (their words, `words`, indices into this order),
         ids as they are."""
-        return Grouped(self.source, _reordered(self.words, words), self.boxes[words],
-                       None if self.read_boxes is None else self.read_boxes[words],
+        return Grouped(self.source, _reordered(self.words, words), _rows(self.boxes, words),
+                       None if self.read_boxes is None else _rows(self.read_boxes, words),
                        self.run_count[runs], self.run_page[runs], self.run_line[runs],
                        self.run_block[runs])
 
@@ -318,9 +318,9 @@ def _assemble(doc: Document, frags: Groups, order: np.ndarray, line_starts: np.n
     new_block = np.concatenate(([0], block_out[1:] != block_out[:-1])).cumsum()
     # the boxes as read travel with the words when a page was turned, so what reads the
     # groups after (the labels) sees the page as the grouping did
-    read = None if read_boxes is doc.boxes else read_boxes[perm]
+    read = None if read_boxes is doc.boxes else _rows(read_boxes, perm)
     # each fragment (in `seq`) a run: its line and block numbered in output order
-    return Grouped(doc, _copied(doc.words, *_spans(first, first + counts)), doc.boxes[perm],
+    return Grouped(doc, _copied(doc.words, *_spans(first, first + counts)), _rows(doc.boxes, perm),
                    read, counts, frags.page[seq], np.arange(n_lines).repeat(frags_per_line),
                    new_block.repeat(frags_per_line))
 
@@ -395,6 +395,12 @@ def _copied(words: list[str], first: list[int], last: list[int]) -> list[str]:
     for a, b in zip(first, last):
         out += words[a:b]
     return out
+
+
+def _rows(boxes: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """boxes[idx] (rows): `take` copies a row whole, 5-7x faster than the fancy index
+    (NumPy 2), which copies element by element."""
+    return boxes.take(idx, axis=0)
 
 
 def _take(g: Groups, idx: np.ndarray) -> Groups:
