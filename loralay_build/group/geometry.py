@@ -112,10 +112,12 @@ def merge_groups(g: Groups, order: np.ndarray, starts: np.ndarray) -> Groups:
 
 
 def expand(first: np.ndarray, count: np.ndarray) -> np.ndarray:
-    """first[k], first[k]+1, ..., first[k]+count[k]-1 for every k, concatenated."""
-    total = int(count.sum())
-    offset = np.arange(total) - (count.cumsum() - count).repeat(count)
-    return first.repeat(count) + offset
+    """first[k], first[k]+1, ..., first[k]+count[k]-1 for every k, concatenated: each
+    element's position plus its range's shift (first[k] less where the range lands), one
+    `repeat` of the shifts for the whole output."""
+    end = count.cumsum()
+    total = int(end[-1]) if len(end) else 0
+    return (first - (end - count)).repeat(count) + np.arange(total)
 
 
 def window_pairs(sorted_keys: np.ndarray, lo: np.ndarray, hi: np.ndarray
