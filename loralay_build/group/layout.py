@@ -4,6 +4,7 @@ every block is contiguous) out."""
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from functools import cache
@@ -274,19 +275,46 @@ def read_frame(doc: Document) -> tuple[np.ndarray, list[tuple[float, float]]]:
 def _fragments(doc: Document) -> tuple[np.ndarray, np.ndarray]:
     """Where each of Poppler's lines (a run of one line id) starts in the word order, and
     its page. Poppler's line ids never repeat across pages, so the pages are only read at
-    the runs' ends; a document where they do is cut at every page change too."""
+    the runs' ends (`_run_pages`); a document where they do is cut at every page change
+    too."""
     n = len(doc.words)
     line_ids = np.fromiter(doc.line_ids, np.int64, n)
     starts = run_starts(line_ids)
-    pages = doc.word_pages
-    first = np.fromiter(map(pages.__getitem__, starts.tolist()), np.int64, len(starts))
-    ends = np.append(starts[1:], n) - 1
-    last = np.fromiter(map(pages.__getitem__, ends.tolist()), np.int64, len(starts))
-    if (first == last).all():
-        return starts, first
-    page_arr = np.asarray(pages, dtype=np.int64)
+    pages = _run_pages(doc.word_pages, starts)
+    if pages is not None:
+        return starts, pages
+    page_arr = np.asarray(doc.word_pages, dtype=np.int64)
     starts = run_starts(line_ids, page_arr)
     return starts, page_arr[starts]
+
+
+def _run_pages(pages: list[int], starts: np.ndarray) -> np.ndarray | None:
+    """The page of each run of words (from `starts`), or None when a run's first and last
+    words are on two pages. Extraction gives the words page by page: then the pages'
+    own runs are found in C (a sorted copy compared, a binary search per page: ~2 ns a
+    word, against ~16 for looking up both ends of every run) and no page starts inside a
+    run."""
+    if sorted(pages) == pages:
+        page_start, page = _page_runs(pages)
+        run = starts.searchsorted(page_start)
+        if (starts[np.minimum(run, len(starts) - 1)] != page_start).any():
+            return None
+        return page.repeat(run_sizes(run, len(starts)))
+    first = np.fromiter(map(pages.__getitem__, starts.tolist()), np.int64, len(starts))
+    ends = np.append(starts[1:], len(pages)) - 1
+    last = np.fromiter(map(pages.__getitem__, ends.tolist()), np.int64, len(starts))
+    return first if (first == last).all() else None
+
+
+def _page_runs(pages: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Where each page's words start in `pages` (sorted), and the page."""
+    start, page = [], []
+    i = 0
+    while i < len(pages):
+        start.append(i)
+        page.append(pages[i])
+        i = bisect_right(pages, pages[i], i)
+    return np.array(start, dtype=np.int64), np.array(page, dtype=np.int64)
 
 
 def _widest_space(frags: Groups, order: np.ndarray, line_starts: np.ndarray,
