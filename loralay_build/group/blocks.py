@@ -206,12 +206,12 @@ def table_regions(lines: Groups, widest_space: np.ndarray) -> np.ndarray:
 
 def _inside(lines: Groups, page: np.ndarray, x0: np.ndarray, y0: np.ndarray,
             x1: np.ndarray, y1: np.ndarray) -> np.ndarray:
-    """For each line, the first box (by number) holding its centre on its page, or -1."""
+    """For each line, the first box (by number) holding its centre on its page, or -1.
+    `lines` come page by page: each box is paired with its page's lines (a search per
+    box, not per line: boxes are few)."""
     n = len(lines)
     region = np.full(n, len(page), dtype=np.int64)
-    by_page = page.argsort(kind="stable")
-    line_k, pos = window_pairs(page[by_page], lines.page, lines.page)
-    box = by_page[pos]
+    box, line_k = window_pairs(lines.page, page, page)
     cx = (lines.x0[line_k] + lines.x1[line_k]) / 2
     cy = lines.mid[line_k]
     hit = (cx >= x0[box]) & (cx <= x1[box]) & (cy >= y0[box]) & (cy <= y1[box])
