@@ -45,8 +45,8 @@ def merge_satellites(lines: Groups, word_counts: np.ndarray, block: np.ndarray,
     nlines_of = np.bincount(block)  # labels are small non-negative integers
     uniq = nlines_of.nonzero()[0]
     block_ix = ((nlines_of > 0).cumsum() - 1)[block]
-    nlines = nlines_of[uniq]
-    alone = ((nlines[block_ix] == 1) & ~fixed).nonzero()[0]
+    one_line = nlines_of[uniq][block_ix] == 1  # per line: its block is that line alone
+    alone = (one_line & ~fixed).nonzero()[0]
     if not len(alone):
         return block
     span = float(lines.y1.max()) + 1.0
@@ -65,8 +65,8 @@ def merge_satellites(lines: Groups, word_counts: np.ndarray, block: np.ndarray,
     p, q = p[keep], q[keep]
     side, small = _belongs(lines, word_counts, p, q)
     pick = side | _nearest(lines, p, q, small & ~side)
-    num_p, num_q = _number_rows(lines, p, q, numbered & (nlines[block_ix] == 1))
-    ticks = _ticks(lines, p, q, numeric & (nlines[block_ix] == 1))
+    num_p, num_q = _number_rows(lines, p, q, numbered & one_line)
+    ticks = _ticks(lines, p, q, numeric & one_line)
     label = components(len(uniq),
                        np.concatenate((block_ix[p[pick]], block_ix[num_p], block_ix[p[ticks]])),
                        np.concatenate((block_ix[q[pick]], block_ix[num_q], block_ix[q[ticks]])))
