@@ -70,10 +70,10 @@ def output_order(lines: Groups, block: np.ndarray, table: np.ndarray, small: np.
     open_ = text & (count >= 2) & (lines.x1[last] >= right - 0.5 * lines.height[last])
     top = np.minimum.reduceat(lines.y0[by_block], starts)
     bottom = np.maximum.reduceat(lines.y1[by_block], starts)
+    tall = bottom - top > 1.5 * size  # more than one line
     blocks = _Blocks(page.tolist(), floating.tolist(), text.tolist(), open_.tolist(),
-                     size.tolist(), lines.height[last].tolist(),
-                     _running_heads(page, count, top, size).tolist(),
-                     x0.tolist(), right.tolist(), top.tolist(), bottom.tolist())
+                     tall.tolist(), size, lines.height[last],
+                     _running_heads(page, count, top, size), x0, right, top, bottom)
     place = _place(blocks)
     position = np.empty(nb, dtype=np.int64)
     position[np.asarray(place, dtype=np.int64)] = np.arange(nb)
@@ -87,18 +87,20 @@ def output_order(lines: Groups, block: np.ndarray, table: np.ndarray, small: np.
 
 
 class _Blocks:
-    """Per block (in reading order), what `_place` reads, as Python lists (a page holds a
-    dozen blocks: a loop over lists beats NumPy's per-call cost there)."""
+    """Per block (in reading order), what `_place` reads: as Python lists what it reads
+    for every block (a page holds a dozen blocks: a loop over lists beats NumPy's
+    per-call cost there), as arrays what only a float left waiting, or a block after it,
+    is asked about (those reads are few: converting every block's cost more)."""
 
     __slots__ = ("bottom", "floating", "head", "last_size", "open", "page", "right",
-                 "size", "text", "top", "x0")
+                 "size", "tall", "text", "top", "x0")
 
     def __init__(self, page: list[int], floating: list[bool], text: list[bool],
-                 open_: list[bool], size: list[float], last_size: list[float],
-                 head: list[bool], x0: list[float], right: list[float],
-                 top: list[float], bottom: list[float]) -> None:
+                 open_: list[bool], tall: list[bool], size: np.ndarray,
+                 last_size: np.ndarray, head: np.ndarray, x0: np.ndarray,
+                 right: np.ndarray, top: np.ndarray, bottom: np.ndarray) -> None:
         self.page, self.floating, self.text, self.open = page, floating, text, open_
-        self.size, self.last_size, self.head = size, last_size, head
+        self.tall, self.size, self.last_size, self.head = tall, size, last_size, head
         self.x0, self.right, self.top, self.bottom = x0, right, top, bottom
 
 
@@ -109,8 +111,7 @@ def _place(b: _Blocks) -> list[int]:
     the paragraph in its own column (a heading, a figure under the text) stays. Blocks
     that are neither floats nor running text (a table's header row, a figure's label in
     the text's size, a page number) join the floats while some wait."""
-    page, floating, text, open_, size = b.page, b.floating, b.text, b.open, b.size
-    top, bottom = b.top, b.bottom
+    page, floating, text, open_, tall = b.page, b.floating, b.text, b.open, b.tall
     out: list[int] = []
     waiting: list[int] = []
     last = -1  # the last block of running text of more than one line
@@ -129,14 +130,14 @@ def _place(b: _Blocks) -> list[int]:
         if not text_k:
             (waiting if waiting else out).append(k)
             continue
-        if waiting and size[k] > HEADING_RATIO * b.last_size[last]:
+        if waiting and b.size[k] > HEADING_RATIO * b.last_size[last]:
             out.extend(waiting)
             waiting = []
         out.append(k)
         if waiting and not open_[k]:  # the paragraph ended here: the floats follow it
             out.extend(waiting)
             waiting = []
-        if bottom[k] - top[k] > 1.5 * size[k]:  # more than one line
+        if tall[k]:
             last = k
     out.extend(waiting)
     return out
