@@ -191,7 +191,7 @@ def group_columns(doc: Document) -> Grouped:
         per_frag = frags.count[frag]
         words = list(map(doc.words.__getitem__, expand(frags.first[frag], per_frag).tolist()))
         hits = words_matching(CELL_WORD, words).astype(np.int64)
-        per_line = np.add.reduceat(per_frag, frag_n.cumsum() - frag_n)
+        per_line = counts[rs]
         return np.add.reduceat(hits, per_line.cumsum() - per_line) / np.maximum(per_line, 1)
 
     def open_captions(heads: np.ndarray) -> np.ndarray:
