@@ -423,6 +423,26 @@ def test_pages_and_ids_run_through_the_document():
     assert [p for p, b in zip(out.word_pages, out.block_ids) if b == 1] == [1] * 24
 
 
+def test_a_poppler_line_is_cut_where_its_page_changes():
+    """A fragment is a run of one Poppler line id on one page, its page read at its
+    ends: by the pages' own runs when the words come page by page (as extracted), by
+    looking each run's ends up when they do not."""
+    from loralay_build.group.layout import _fragments
+
+    def fragments(line_ids: list[int], pages: list[int]) -> tuple[list[int], list[int]]:
+        n = len(pages)
+        doc = Document(id="f", pages=[Page(k, 612, 792) for k in (1, 2, 3)],
+                       words=["w"] * n, boxes=[(0.0, 0.0, 5.0, 10.0)] * n,
+                       word_pages=pages, line_ids=line_ids, block_ids=[0] * n)
+        starts, page = _fragments(doc)
+        return starts.tolist(), page.tolist()
+
+    assert fragments([0, 0, 1, 2, 2], [1, 1, 1, 3, 3]) == ([0, 2, 3], [1, 1, 3])
+    assert fragments([0, 0, 1, 1, 1], [1, 1, 1, 3, 3]) == ([0, 2, 3], [1, 1, 3])
+    assert fragments([0, 0, 1, 2, 2], [2, 2, 2, 1, 1]) == ([0, 2, 3], [2, 2, 1])
+    assert fragments([0, 0, 1, 1, 1], [2, 2, 2, 1, 1]) == ([0, 2, 3], [2, 2, 1])
+
+
 def test_empty_document_and_the_poppler_choice():
     empty = Document(id="e", pages=[Page(1, 612, 792)])
     assert group_layout(empty) == empty
