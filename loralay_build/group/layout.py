@@ -197,8 +197,8 @@ def group_columns(doc: Document) -> Grouped:
     def open_captions(heads: np.ndarray) -> np.ndarray:
         """Which of the lines `heads` open a caption: "Figure 3.", "Tabela 4 –", "표 1."
         (their first words are looked at first, in one scan: most lines are not captions)."""
-        first = frags.first[order[line_starts[rank[heads]]]].tolist()
-        out = words_matching(CAPTION_WORD, list(map(doc.words.__getitem__, first)))
+        out = words_matching(CAPTION_WORD, list(map(doc.words.__getitem__,
+                                                    lead[heads].tolist())))
         for k in out.nonzero()[0].tolist():
             out[k] = is_caption_start(line_words(int(heads[k]))[:3])
         return out
