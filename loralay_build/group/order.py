@@ -34,6 +34,8 @@ still tell where a column's run of lines breaks (a new run starts a block, `bloc
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 import numpy as np
 
 from .geometry import Groups, expand, page_key, run_starts
@@ -130,26 +132,23 @@ def reading_order(lines: Groups, fixed: np.ndarray, body: float
     top = np.minimum.reduceat((lines.mid - half)[unit_lines], unit_starts)
     bottom = np.maximum.reduceat((lines.mid + half)[unit_lines], unit_starts)
     page = lines.page[lead]
-    by_page = np.lexsort((lines.first[lead], page))
-    cuts = (page[by_page][1:] != page[by_page][:-1]).nonzero()[0] + 1
     stacked, by_top, by_left = _stacked_pages(page, x0, x1, top, bottom)
-    rank = _ranks(by_top)
-    order: list[int] = []
+    # a page's units lie in one run of each order; one read top to bottom keeps `by_top`'s
+    first = run_starts(page[by_top])
+    bounds = [*first.tolist(), len(by_top)]
+    order = by_top.tolist()
     boxes = None  # made for the first page that needs the cut
-    starts = np.concatenate(([0], cuts))  # each page's first unit in `by_page`
-    bounds = [*starts.tolist(), len(by_page)]
-    page_units = by_page.tolist()
-    for k, simple in enumerate(stacked[page[by_page[starts]]].tolist()):
-        part = page_units[bounds[k]:bounds[k + 1]]
+    left: list[int] = []
+    for k, simple in enumerate(stacked[page[by_top[first]]].tolist()):
         if simple:
-            order.extend(sorted(part, key=rank.__getitem__))
             continue
         if boxes is None:
             small_print = lines.height[lead] < SMALL_PRINT * body
             text = ~small_print & (x1 - x0 >= TEXT_WIDTH * body)
-            boxes = _Boxes(x0, x1, top, bottom, lines.mid[lead], small_print, text, rank,
-                           _ranks(by_left))
-        order.extend(_cut(boxes, part))
+            boxes = _Boxes(x0, x1, top, bottom, lines.mid[lead], small_print, text)
+            left = by_left.tolist()
+        a, z = bounds[k], bounds[k + 1]
+        order[a:z] = _cut(boxes, order[a:z], left[a:z])
     units = np.asarray(order, dtype=np.int64)
     out = unit_lines[expand(unit_starts[units], (ends - unit_starts)[units])]
     start = np.ones(n, dtype=bool)
@@ -224,24 +223,20 @@ def _units(lines: Groups, below: np.ndarray, by_y: np.ndarray
 
 class _Boxes:
     """The units' extents as Python lists (a page holds tens of units: list access beats
-    NumPy's per-call cost there), and each unit's rank in the orders `_cut` sorts by,
-    found once for the document: a page's units sorted by rank are sorted by the order's
-    keys (ties by index), at the cost of a list lookup per unit. `by_band` and `by_left`
-    rank by (page, top) and (page, x0) (`_stacked_pages`' orders; the cut reads one page
-    at a time); the rank by (mid, x0), which only a leaf reads, is found when first
-    asked (`by_centre`)."""
+    NumPy's per-call cost there). The cut takes each page's units already in the orders
+    by band and by left edge (`_stacked_pages`'), and keeps the order by band as it
+    parts them; the rank by (mid, x0), which only a leaf sorts by, is found for the
+    document when first asked (`by_centre`)."""
 
-    __slots__ = ("_by_centre", "_mid", "_x0", "bottom", "by_band", "by_left", "small",
-                 "span", "text", "top", "x0", "x1")
+    __slots__ = ("_by_centre", "_mid", "_x0", "bottom", "small", "span", "text", "top",
+                 "x0", "x1")
 
     def __init__(self, x0: np.ndarray, x1: np.ndarray, top: np.ndarray, bottom: np.ndarray,
-                 mid: np.ndarray, small: np.ndarray, text: np.ndarray, by_band: list[int],
-                 by_left: list[int]) -> None:
+                 mid: np.ndarray, small: np.ndarray, text: np.ndarray) -> None:
         self.x0, self.x1, self.top, self.bottom = x0.tolist(), x1.tolist(), top.tolist(), \
             bottom.tolist()
         self.small, self.text = small.tolist(), text.tolist()
         self.span = list(zip(self.x0, self.x1, self.top, self.bottom))
-        self.by_band, self.by_left = by_band, by_left
         self._x0, self._mid = x0, mid
         self._by_centre: list[int] | None = None
 
@@ -298,19 +293,13 @@ def _out_of_flow(b: _Boxes, columns: list[list[int]]) -> list[int]:
     return [i for col in body for i in col] + moved
 
 
-def _columns(b: _Boxes, items: list[int],
-             spans: list[Span] | None = None
-             ) -> list[list[int]]:
-    """`items` parted at every vertical white strip across all of them (at least GUTTER
-    wide), left to right, when they are columns: each beside the next (their vertical
-    extents overlap). Text beside nothing is not a column: a heading set left of an
-    indented section, above or below it, is a band (`_bands`). `[items]` otherwise.
-    `spans`: the items' stretches (`_spans`), when known: then a set that is not columns
-    costs nothing more."""
-    if spans is not None and (len(spans) < 2 or not _side_by_side(spans)):
-        return [items]
+def _columns(b: _Boxes, srt: list[int]) -> list[float]:
+    """Where `srt` (units in the order by left edge) is parted at every vertical white
+    strip across all of them (at least GUTTER wide), when the parts are columns: each
+    beside the next (their vertical extents overlap); each column's left edge, left to
+    right. Text beside nothing is not a column: a heading set left of an indented
+    section, above or below it, is a band (`_bands`). One left edge otherwise."""
     x0, x1 = b.x0, b.x1
-    srt = sorted(items, key=b.by_left.__getitem__)
     out = [[srt[0]]]
     reach = x1[srt[0]]
     for i in srt[1:]:
@@ -320,107 +309,71 @@ def _columns(b: _Boxes, items: list[int],
             out[-1].append(i)
         if x1[i] > reach:
             reach = x1[i]
-    if len(out) == 1:
-        return out
-    if spans is not None:
-        return out
-    top, bottom = b.top, b.bottom
-    extents = [(min(top[i] for i in col), max(bottom[i] for i in col)) for col in out]
-    if all(max(s[0], t[0]) < min(s[1], t[1]) for s, t in zip(extents, extents[1:])):
-        return out
-    return [items]
+    if len(out) > 1:
+        top, bottom = b.top, b.bottom
+        extents = [(min(top[i] for i in col), max(bottom[i] for i in col)) for col in out]
+        if all(max(s[0], t[0]) < min(s[1], t[1]) for s, t in zip(extents, extents[1:])):
+            return [x0[col[0]] for col in out]
+    return [x0[srt[0]]]
 
 
-def _bands(b: _Boxes, items: list[int]) -> list[list[int]]:
-    """`items` parted wherever no line's core spans the cut, top to bottom."""
+def _bands(b: _Boxes, srt: list[int]) -> list[int]:
+    """Where `srt` (units in the order by band) is parted into bands, top to bottom:
+    wherever no line's core spans the cut."""
     top, bottom = b.top, b.bottom
-    srt = sorted(items, key=b.by_band.__getitem__)
-    out = [[srt[0]]]
-    reach = bottom[srt[0]]
-    for i in srt[1:]:
+    starts = [0]
+    units = iter(srt)
+    reach = bottom[next(units)]
+    for k, i in enumerate(units, 1):
         if top[i] > reach:
-            out.append([i])
-        else:
-            out[-1].append(i)
+            starts.append(k)
         if bottom[i] > reach:
             reach = bottom[i]
-    return out
+    return starts
 
 
-def _cut(b: _Boxes, items: list[int],
-         spans: list[Span] | None = None) -> list[int]:
-    """The reading order of one page's units `items` (the module's rules 1-3); `spans`:
-    their stretches, when known."""
-    if len(items) < 2:
-        return items
-    if len(items) == 2:
-        return _cut_pair(b, items, spans)
-    columns = _columns(b, items, spans)
-    if len(columns) == len(items):  # a unit per column: nothing leaves the flow
-        return [col[0] for col in columns]
+def _cut(b: _Boxes, by_band: list[int], by_left: list[int]) -> list[int]:
+    """The reading order of one page's units (the module's rules 1-3), given in the orders
+    by band (top, index) and by left edge (x0, index)."""
+    if len(by_band) < 2:
+        return by_band
+    columns = _columns(b, by_left)
     if len(columns) > 1:
-        # a column is one stretch (the units `_columns` chained): never columns itself
-        return _out_of_flow(b, [_cut_regions(b, col) for col in columns])
-    return _cut_regions(b, items)
+        return _cut_columns(b, by_band, columns)
+    return _cut_regions(b, by_band)
 
 
-def _cut_regions(b: _Boxes, items: list[int]) -> list[int]:
-    """`_cut`'s rules 2 and 3, for units that are not columns: bands top to bottom,
-    consecutive bands joined into a region while their union is columns, each region cut
-    again."""
-    if len(items) < 2:
-        return items
-    if len(items) == 2:
-        return _regions_of_pair(b, items)
-    bands = _bands(b, items)
-    if len(bands) == 1:
-        return _leaf(b, items)
-    if len(bands) == len(items):  # a unit per band: no two join (one stretch each)
-        return [band[0] for band in bands]
-    out: list[int] = []
-    for region, spans, beside in _regions(b, bands):
-        if len(region) == 1:
-            out.append(region[0])
-        elif not beside:  # one band, not columns: read as a leaf
-            out.extend(_leaf(b, region))
-        else:
-            out.extend(_cut(b, region, spans))
-    return out
+def _cut_regions(b: _Boxes, srt: list[int]) -> list[int]:
+    """`_cut`'s rules 2 and 3, for units that are not columns, in the order by band:
+    bands top to bottom, consecutive bands joined into a region while their union is
+    columns, each region cut again (`_read_bands`)."""
+    if len(srt) < 2:
+        return srt
+    if len(srt) == 2:  # without the lists of the general case (pages hold many pairs)
+        upper, lower = srt
+        return srt if b.top[lower] > b.bottom[upper] else _leaf(b, srt)
+    return _read_bands(b, srt, _bands(b, srt))
 
 
-def _cut_pair(b: _Boxes, items: list[int], spans: list[Span] | None) -> list[int]:
-    """`_cut` of two units, without the lists the general case makes (pages hold many
-    such pairs: a line and its number, two cells): two columns read left to right, or
-    `_regions_of_pair`."""
-    if spans is None or _side_by_side(spans):  # else `_columns` would not look
-        left, right = sorted(items, key=b.by_left.__getitem__)
-        if b.x0[right] > b.x1[left] + GUTTER and (
-                spans is not None
-                or max(b.top[left], b.top[right]) < min(b.bottom[left], b.bottom[right])):
-            return [left, right]
-    return _regions_of_pair(b, items)
-
-
-def _regions_of_pair(b: _Boxes, items: list[int]) -> list[int]:
-    """`_cut_regions` of two units: two bands read top to bottom, or one read as a leaf."""
-    upper, lower = sorted(items, key=b.by_band.__getitem__)
-    if b.top[lower] > b.bottom[upper]:
-        return [upper, lower]
-    return _leaf(b, items)
-
-
-def _regions(b: _Boxes, bands: list[list[int]]) -> list[tuple[list[int], list[Span], bool]]:
-    """The bands (top to bottom) joined while their union is still columns (as `_columns`
-    would part it), each region with its stretches and whether they stand side by side.
-    A region's stretches are kept while bands join it, so a join costs the stretches,
-    not the region's units."""
+def _read_bands(b: _Boxes, srt: list[int], starts: list[int]) -> list[int]:
+    """`srt` (units in the order by band) cut into bands at `starts`, read top to bottom:
+    the bands joined while their union is still columns (as `_columns` would part it),
+    each region of several units read as a leaf or, when its stretches stand side by
+    side, as columns (`_cut_columns`). A region's stretches are kept while bands join
+    it, so a join costs the stretches, not the region's units; a region is a run of
+    `srt`, taken when it ends."""
+    if len(starts) == 1:
+        return _leaf(b, srt)
+    if len(starts) == len(srt):  # a unit per band: no two join (one stretch each)
+        return srt
     span = b.span
-    regions = []
-    region = bands[0]
-    spans = _spans(b, region)
+    out: list[int] = []
+    ends = [*starts[1:], len(srt)]
+    first = 0  # the current region's first unit
+    spans = _spans(b, srt[:ends[0]])
     beside = _side_by_side(spans)
-    for band in bands[1:]:
-        own = [span[band[0]]] if len(band) == 1 else _merged([span[i] for i in band])
+    for a, z in zip(starts[1:], ends[1:]):
+        own = [span[srt[a]]] if z - a == 1 else _merged([span[i] for i in srt[a:z]])
         # one stretch and one stretch are never side by side (bands' cores never
         # overlap): the common case, a single column, costs no merge
         if len(spans) > 1 or len(own) > 1:
@@ -428,17 +381,43 @@ def _regions(b: _Boxes, bands: list[list[int]]) -> list[tuple[list[int], list[Sp
             if joined is None:
                 joined = _merged(spans + own)
             elif beside:  # stretches only grown in height stay side by side
-                region = region + band
                 spans = joined
                 continue
             if _side_by_side(joined):
-                region = region + band
                 spans, beside = joined, True
                 continue
-        regions.append((region, spans, beside))
-        region, spans, beside = band, own, len(own) > 1 and _side_by_side(own)
-    regions.append((region, spans, beside))
-    return regions
+        if a - first == 1:
+            out.append(srt[first])
+        else:
+            out.extend(_read_region(b, srt[first:a], spans, beside))
+        first, spans, beside = a, own, len(own) > 1 and _side_by_side(own)
+    out.extend(_read_region(b, srt[first:], spans, beside))
+    return out
+
+
+def _read_region(b: _Boxes, region: list[int], spans: list[Span], beside: bool
+                 ) -> list[int]:
+    """A region of `_read_bands` (in the order by band) with its stretches: one band that
+    is not columns read as a leaf, else columns (`_cut_columns`)."""
+    if len(region) == 1:
+        return region
+    if not beside:
+        return _leaf(b, region)
+    return _cut_columns(b, region, [s[0] for s in spans])
+
+
+def _cut_columns(b: _Boxes, srt: list[int], columns: list[float]) -> list[int]:
+    """Units in the order by band that are columns with these left edges (left to right:
+    the units `_columns` would chain, or a region's stretches), read column by column,
+    each cut again (a column is one stretch: never columns itself). Each unit goes to
+    the column its left edge lies in, so each column keeps the order by band."""
+    x0 = b.x0
+    parts: list[list[int]] = [[] for _ in columns]
+    for i in srt:
+        parts[bisect_right(columns, x0[i]) - 1].append(i)
+    if len(parts) == len(srt):  # a unit per column: nothing leaves the flow
+        return [part[0] for part in parts]
+    return _out_of_flow(b, [_cut_regions(b, part) for part in parts])
 
 
 def _grown(spans: list[Span], one: Span) -> list[Span] | None:
