@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from loralay_build.group import GROUPINGS, group_layout, poppler_groups, regroup
+from loralay_build.group.geometry import Groups
 from loralay_build.group.labels import group_and_label
 from loralay_build.records import Document, Page
 
@@ -407,6 +408,84 @@ def test_a_table_at_the_head_of_the_right_column_waits_for_the_paragraph():
     table = blocks[2]
     assert table == ["T0", "item", "name", "01,5", "02,7", "T1", "item", "name", "11,5",
                      "12,7", "T2", "item", "name", "21,5", "22,7"]
+
+
+def _random_stretches(rng: np.random.Generator, n: int, low: float, high: float
+                      ) -> list[tuple[float, float, float, float]]:
+    """n random line extents (x0, x1, top, bottom) between heights low and high, on a
+    coarse grid so that edges meet exactly and GUTTER apart now and then."""
+    out = []
+    for _ in range(n):
+        x0 = float(rng.integers(0, 40)) * 5.0 + float(rng.choice([0.0, 0.5, 1.0]))
+        top = float(rng.integers(int(low), int(high) - 4))
+        out.append((x0, x0 + float(rng.integers(0, 12)) * 5.0, top,
+                    top + float(rng.integers(1, 5))))
+    return out
+
+
+def test_a_band_of_one_stretch_joins_a_region_as_merging_their_stretches_would():
+    """`order._joined`, the join of a region and a band when one of the two is a single
+    stretch, against the merge it stands for: the merged stretches when they stand side
+    by side, else None (above: the region's stretch over the band's; below: the band's
+    under the region's)."""
+    from loralay_build.group.order import _joined, _merged, _side_by_side
+    rng = np.random.default_rng(7)
+    for _ in range(3000):
+        many = _merged(_random_stretches(rng, int(rng.integers(2, 7)), 0.0, 50.0))
+        one = _merged(_random_stretches(rng, int(rng.integers(1, 4)), 60.0, 90.0))
+        if len(one) != 1 or len(many) < 2:
+            continue
+        merged = _merged(many + one)
+        want = merged if _side_by_side(merged) else None
+        assert _joined(many, one[0], _side_by_side(many)) == want, (many, one)
+        lower = [(x0, x1, top + 100.0, bottom + 100.0) for x0, x1, top, bottom in many]
+        merged = _merged(lower + one)  # the one stretch now lies above the others
+        want = merged if _side_by_side(merged) else None
+        assert _joined(lower, one[0], False) == want, (lower, one)
+
+
+def _links_by_definition(lines: Groups, fixed: np.ndarray) -> tuple[list[int], list[int]]:
+    """`order.column_links` pair by pair: the free lines by (page, centre, index), and
+    each line's first line there on its page, overlapping it horizontally, with its
+    centre 0.5 to MAX_STEP of its height lower, when that line's last such line above
+    (in its own window) is it."""
+    from loralay_build.group.order import MAX_STEP
+    n = len(lines)
+    key = lines.page * (float(lines.y1.max()) + 1.0) + lines.mid
+    ranked = sorted((i for i in range(n) if not fixed[i]), key=lambda i: (key[i], i))
+
+    def nearest(i: int, below: bool) -> int:
+        h = lines.height[i]
+        lo, hi = ((key[i] + 0.5 * h, key[i] + MAX_STEP * h) if below
+                  else (key[i] - MAX_STEP * h, key[i] - 0.5 * h))
+        found = [j for j in ranked if lo <= key[j] <= hi and lines.page[j] == lines.page[i]
+                 and min(lines.x1[i], lines.x1[j]) > max(lines.x0[i], lines.x0[j])]
+        return (found[0] if below else found[-1]) if found else -1
+
+    links = [-1] * n
+    for i in ranked:
+        j = nearest(i, below=True)
+        if j >= 0 and nearest(j, below=False) == i:
+            links[i] = j
+    return links, ranked
+
+
+def test_column_links_are_mutual_nearest_overlapping_lines_in_the_step_window():
+    """`order.column_links` (the search down, each link checked upwards over the lines
+    between) against its definition on random lines over two pages."""
+    from loralay_build.group.order import column_links
+    rng = np.random.default_rng(11)
+    for _ in range(40):
+        n = int(rng.integers(2, 60))
+        x0 = rng.integers(0, 8, n) * 40.0
+        y0 = rng.integers(0, 40, n) * 6.0
+        height = rng.choice([8.0, 10.0, 12.0], n)
+        lines = Groups(page=rng.integers(0, 2, n), x0=x0, y0=y0,
+                       x1=x0 + rng.integers(1, 6, n) * 30.0, y1=y0 + height, height=height,
+                       mid=y0 + height / 2, first=np.arange(n), count=np.ones(n, int))
+        fixed = rng.random(n) < 0.1
+        below, by_y = column_links(lines, fixed)
+        assert (below.tolist(), by_y.tolist()) == _links_by_definition(lines, fixed)
 
 
 def test_pages_and_ids_run_through_the_document():

@@ -377,13 +377,15 @@ def _read_bands(b: _Boxes, srt: list[int], starts: list[int]) -> list[int]:
         # one stretch and one stretch are never side by side (bands' cores never
         # overlap): the common case, a single column, costs no merge
         if len(spans) > 1 or len(own) > 1:
-            joined = _grown(spans, own[0]) if len(own) == 1 else None
-            if joined is None:
+            if len(own) == 1:
+                joined = _joined(spans, own[0], beside)
+            elif len(spans) == 1:
+                joined = _joined(own, spans[0], False)
+            else:
                 joined = _merged(spans + own)
-            elif beside:  # stretches only grown in height stay side by side
-                spans = joined
-                continue
-            if _side_by_side(joined):
+                if not _side_by_side(joined):
+                    joined = None
+            if joined is not None:
                 spans, beside = joined, True
                 continue
         if a - first == 1:
@@ -420,19 +422,43 @@ def _cut_columns(b: _Boxes, srt: list[int], columns: list[float]) -> list[int]:
     return _out_of_flow(b, [_cut_regions(b, part) for part in parts])
 
 
-def _grown(spans: list[Span], one: Span) -> list[Span] | None:
-    """`_merged(spans + [one])` when `one` lies within one of the merged `spans` (from
-    its left edge to its right): that stretch grown to its height; None otherwise."""
+def _joined(spans: list[Span], one: Span, beside: bool) -> list[Span] | None:
+    """`_merged(spans + [one])` when its stretches stand side by side, else None, where
+    `one` lies above or below all the (merged) `spans` (a band and the region before
+    it), without the sort: `one` joins the stretches it touches (their extents widened
+    by GUTTER meet; never two neighbours' alone, which are apart), a run of them; if
+    none, it lies beside none. `beside`: whether `spans` stand side by side: then only
+    the joined stretch's neighbours are asked, and one stretch grown alone (in height
+    only, its neighbours' too) stays beside them."""
     x0, x1, top, bottom = one
-    if x1 < x0:
+    if x1 < x0:  # no extent to touch with
+        joined = _merged([*spans, one])
+        return joined if _side_by_side(joined) else None
+    reach = x1 + GUTTER
+    i = j = -1
+    for k, s in enumerate(spans):
+        if s[0] > reach:
+            break
+        if x0 <= s[1] + GUTTER:
+            if i < 0:
+                i = k
+            j = k
+    if i < 0 or (i == 0 and j == len(spans) - 1):
         return None
-    for k, (s0, s1, s_top, s_bottom) in enumerate(spans):
-        if s0 <= x0 and x1 <= s1:
-            grown = spans.copy()
-            grown[k] = (s0, s1, top if top < s_top else s_top,
-                        bottom if bottom > s_bottom else s_bottom)
-            return grown
-    return None
+    s0, s1, s_top, s_bottom = spans[i]
+    for s in spans[i + 1:j + 1]:
+        s1 = s[1] if s[1] > s1 else s1
+        s_top = s[2] if s[2] < s_top else s_top
+        s_bottom = s[3] if s[3] > s_bottom else s_bottom
+    joined = spans[:i]
+    joined.append((x0 if x0 < s0 else s0, x1 if x1 > s1 else s1,
+                   top if top < s_top else s_top, bottom if bottom > s_bottom else s_bottom))
+    joined.extend(spans[j + 1:])
+    if not beside:
+        return joined if _side_by_side(joined) else None
+    if i == j:
+        return joined
+    return joined if _side_by_side(joined[max(i - 1, 0):i + 2]) else None
 
 
 def _leaf(b: _Boxes, items: list[int]) -> list[int]:
