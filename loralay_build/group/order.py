@@ -34,7 +34,8 @@ still tell where a column's run of lines breaks (a new run starts a block, `bloc
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -131,24 +132,23 @@ def reading_order(lines: Groups, fixed: np.ndarray, body: float
     x1 = np.maximum.reduceat(lines.x1[unit_lines], unit_starts)
     top = np.minimum.reduceat((lines.mid - half)[unit_lines], unit_starts)
     bottom = np.maximum.reduceat((lines.mid + half)[unit_lines], unit_starts)
-    page = lines.page[lead]
-    stacked, by_top, by_left = _stacked_pages(page, x0, x1, top, bottom)
-    # a page's units lie in one run of each order; one read top to bottom keeps `by_top`'s
-    first = run_starts(page[by_top])
-    bounds = [*first.tolist(), len(by_top)]
-    order = by_top.tolist()
+    pages = _PageCuts(lines.page[lead], x0, x1, top, bottom)
+    # a page read top to bottom keeps its run of `by_top`; the cut takes the others
+    order = pages.by_top.tolist()
     boxes = None  # made for the first page that needs the cut
     left: list[int] = []
-    for k, simple in enumerate(stacked[page[by_top[first]]].tolist()):
-        if simple:
-            continue
+    for a, z, bands, columns in pages.to_cut():
         if boxes is None:
             small_print = lines.height[lead] < SMALL_PRINT * body
             text = ~small_print & (x1 - x0 >= TEXT_WIDTH * body)
             boxes = _Boxes(x0, x1, top, bottom, lines.mid[lead], small_print, text)
-            left = by_left.tolist()
-        a, z = bounds[k], bounds[k + 1]
-        order[a:z] = _cut(boxes, order[a:z], left[a:z])
+            left = pages.by_left.tolist()
+        if columns:
+            order[a:z] = _cut_columns(boxes, order[a:z], columns)
+        elif bands:
+            order[a:z] = _read_bands(boxes, order[a:z], bands)
+        else:
+            order[a:z] = _cut(boxes, order[a:z], left[a:z])
     units = np.asarray(order, dtype=np.int64)
     out = unit_lines[expand(unit_starts[units], (ends - unit_starts)[units])]
     start = np.ones(n, dtype=bool)
@@ -156,37 +156,80 @@ def reading_order(lines: Groups, fixed: np.ndarray, body: float
     return out, start
 
 
-def _stacked_pages(page: np.ndarray, x0: np.ndarray, x1: np.ndarray, top: np.ndarray,
-                   bottom: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per page, whether `_cut` would read its units simply top to bottom, found for all
-    pages at once (a one-column page then costs no Python per unit); and the units in
-    the orders (page, top, index) and (page, x0, index). It would when every unit is a
-    band of its own (no unit's extent reaches into the next one's) and the page's
-    stretches are not side by side: bands of one stretch never join, so the cut reads
-    bands in turn."""
-    n = len(page)
-    pages = np.zeros(int(page.max()) + 1, dtype=bool)
-    by_top = np.lexsort((top, page))  # lexsort is stable: ties stay in index order
-    p = page[by_top]
-    span = float(np.abs(top).max() + np.abs(bottom).max()) * 2 + 10.0
-    reach = np.maximum.accumulate(p * span + bottom[by_top]) - p * span
-    overlap = (p[1:] == p[:-1]) & (top[by_top][1:] <= reach[:-1])
-    pages[page] = True
-    pages[p[1:][overlap]] = False
-    xspan = float(np.abs(x0).max() + np.abs(x1).max()) * 2 + 10.0
-    by_x = np.lexsort((x0, page))
-    q = page[by_x]
-    x_reach = np.maximum.accumulate(q * xspan + x1[by_x]) - q * xspan
-    new = np.ones(n, dtype=bool)
-    new[1:] = (q[1:] != q[:-1]) | (x0[by_x][1:] > x_reach[:-1] + GUTTER)
-    starts = new.nonzero()[0]
-    s_top = np.minimum.reduceat(top[by_x], starts)
-    s_bottom = np.maximum.reduceat(bottom[by_x], starts)
-    s_page = q[starts]
-    beside = ((s_page[1:] == s_page[:-1])
-              & (np.maximum(s_top[1:], s_top[:-1]) < np.minimum(s_bottom[1:], s_bottom[:-1])))
-    pages[s_page[1:][beside]] = False
-    return pages, by_top, by_x
+class _PageCuts:
+    """Every page's first cut, found for all pages at once (a page then costs no Python
+    per unit for it): the units in the orders (page, top, index) and (page, x0, index),
+    where each page's bands start (`_bands`) and, when its stretches are columns, their
+    left edges (`_columns`). A page whose every unit is a band of its own and whose
+    stretches are not side by side is read simply top to bottom (bands of one stretch
+    never join), so its units keep the order by top."""
+
+    def __init__(self, page: np.ndarray, x0: np.ndarray, x1: np.ndarray, top: np.ndarray,
+                 bottom: np.ndarray) -> None:
+        self.by_top = by_top = np.lexsort((top, page))  # lexsort is stable: ties by index
+        self.by_left = by_left = np.lexsort((x0, page))
+        p = page[by_top]  # the pages in either order
+        same = p[1:] == p[:-1]
+        band, band_unsure = _chain_starts(p, same, top[by_top], bottom[by_top], 0.0)
+        stretch, stretch_unsure = _chain_starts(p, same, x0[by_left], x1[by_left], GUTTER)
+        starts = stretch.nonzero()[0]
+        s_top = np.minimum.reduceat(top[by_left], starts)
+        s_bottom = np.maximum.reduceat(bottom[by_left], starts)
+        s_page = p[starts[1:]]
+        pair = s_page == p[starts[:-1]]  # each stretch but the first and the one before
+        beside = pair & (np.maximum(s_top[1:], s_top[:-1])
+                         < np.minimum(s_bottom[1:], s_bottom[:-1]))
+        n_pages = int(page.max()) + 1
+        simple = np.ones(n_pages, dtype=bool)
+        simple[p[1:][same & ~band[1:]]] = False  # a band of several units
+        simple[s_page[beside]] = False
+        unsure = np.zeros(n_pages, dtype=bool)
+        unsure[p[1:][band_unsure | stretch_unsure]] = True
+        columns = np.zeros(n_pages, dtype=bool)
+        columns[s_page[pair]] = True
+        columns[s_page[pair & ~beside]] = False
+        first = np.append(0, (~same).nonzero()[0] + 1)  # each page's run in the orders
+        self.bounds = [*first.tolist(), len(p)]
+        runs = (~simple[p[first]]).nonzero()[0]  # the pages to cut, in turn
+        self.runs = runs.tolist()
+        self.unsure = unsure[p[first[runs]]].tolist()
+        self.columns = columns[p[first[runs]]].tolist()
+        self.band_starts = band.nonzero()[0].tolist()
+        self.stretch_starts = starts.tolist()
+        self.edges = x0[by_left[starts]].tolist()
+
+    def to_cut(self) -> Iterator[tuple[int, int, list[int], list[float]]]:
+        """Each page that is not read simply top to bottom: where its units lie in the
+        orders, where its bands start (from its first unit) and, when its stretches
+        are columns, their left edges (no bands then); neither when a test here was too
+        close to call (`_chain_starts`): `_cut` finds them."""
+        for k, unsure, columns in zip(self.runs, self.unsure, self.columns):
+            a, z = self.bounds[k], self.bounds[k + 1]
+            if unsure:
+                yield a, z, [], []
+            elif columns:
+                cuts = self.stretch_starts
+                yield a, z, [], self.edges[bisect_left(cuts, a):bisect_left(cuts, z)]
+            else:
+                cuts = self.band_starts
+                yield a, z, [c - a for c in cuts[bisect_left(cuts, a):bisect_left(cuts, z)]], []
+
+
+def _chain_starts(p: np.ndarray, same: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                  gap: float) -> tuple[np.ndarray, np.ndarray]:
+    """Along units sorted by (page `p`, `lo`), where a chain starts (`_bands`' and
+    `_columns`' loops, for all pages at once): at a page's first unit, and where a unit's
+    lo passes every earlier hi of its page by more than `gap`; and where that test is
+    too close to call (the running maximum over pages is taken on page-offset keys, whose
+    rounding may move it by a few units in the last place). `same`: whether each unit is
+    on the page of the one before."""
+    span = float(np.abs(lo).max() + np.abs(hi).max()) * 2 + 10.0
+    offset = p * span
+    past = lo[1:] - ((np.maximum.accumulate(offset + hi) - offset)[:-1] + gap)
+    starts = np.ones(len(p), dtype=bool)
+    starts[1:] = ~same | (past > 0)
+    unsure = same & (np.abs(past) <= 4 * np.spacing((float(p.max()) + 1) * span))
+    return starts, unsure
 
 
 def _units(lines: Groups, below: np.ndarray, by_y: np.ndarray
