@@ -413,12 +413,30 @@ def _read_bands(b: _Boxes, srt: list[int], starts: list[int]) -> list[int]:
     out: list[int] = []
     ends = [*starts[1:], len(srt)]
     first = 0  # the current region's first unit
-    spans = _spans(b, srt[:ends[0]])
-    beside = _side_by_side(spans)
+    # a region of one unit (one stretch) and a band of one unit never join: most bands
+    # are such, so a region of one unit makes its stretch only when a wider band asks
+    lone = ends[0] == 1
+    spans = [] if lone else _spans(b, srt[:ends[0]])
+    beside = not lone and _side_by_side(spans)
     for a, z in zip(starts[1:], ends[1:]):
-        own = [span[srt[a]]] if z - a == 1 else _merged([span[i] for i in srt[a:z]])
+        if z - a == 1:
+            if lone:
+                out.append(srt[first])
+                first = a
+                continue
+            if len(spans) > 1:
+                joined = _joined(spans, span[srt[a]], beside)
+                if joined is not None:
+                    spans, beside = joined, True
+                    continue
+            out.extend(_read_region(b, srt[first:a], spans, beside))
+            first, lone = a, True
+            continue
+        own = _merged([span[i] for i in srt[a:z]])
+        if lone:
+            spans = [span[srt[first]]]
         # one stretch and one stretch are never side by side (bands' cores never
-        # overlap): the common case, a single column, costs no merge
+        # overlap): a single column costs no merge
         if len(spans) > 1 or len(own) > 1:
             if len(own) == 1:
                 joined = _joined(spans, own[0], beside)
@@ -429,23 +447,25 @@ def _read_bands(b: _Boxes, srt: list[int], starts: list[int]) -> list[int]:
                 if not _side_by_side(joined):
                     joined = None
             if joined is not None:
-                spans, beside = joined, True
+                spans, beside, lone = joined, True, False
                 continue
-        if a - first == 1:
+        if lone:
             out.append(srt[first])
         else:
             out.extend(_read_region(b, srt[first:a], spans, beside))
-        first, spans, beside = a, own, len(own) > 1 and _side_by_side(own)
-    out.extend(_read_region(b, srt[first:], spans, beside))
+        first, spans, beside, lone = a, own, len(own) > 1 and _side_by_side(own), False
+    if lone:
+        out.append(srt[first])
+    else:
+        out.extend(_read_region(b, srt[first:], spans, beside))
     return out
 
 
 def _read_region(b: _Boxes, region: list[int], spans: list[Span], beside: bool
                  ) -> list[int]:
-    """A region of `_read_bands` (in the order by band) with its stretches: one band that
-    is not columns read as a leaf, else columns (`_cut_columns`)."""
-    if len(region) == 1:
-        return region
+    """A region of `_read_bands` of several units (in the order by band) with its
+    stretches: one band that is not columns read as a leaf, else columns
+    (`_cut_columns`)."""
     if not beside:
         return _leaf(b, region)
     return _cut_columns(b, region, [s[0] for s in spans])
