@@ -410,6 +410,35 @@ def test_a_table_at_the_head_of_the_right_column_waits_for_the_paragraph():
                      "12,7", "T2", "item", "name", "21,5", "22,7"]
 
 
+def test_the_first_cut_of_all_pages_at_once_is_each_pages_own(monkeypatch):
+    """`order._PageCuts` finds every page's bands and columns at once, on page-offset keys;
+    when one of its tests is too close to call, every page is cut by `order._cut`, page
+    by page. Both give one output, on pages of lines set at random (columns, bands,
+    regions of both, leaves)."""
+    from loralay_build.group import order
+    rng = np.random.default_rng(5)
+    b = PageBuilder()
+    for part in range(3):  # columns of paragraphs, a footnote under the left one
+        y = _two_columns(b, 90, 6, f"a{part}", f"b{part}")
+        _two_columns(b, y + 20, 4, f"c{part}", f"d{part}")
+        b.line(54, y + 80, "F0 a footnote in small print here", size=7)
+        b.new_page()
+    for page in range(12):
+        if page:
+            b.new_page()
+        for _ in range(int(rng.integers(5, 60))):
+            words = " ".join(["word"] * int(rng.integers(1, 12)))
+            b.line(float(rng.integers(0, 50)) * 11, float(rng.integers(0, 60)) * 12, words,
+                   size=float(rng.choice([7.0, 10.0, 10.0, 10.0, 14.0])))
+    doc = b.doc()
+    want = group_layout(doc)
+    chain_starts = order._chain_starts
+    monkeypatch.setattr(order, "_chain_starts", lambda *a: (chain_starts(*a)[0], False))
+    got = group_layout(doc)
+    assert (got.words, got.boxes.tolist(), got.line_ids, got.block_ids) == (
+        want.words, want.boxes.tolist(), want.line_ids, want.block_ids)
+
+
 def _random_stretches(rng: np.random.Generator, n: int, low: float, high: float
                       ) -> list[tuple[float, float, float, float]]:
     """n random line extents (x0, x1, top, bottom) between heights low and high, on a

@@ -136,19 +136,17 @@ def reading_order(lines: Groups, fixed: np.ndarray, body: float
     # a page read top to bottom keeps its run of `by_top`; the cut takes the others
     order = pages.by_top.tolist()
     boxes = None  # made for the first page that needs the cut
-    left: list[int] = []
     for a, z, bands, columns in pages.to_cut():
         if boxes is None:
             small_print = lines.height[lead] < SMALL_PRINT * body
             text = ~small_print & (x1 - x0 >= TEXT_WIDTH * body)
             boxes = _Boxes(x0, x1, top, bottom, lines.mid[lead], small_print, text)
-            left = pages.by_left.tolist()
         if columns:
             order[a:z] = _cut_columns(boxes, order[a:z], columns)
         elif bands:
             order[a:z] = _read_bands(boxes, order[a:z], bands)
         else:
-            order[a:z] = _cut(boxes, order[a:z], left[a:z])
+            order[a:z] = _cut(boxes, order[a:z], pages.by_left[a:z].tolist())
     units = np.asarray(order, dtype=np.int64)
     out = unit_lines[expand(unit_starts[units], (ends - unit_starts)[units])]
     start = np.ones(n, dtype=bool)
@@ -170,8 +168,9 @@ class _PageCuts:
         self.by_left = by_left = np.lexsort((x0, page))
         p = page[by_top]  # the pages in either order
         same = p[1:] == p[:-1]
-        band, band_unsure = _chain_starts(p, same, top[by_top], bottom[by_top], 0.0)
-        stretch, stretch_unsure = _chain_starts(p, same, x0[by_left], x1[by_left], GUTTER)
+        band, band_sure = _chain_starts(p, same, top[by_top], bottom[by_top], 0.0)
+        stretch, stretch_sure = _chain_starts(p, same, x0[by_left], x1[by_left], GUTTER)
+        self.sure = band_sure and stretch_sure
         starts = stretch.nonzero()[0]
         s_top = np.minimum.reduceat(top[by_left], starts)
         s_bottom = np.maximum.reduceat(bottom[by_left], starts)
@@ -183,16 +182,14 @@ class _PageCuts:
         simple = np.ones(n_pages, dtype=bool)
         simple[p[1:][same & ~band[1:]]] = False  # a band of several units
         simple[s_page[beside]] = False
-        unsure = np.zeros(n_pages, dtype=bool)
-        unsure[p[1:][band_unsure | stretch_unsure]] = True
         columns = np.zeros(n_pages, dtype=bool)
         columns[s_page[pair]] = True
         columns[s_page[pair & ~beside]] = False
         first = np.append(0, (~same).nonzero()[0] + 1)  # each page's run in the orders
         self.bounds = [*first.tolist(), len(p)]
-        runs = (~simple[p[first]]).nonzero()[0]  # the pages to cut, in turn
+        # the pages to cut, in turn: all of them when a test was too close to call
+        runs = (~simple[p[first]] | (not self.sure)).nonzero()[0]
         self.runs = runs.tolist()
-        self.unsure = unsure[p[first[runs]]].tolist()
         self.columns = columns[p[first[runs]]].tolist()
         self.band_starts = band.nonzero()[0].tolist()
         self.stretch_starts = starts.tolist()
@@ -201,11 +198,11 @@ class _PageCuts:
     def to_cut(self) -> Iterator[tuple[int, int, list[int], list[float]]]:
         """Each page that is not read simply top to bottom: where its units lie in the
         orders, where its bands start (from its first unit) and, when its stretches
-        are columns, their left edges (no bands then); neither when a test here was too
-        close to call (`_chain_starts`): `_cut` finds them."""
-        for k, unsure, columns in zip(self.runs, self.unsure, self.columns):
+        are columns, their left edges (no bands then); neither, for every page, when a
+        test here was too close to call (`_chain_starts`): `_cut` finds them."""
+        for k, columns in zip(self.runs, self.columns):
             a, z = self.bounds[k], self.bounds[k + 1]
-            if unsure:
+            if not self.sure:
                 yield a, z, [], []
             elif columns:
                 cuts = self.stretch_starts
@@ -216,20 +213,20 @@ class _PageCuts:
 
 
 def _chain_starts(p: np.ndarray, same: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-                  gap: float) -> tuple[np.ndarray, np.ndarray]:
+                  gap: float) -> tuple[np.ndarray, bool]:
     """Along units sorted by (page `p`, `lo`), where a chain starts (`_bands`' and
     `_columns`' loops, for all pages at once): at a page's first unit, and where a unit's
-    lo passes every earlier hi of its page by more than `gap`; and where that test is
-    too close to call (the running maximum over pages is taken on page-offset keys, whose
-    rounding may move it by a few units in the last place). `same`: whether each unit is
-    on the page of the one before."""
+    lo passes every earlier hi of its page by more than `gap`; and whether every test was
+    clear (the running maximum over pages is taken on page-offset keys, whose rounding
+    may move it by a few units in the last place). `same`: whether each unit is on the
+    page of the one before."""
     span = float(np.abs(lo).max() + np.abs(hi).max()) * 2 + 10.0
     offset = p * span
     past = lo[1:] - ((np.maximum.accumulate(offset + hi) - offset)[:-1] + gap)
     starts = np.ones(len(p), dtype=bool)
     starts[1:] = ~same | (past > 0)
-    unsure = same & (np.abs(past) <= 4 * np.spacing((float(p.max()) + 1) * span))
-    return starts, unsure
+    close = 4 * np.spacing((float(p.max()) + 1) * span)
+    return starts, not bool((np.abs(past[same]) <= close).any())
 
 
 def _units(lines: Groups, below: np.ndarray, by_y: np.ndarray
