@@ -264,12 +264,11 @@ def _units(lines: Groups, below: np.ndarray, by_y: np.ndarray
 class _Boxes:
     """The units' extents as Python lists (a page holds tens of units: list access beats
     NumPy's per-call cost there). The cut takes each page's units already in the orders
-    by band and by left edge (`_stacked_pages`'), and keeps the order by band as it
-    parts them; the rank by (mid, x0), which only a leaf sorts by, is found for the
-    document when first asked (`by_centre`)."""
+    by band and by left edge (`_PageCuts`'), and keeps the order by band as it parts
+    them; the centres, which only a leaf sorts by (a few hundred units a document at
+    most), are listed when first asked (`mids`)."""
 
-    __slots__ = ("_by_centre", "_mid", "_x0", "bottom", "small", "span", "text", "top",
-                 "x0", "x1")
+    __slots__ = ("_mid", "_mids", "bottom", "small", "span", "text", "top", "x0", "x1")
 
     def __init__(self, x0: np.ndarray, x1: np.ndarray, top: np.ndarray, bottom: np.ndarray,
                  mid: np.ndarray, small: np.ndarray, text: np.ndarray) -> None:
@@ -277,21 +276,14 @@ class _Boxes:
             bottom.tolist()
         self.small, self.text = small.tolist(), text.tolist()
         self.span = list(zip(self.x0, self.x1, self.top, self.bottom))
-        self._x0, self._mid = x0, mid
-        self._by_centre: list[int] | None = None
+        self._mid = mid
+        self._mids: list[float] | None = None
 
-    def by_centre(self) -> list[int]:
-        """Each unit's rank by (mid, x0, index): `_leaf`'s order."""
-        if self._by_centre is None:
-            self._by_centre = _ranks(np.lexsort((self._x0, self._mid)))
-        return self._by_centre
-
-
-def _ranks(order: np.ndarray) -> list[int]:
-    """Each element's position in `order`."""
-    rank = np.empty(len(order), dtype=np.int64)
-    rank[order] = np.arange(len(order))
-    return rank.tolist()
+    def mids(self) -> list[float]:
+        """Each unit's centre (its top line's mean centre)."""
+        if self._mids is None:
+            self._mids = self._mid.tolist()
+        return self._mids
 
 
 def body_height(lines: Groups) -> float:
@@ -523,7 +515,8 @@ def _joined(spans: list[Span], one: Span, beside: bool) -> list[Span] | None:
 
 def _leaf(b: _Boxes, items: list[int]) -> list[int]:
     """A set with neither columns nor bands, read by centre, then left edge."""
-    return sorted(items, key=b.by_centre().__getitem__)
+    mid, x0 = b.mids(), b.x0
+    return sorted(items, key=lambda i: (mid[i], x0[i], i))
 
 
 def _spans(b: _Boxes, items: list[int]) -> list[Span]:
