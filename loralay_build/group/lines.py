@@ -124,7 +124,22 @@ def row_space(row: np.ndarray, gaps: np.ndarray, valid: np.ndarray) -> np.ndarra
 
 def _baseline_key(f: Groups) -> np.ndarray:
     """Each piece's (page, baseline) as one sortable number (`_neighbours`' key)."""
-    return page_key(f.page, f.mid, float(max(f.y1.max(), 1.0)) * 2 + 10.0)
+    return page_key(f.page, f.mid, _page_span(f))
+
+
+def _page_span(f: Groups) -> float:
+    """How far apart `_baseline_key` sets the pages: twice the lowest bottom and more."""
+    return float(max(f.y1.max(), 1.0)) * 2 + 10.0
+
+
+def _off_page(f: Groups, key: np.ndarray, reach: np.ndarray) -> bool:
+    """Whether a window of `reach` points around a piece's key may hold a piece of another
+    page: nearer than the pages' distance in the key less the spread of the centres on a
+    page (with a margin far above the keys' rounding). Only a huge font size reaches
+    that far: the windows' pieces need no page test otherwise."""
+    spread = float(f.mid.max()) - float(f.mid.min())
+    margin = 1e-9 * (float(np.abs(key).max()) + 1.0)
+    return float(reach.max()) + margin >= _page_span(f) - spread
 
 
 def _neighbours(f: Groups, left: np.ndarray, right: np.ndarray, key: np.ndarray,
@@ -141,7 +156,9 @@ def _neighbours(f: Groups, left: np.ndarray, right: np.ndarray, key: np.ndarray,
     # the pair's own row: pieces within half a height of its baseline, in the smaller
     # size (a small-print column's next line beside a large title is not on its row)
     low = np.minimum(np.minimum(f.height[left], f.height[right])[cand], f.height[nb])
-    keep = (np.abs(distance) > 0.5 * low) & (f.page[nb] == f.page[left][cand])
+    keep = np.abs(distance) > 0.5 * low
+    if len(cand) and _off_page(f, key, reach * h):
+        keep &= f.page[nb] == f.page[left][cand]
     return cand[keep], nb[keep], distance[keep]
 
 
