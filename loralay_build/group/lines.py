@@ -80,21 +80,40 @@ def fragment_spaces(boxes: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, 
             np.maximum.reduceat(gaps, starts))
 
 
-def share_baseline(f: Groups, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """True where fragments a and b sit on one line: their cores (the mean word height
-    around the mean centre) overlap by SAME_LINE of the smaller one. A superscript label
-    or an exponent fragment overlaps its line; the line above or below does not."""
-    top = np.maximum(f.mid[a] - f.height[a] / 2, f.mid[b] - f.height[b] / 2)
-    bottom = np.minimum(f.mid[a] + f.height[a] / 2, f.mid[b] + f.height[b] / 2)
-    return ((f.page[a] == f.page[b])
-            & (bottom - top >= SAME_LINE * np.minimum(f.height[a], f.height[b])))
+@dataclass(frozen=True, slots=True)
+class _Cores:
+    """Each fragment's core, the mean word height around its mean centre (`top` to
+    `bottom`), with its `height` and `page`: what `share_baseline` compares, made once
+    for its three passes over every fragment."""
+
+    top: np.ndarray
+    bottom: np.ndarray
+    height: np.ndarray
+    page: np.ndarray
 
 
-def baseline_rows(f: Groups) -> np.ndarray:
+def _cores(f: Groups) -> _Cores:
+    """`f`'s fragments' `_Cores`."""
+    half = f.height / 2
+    return _Cores(f.mid - half, f.mid + half, f.height, f.page)
+
+
+def share_baseline(core: _Cores, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """True where fragments a and b sit on one line: their cores (`_Cores`) overlap by
+    SAME_LINE of the smaller one. A superscript label or an exponent fragment overlaps
+    its line; the line above or below does not."""
+    top = np.maximum(core.top.take(a), core.top.take(b))
+    bottom = np.minimum(core.bottom.take(a), core.bottom.take(b))
+    return ((core.page.take(a) == core.page.take(b))
+            & (bottom - top >= SAME_LINE * np.minimum(core.height.take(a),
+                                                      core.height.take(b))))
+
+
+def baseline_rows(f: Groups, core: _Cores) -> np.ndarray:
     """Each fragment's row: fragments sorted by page and centre, chained wherever two
     consecutive ones share a baseline (`share_baseline`)."""
     order = page_key(f.page, f.mid, float(f.y1.max()) + 1.0).argsort(kind="stable")
-    near = share_baseline(f, order[:-1], order[1:])
+    near = share_baseline(core, order[:-1], order[1:])
     row_sorted = np.concatenate(([0], (~near).cumsum()))
     row = np.empty_like(row_sorted)
     row[order] = row_sorted
@@ -104,22 +123,30 @@ def baseline_rows(f: Groups) -> np.ndarray:
 def row_space(row: np.ndarray, gaps: np.ndarray, valid: np.ndarray) -> np.ndarray:
     """For each gap, the smallest *other* valid gap of its row, when the row holds at least
     ROW_SPACES valid gaps (inf otherwise): on a row Poppler cut at every space (Korean
-    justified text), the spaces between its fragments are the line's word spaces."""
+    justified text), the spaces between its fragments are the line's word spaces.
+
+    Few rows hold that many, so only theirs are looked at, and with no sort: a row's
+    smallest gap, and for the one gap that alone is that small the next smallest."""
     m = len(gaps)
     out = np.full(m, np.inf)
     pick = valid.nonzero()[0]
     if not len(pick):
         return out
-    order = pick[np.lexsort((gaps[pick], row[pick]))]
-    r, g = row[order], gaps[order]
-    starts = run_starts(r)
-    size = run_sizes(starts, len(order))
-    first = np.zeros(len(order), dtype=bool)
-    first[starts] = True
-    smallest = g[starts].repeat(size)
-    second = np.where(size > 1, g[np.minimum(starts + 1, len(g) - 1)], np.inf).repeat(size)
-    enough = (size >= ROW_SPACES).repeat(size)
-    out[order] = np.where(enough, np.where(first, second, smallest), np.inf)
+    order = pick.take(row.take(pick).argsort(kind="stable"))  # rows come together already
+    size = run_sizes(run_starts(row.take(order)), len(order))
+    enough = size >= ROW_SPACES
+    if not enough.any():
+        return out
+    order = order.compress(enough.repeat(size))
+    size = size.compress(enough)
+    starts = size.cumsum() - size
+    g = gaps.take(order)
+    smallest = np.minimum.reduceat(g, starts)
+    is_min = g == smallest.repeat(size)
+    alone = np.add.reduceat(is_min, starts, dtype=np.int64) == 1
+    second = np.minimum.reduceat(np.where(is_min, np.inf, g), starts)
+    out[order] = np.where(is_min & alone.repeat(size), second.repeat(size),
+                          smallest.repeat(size))
     return out
 
 
@@ -292,8 +319,12 @@ def _column_beside(f: Groups, left: np.ndarray, right: np.ndarray, page_width: n
     cand_ends, cand_starts = cand.take(ends), cand.take(starts)
     left_own = (a - f.x0.take(left)) >= wide_l
     right_own = (f.x1.take(right) - b) >= wide_r
-    left_n, left_edge = _aligned(m, cand_ends, x1.take(ends), np.where(left_own, a, np.nan))
-    right_n, _ = _aligned(m, cand_starts, x0.take(starts), np.where(right_own, b, np.nan))
+    # both sides in one pass (fewer NumPy calls): the right side's candidates from m on
+    both_n, both_edge = _aligned(2 * m, np.concatenate((cand_ends, cand_starts + m)),
+                                 np.concatenate((x1.take(ends), x0.take(starts))),
+                                 np.concatenate((np.where(left_own, a, np.nan),
+                                                 np.where(right_own, b, np.nan))))
+    left_n, right_n, left_edge = both_n[:m], both_n[m:], both_edge[:m]
     left_any = left_own | (np.bincount(cand_ends, minlength=m) > 0) | lone_left
     right_any = (right_own | (np.bincount(cand_starts, minlength=m) > 0) | lone_right
                  | (b - np.where(np.isnan(left_edge), np.inf, left_edge) >= GUTTER_MIN * h))
@@ -309,7 +340,7 @@ def _aligned(m: int, cand: np.ndarray, edge: np.ndarray, own: np.ndarray
     table's wide rows share none with the text beside them."""
     has = ~np.isnan(own)
     cand = np.concatenate((cand, has.nonzero()[0]))
-    edge = np.concatenate((edge, own[has]))
+    edge = np.concatenate((edge, own.compress(has)))
     best = np.zeros(m, dtype=np.int64)
     where = np.full(m, np.nan)
     if not len(cand):
@@ -323,18 +354,17 @@ def _aligned(m: int, cand: np.ndarray, edge: np.ndarray, own: np.ndarray
     key = np.sort(cand * stride + cell, kind="stable")
     starts = np.concatenate(([True], key[1:] != key[:-1])).nonzero()[0]
     count = run_sizes(starts, len(key))
-    uniq = key[starts]
+    uniq = key.take(starts)
     # a run of edges may straddle two cells: count each cell with the next one
     total = count.copy()
-    adjacent = uniq[1:] == uniq[:-1] + 1
-    total[:-1][adjacent] += count[1:][adjacent]
-    owner = uniq // stride
+    total[:-1] += np.where(uniq[1:] == uniq[:-1] + 1, count[1:], 0)
+    owner, uniq_cell = np.divmod(uniq, stride)
     runs = np.concatenate(([True], owner[1:] != owner[:-1])).nonzero()[0]
     most = np.maximum.reduceat(total, runs)
-    at = np.where(total == most.repeat(run_sizes(runs, len(total))),
-                  uniq % stride, -1)
-    best[owner[runs]] = most
-    where[owner[runs]] = (np.maximum.reduceat(at, runs) + low) * ALIGN
+    at = np.where(total == most.repeat(run_sizes(runs, len(total))), uniq_cell, -1)
+    lead = owner.take(runs)
+    best[lead] = most
+    where[lead] = (np.maximum.reduceat(at, runs) + low) * ALIGN
     return best, where
 
 
@@ -346,26 +376,29 @@ def join_fragments(f: Groups, spaces: np.ndarray, page_width: np.ndarray,
 
     First the pieces: fragments parted by no more than the line's word space. Then each
     wider space between two pieces of a row is a gutter or not (`is_gutter`)."""
-    row = baseline_rows(f)
+    core = _cores(f)
+    row = baseline_rows(f, core)
     row = np.where(vertical, -1 - np.arange(len(row)), row)
     order = page_key(row, f.x0, float(f.x1.max()) + 1.0).argsort(kind="stable")
     same_row, covered, anchor, reach = _row_runs(f, row, order)
-    a, b = order[anchor[:-1]], order[1:]
-    hmin = np.minimum(f.height[a], f.height[b])
-    hmax = np.maximum(f.height[a], f.height[b])
-    same_base = same_row & (share_baseline(f, a, b) | share_baseline(f, order[:-1], b))
-    gap = f.x0[b] - reach[:-1]
+    a, b = order.take(anchor[:-1]), order[1:]
+    height_a, height_b = f.height.take(a), f.height.take(b)
+    hmin = np.minimum(height_a, height_b)
+    hmax = np.maximum(height_a, height_b)
+    same_base = same_row & (share_baseline(core, a, b) | share_baseline(core, order[:-1], b))
+    gap = f.x0.take(b) - reach[:-1]
     idx = same_base.nonzero()[0]
-    other = row_space(row[a][idx], gap[idx], gap[idx] > 0.1 * hmin[idx])
-    ref = np.maximum(np.minimum(spaces[a[idx]], spaces[b[idx]]),
+    a_idx, gap_idx, hmin_idx = a.take(idx), gap.take(idx), hmin.take(idx)
+    other = row_space(row.take(a_idx), gap_idx, gap_idx > 0.1 * hmin_idx)
+    ref = np.maximum(np.minimum(spaces.take(a_idx), spaces.take(b.take(idx))),
                      np.where(np.isfinite(other), other, 0.0))
-    ref = np.minimum(ref, MAX_SPACE * hmin[idx])
+    ref = np.minimum(ref, MAX_SPACE * hmin_idx)
     near = np.zeros(len(a), dtype=bool)
-    near[idx] = gap[idx] <= np.maximum(SPACE_RATIO * ref, WIDE_SPACE * hmin[idx])
+    near[idx] = gap_idx <= np.maximum(SPACE_RATIO * ref, WIDE_SPACE * hmin_idx)
     # a piece under the row's span joins when it shares the baseline, or is an exponent or
     # an index (smaller, touching the line's box); a stacked fraction's parts stay lines
-    small = ((f.height[b] <= SATELLITE * f.height[a])
-             & (np.minimum(f.y1[a], f.y1[b]) > np.maximum(f.y0[a], f.y0[b])))
+    small = ((height_b <= SATELLITE * height_a)
+             & (np.minimum(f.y1.take(a), f.y1.take(b)) > np.maximum(f.y0.take(a), f.y0.take(b))))
     near |= covered & (same_base | small)
     # a space far wider than a word space between two sizes (a caption and a page
     # number in the margin) parts them
@@ -394,9 +427,9 @@ def _row_runs(f: Groups, row: np.ndarray, order: np.ndarray
     fragment not so covered (the one the next is compared with); the row's right end so
     far at each position."""
     n = len(order)
-    ro = row[order]
+    ro = row.take(order)
     same_row = ro[1:] == ro[:-1]
-    x1 = f.x1[order]
+    x1 = f.x1.take(order)
     offset = ro * (2.0 * float(np.abs(x1).max()) + 1.0)
     reach = np.maximum.accumulate(offset + x1) - offset
     covered = same_row & (x1[1:] <= reach[:-1] + COVER_SLACK)
