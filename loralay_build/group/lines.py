@@ -252,32 +252,44 @@ def _white_strip(f: Groups, left: np.ndarray, right: np.ndarray, near: _Near) ->
     leaves a strip at least HOLE heights wide uncovered, that side holding text at all.
     The whole span is searched (the union of the covering pieces), not a few points: a
     narrow gutter inside a wide space (a short last line beside the next column's
-    hanging indent) lies anywhere in it."""
+    hanging indent) lies anywhere in it. Both sides in one pass (fewer NumPy calls):
+    each side of each candidate is a group, those above numbered 0..m-1, below m..2m-1."""
     m = len(left)
     hole = HOLE * np.maximum(f.height.take(left), f.height.take(right))
-    opened = np.zeros(m, dtype=bool)
-    crossing = (near.x1 > near.a) & (near.x0 < near.b)  # only these can cover the space
+    above, below = near.distance < 0, near.distance > 0
+    group = near.cand + np.where(below, m, 0)
+    has = np.bincount(group.compress(above | below), minlength=2 * m) > 0
+    # only the pieces crossing the space can cover it
+    pick = ((above | below) & (near.x1 > near.a) & (near.x0 < near.b)).nonzero()[0]
+    g, a, b = group.take(pick), near.a.take(pick), near.b.take(pick)
     shift = float(min(f.x0.min(), 0.0)) - 1.0
-    for side in (near.distance < 0, near.distance > 0):
-        has = np.bincount(near.cand.compress(side), minlength=m) > 0
-        pick = (side & crossing).nonzero()[0]
-        c, a, b = near.cand.take(pick), near.a.take(pick), near.b.take(pick)
-        lo = np.maximum(near.x0.take(pick), a) - shift
-        hi = np.minimum(near.x1.take(pick), b) - shift
-        order = np.lexsort((lo, c))
-        c, lo, hi = c.take(order), lo.take(order), hi.take(order)
-        a, b, hole_c = a.take(order), b.take(order), hole.take(c)
-        big = float(hi.max()) + 1.0 if len(hi) else 1.0
-        reach = np.maximum.accumulate(c * big + hi) - c * big if len(c) else hi
-        first = np.concatenate(([True], c[1:] != c[:-1]))
-        last = np.concatenate((c[1:] != c[:-1], [True]))
-        gap_before = np.where(first, lo - (a - shift),
-                              lo - np.concatenate(([0.0], reach[:-1])))
-        inner = np.bincount(c.compress(gap_before > hole_c), minlength=m) > 0
-        tail = np.bincount(c.compress(last & ((b - shift) - reach > hole_c)), minlength=m) > 0
-        covered = np.bincount(c, minlength=m) > 0
-        opened |= has & (~covered | inner | tail)
-    return opened
+    lo = np.maximum(near.x0.take(pick), a) - shift
+    hi = np.minimum(near.x1.take(pick), b) - shift
+    order = np.lexsort((lo, g))
+    g, lo, hi, a, b = g.take(order), lo.take(order), hi.take(order), a.take(order), b.take(order)
+    c = g % m  # the candidate
+    split = int(np.count_nonzero(g < m))
+    reach = np.concatenate((_reach(c[:split], hi[:split]), _reach(c[split:], hi[split:])))
+    first = np.concatenate(([True], g[1:] != g[:-1]))
+    last = np.concatenate((g[1:] != g[:-1], [True]))
+    gap_before = np.where(first, lo - (a - shift),
+                          lo - np.concatenate(([0.0], reach[:-1])))
+    hole_c = hole.take(c)
+    inner = np.bincount(g.compress(gap_before > hole_c), minlength=2 * m) > 0
+    tail = np.bincount(g.compress(last & ((b - shift) - reach > hole_c)), minlength=2 * m) > 0
+    covered = np.bincount(g, minlength=2 * m) > 0
+    opened = has & (~covered | inner | tail)
+    return opened[:m] | opened[m:]
+
+
+def _reach(c: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The right end so far of each candidate `c`'s covering pieces (sorted by candidate,
+    then by left end; one side's, whose largest `hi` sets the offset between
+    candidates)."""
+    if not len(c):
+        return hi
+    big = float(hi.max()) + 1.0
+    return np.maximum.accumulate(c * big + hi) - c * big
 
 
 def _lone_sides(f: Groups, left: np.ndarray, right: np.ndarray, near: _Near
