@@ -172,43 +172,47 @@ def _off_page(f: Groups, key: np.ndarray, reach: np.ndarray) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class _Near:
-    """`_neighbours`' pairs of a candidate space and a piece near it, one entry per pair:
-    the candidate `cand`, the piece's `x0` and `x1` and its `distance` (points from the
-    candidate's baseline, negative above), and the candidate's space from `a` to `b`."""
+    """`_neighbours`' pairs of a candidate space and a piece in its window, one entry per
+    pair, candidate by candidate (`size` pairs each): the candidate `cand`, the piece's
+    `x0` and `x1` and its `distance` (points from the candidate's baseline, negative
+    above), the candidate's space from `a` to `b`, and whether the piece `counts` (it
+    lies on the candidate's page, off its row). Pairs that do not count are kept, and
+    masked by the tests: one mask costs less than picking every array."""
 
+    size: np.ndarray
     cand: np.ndarray
     x0: np.ndarray
     x1: np.ndarray
     distance: np.ndarray
     a: np.ndarray
     b: np.ndarray
+    counts: np.ndarray
 
 
 def _neighbours(f: Groups, left: np.ndarray, right: np.ndarray, key: np.ndarray,
                 order: np.ndarray, reach: float) -> _Near:
     """Every piece of `order` (pieces sorted by their `key`, `_baseline_key`) within
-    `reach` heights above or below each candidate pair's baseline on its page, the pair's
-    own row left out.
+    `reach` heights above or below each candidate pair's baseline; those on its page and
+    off its own row count.
 
-    Why `take`, `repeat` and index lists rather than fancy and boolean indexing: these
-    pairs are the bulk of the gutter test, and NumPy gathers by `take` and picks by one
-    index list for several arrays in about half the time."""
+    Why `take` and `repeat` rather than fancy indexing: these pairs are the bulk of the
+    gutter test, and NumPy gathers by `take` in about half the time; the pieces' values
+    are gathered from arrays in `order`, by their positions there, which lie together."""
     height_l, height_r = f.height.take(left), f.height.take(right)
     h = np.maximum(height_l, height_r)
     centre = key.take(left)
-    cand, pos, size = _window(key.take(order), centre - reach * h, centre + reach * h)
-    nb = order.take(pos)
-    distance = key.take(nb) - centre.repeat(size)
+    keys = key.take(order)
+    cand, pos, size = _window(keys, centre - reach * h, centre + reach * h)
+    distance = keys.take(pos) - centre.repeat(size)
     # the pair's own row: pieces within half a height of its baseline, in the smaller
     # size (a small-print column's next line beside a large title is not on its row)
-    low = np.minimum(np.minimum(height_l, height_r).repeat(size), f.height.take(nb))
-    keep = np.abs(distance) > 0.5 * low
+    low = np.minimum(np.minimum(height_l, height_r).repeat(size),
+                     f.height.take(order).take(pos))
+    counts = np.abs(distance) > 0.5 * low
     if len(cand) and _off_page(f, key, reach * h):
-        keep &= f.page.take(nb) == f.page.take(left).repeat(size)
-    pick = keep.nonzero()[0]
-    cand, nb = cand.take(pick), nb.take(pick)
-    return _Near(cand, f.x0.take(nb), f.x1.take(nb), distance.take(pick),
-                 f.x1.take(left).take(cand), f.x0.take(right).take(cand))
+        counts &= f.page.take(order).take(pos) == f.page.take(left).repeat(size)
+    return _Near(size, cand, f.x0.take(order).take(pos), f.x1.take(order).take(pos), distance,
+                 f.x1.take(left).repeat(size), f.x0.take(right).repeat(size), counts)
 
 
 def _window(sorted_keys: np.ndarray, lo: np.ndarray, hi: np.ndarray
@@ -256,7 +260,8 @@ def _white_strip(f: Groups, left: np.ndarray, right: np.ndarray, near: _Near) ->
     each side of each candidate is a group, those above numbered 0..m-1, below m..2m-1."""
     m = len(left)
     hole = HOLE * np.maximum(f.height.take(left), f.height.take(right))
-    above, below = near.distance < 0, near.distance > 0
+    above = near.counts & (near.distance < 0)
+    below = near.counts & (near.distance > 0)
     group = near.cand + np.where(below, m, 0)
     has = np.bincount(group.compress(above | below), minlength=2 * m) > 0
     # only the pieces crossing the space can cover it
@@ -298,9 +303,9 @@ def _lone_sides(f: Groups, left: np.ndarray, right: np.ndarray, near: _Near
     starts after it (right): the piece there is alone, a page number or a margin note."""
     m = len(left)
     h = np.maximum(f.height.take(left), f.height.take(right))
-    edge = (COLUMN_EDGE * h).take(near.cand)
-    ends = (near.x1 <= near.b) & (near.x1 >= near.a - edge)
-    starts = (near.x0 >= near.a) & (near.x0 <= near.b + edge)
+    edge = (COLUMN_EDGE * h).repeat(near.size)
+    ends = near.counts & (near.x1 <= near.b) & (near.x1 >= near.a - edge)
+    starts = near.counts & (near.x0 >= near.a) & (near.x0 <= near.b + edge)
     return (np.bincount(near.cand.compress(ends), minlength=m) == 0,
             np.bincount(near.cand.compress(starts), minlength=m) == 0)
 
@@ -322,12 +327,12 @@ def _column_beside(f: Groups, left: np.ndarray, right: np.ndarray, page_width: n
     wide_r = np.minimum(COLUMN_WIDTH * f.height.take(right), 0.25 * page_width)
     edge = COLUMN_EDGE * h
     near = _neighbours(f, left, right, key, wide_pieces, WIDTH_REACH)
-    cand, x0, x1 = near.cand, near.x0, near.x1
+    cand, x0, x1, size = near.cand, near.x0, near.x1, near.size
     width = x1 - x0
-    ends = ((width >= wide_l.take(cand)) & (x1 <= near.b)
-            & (x1 >= (a - edge).take(cand))).nonzero()[0]
-    starts = ((width >= wide_r.take(cand)) & (x0 >= near.a)
-              & (x0 <= (b + edge).take(cand))).nonzero()[0]
+    ends = (near.counts & (width >= wide_l.repeat(size)) & (x1 <= near.b)
+            & (x1 >= (a - edge).repeat(size))).nonzero()[0]
+    starts = (near.counts & (width >= wide_r.repeat(size)) & (x0 >= near.a)
+              & (x0 <= (b + edge).repeat(size))).nonzero()[0]
     cand_ends, cand_starts = cand.take(ends), cand.take(starts)
     left_own = (a - f.x0.take(left)) >= wide_l
     right_own = (f.x1.take(right) - b) >= wide_r
