@@ -65,6 +65,12 @@ COLUMN_EDGE = 6.0
 ALIGN = 1.0
 # the narrowest gutter, in heights
 GUTTER_MIN = 0.8
+# pairs of a candidate and a wide piece in its window looked at in one batch (each
+# candidate has its own column): 12288 pairs keep each array of the batch under 100 KiB;
+# larger ones come fresh from the system at each allocation (glibc's default mmap
+# threshold is 128 KiB) and fault in every page they touch, which on a long document
+# costs more than the NumPy calls of a few more batches
+COLUMN_PAIRS = 12288
 
 
 def fragment_spaces(boxes: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -160,14 +166,30 @@ def _page_span(f: Groups) -> float:
     return float(max(f.y1.max(), 1.0)) * 2 + 10.0
 
 
-def _off_page(f: Groups, key: np.ndarray, reach: np.ndarray) -> bool:
-    """Whether a window of `reach` points around a piece's key may hold a piece of another
-    page: nearer than the pages' distance in the key less the spread of the centres on a
-    page (with a margin far above the keys' rounding). Only a huge font size reaches
-    that far: the windows' pieces need no page test otherwise."""
+@dataclass(frozen=True, slots=True)
+class _Pieces:
+    """Pieces sorted by their baseline key (`_baseline_key`), with what `_neighbours`
+    reads of them gathered once for all its windows: `key`, `height`, `x0`, `x1`, `page`;
+    and `page_reach`, how far (points) a window may reach from a key with no piece of
+    another page in it."""
+
+    key: np.ndarray
+    height: np.ndarray
+    x0: np.ndarray
+    x1: np.ndarray
+    page: np.ndarray
+    page_reach: float
+
+
+def _pieces(f: Groups, key: np.ndarray, by_key: np.ndarray) -> _Pieces:
+    """The pieces `by_key` (sorted by `key`) as `_Pieces`. The pages lie `_page_span`
+    apart in the key and a page's centres within their spread: a window reaching less
+    far than the difference (less a margin far above the keys' rounding) holds only
+    pieces of its own page. Only a huge font size reaches that far."""
     spread = float(f.mid.max()) - float(f.mid.min())
     margin = 1e-9 * (float(np.abs(key).max()) + 1.0)
-    return float(reach.max()) + margin >= _page_span(f) - spread
+    return _Pieces(key.take(by_key), f.height.take(by_key), f.x0.take(by_key),
+                   f.x1.take(by_key), f.page.take(by_key), _page_span(f) - spread - margin)
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,39 +212,42 @@ class _Near:
 
 
 def _neighbours(f: Groups, left: np.ndarray, right: np.ndarray, key: np.ndarray,
-                order: np.ndarray, reach: float) -> _Near:
-    """Every piece of `order` (pieces sorted by their `key`, `_baseline_key`) within
-    `reach` heights above or below each candidate pair's baseline; those on its page and
-    off its own row count.
+                pieces: _Pieces, reach: float) -> _Near:
+    """Every one of `pieces` within `reach` heights above or below each candidate pair's
+    baseline (its `key`); those on its page and off its own row count.
 
     Why `take` and `repeat` rather than fancy indexing: these pairs are the bulk of the
     gutter test, and NumPy gathers by `take` in about half the time; the pieces' values
-    are gathered from arrays in `order`, by their positions there, which lie together."""
+    are gathered by their positions in key order, which lie together."""
     height_l, height_r = f.height.take(left), f.height.take(right)
     h = np.maximum(height_l, height_r)
     centre = key.take(left)
-    keys = key.take(order)
-    cand, pos, size = _window(keys, centre - reach * h, centre + reach * h)
-    distance = keys.take(pos) - centre.repeat(size)
+    cand, pos, size = _window(pieces.key, centre - reach * h, centre + reach * h)
+    distance = pieces.key.take(pos) - centre.repeat(size)
     # the pair's own row: pieces within half a height of its baseline, in the smaller
     # size (a small-print column's next line beside a large title is not on its row)
-    low = np.minimum(np.minimum(height_l, height_r).repeat(size),
-                     f.height.take(order).take(pos))
+    low = np.minimum(np.minimum(height_l, height_r).repeat(size), pieces.height.take(pos))
     counts = np.abs(distance) > 0.5 * low
-    if len(cand) and _off_page(f, key, reach * h):
-        counts &= f.page.take(order).take(pos) == f.page.take(left).repeat(size)
-    return _Near(size, cand, f.x0.take(order).take(pos), f.x1.take(order).take(pos), distance,
+    if len(cand) and float(h.max()) * reach >= pieces.page_reach:
+        counts &= pieces.page.take(pos) == f.page.take(left).repeat(size)
+    return _Near(size, cand, pieces.x0.take(pos), pieces.x1.take(pos), distance,
                  f.x1.take(left).repeat(size), f.x0.take(right).repeat(size), counts)
 
 
 def _window(sorted_keys: np.ndarray, lo: np.ndarray, hi: np.ndarray
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """`geometry.window_pairs` (query, position) and each query's number of pairs."""
-    start = sorted_keys.searchsorted(lo, side="left")
-    size = np.maximum(sorted_keys.searchsorted(hi, side="right") - start, 0)
+    start, size = _window_sizes(sorted_keys, lo, hi)
     shift = start - (size.cumsum() - size)
     return (np.arange(len(lo)).repeat(size), np.arange(int(size.sum())) + shift.repeat(size),
             size)
+
+
+def _window_sizes(sorted_keys: np.ndarray, lo: np.ndarray, hi: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Where each window [lo, hi] starts in `sorted_keys`, and how many keys it holds."""
+    start = sorted_keys.searchsorted(lo, side="left")
+    return start, np.maximum(sorted_keys.searchsorted(hi, side="right") - start, 0)
 
 
 def is_gutter(f: Groups, left: np.ndarray, right: np.ndarray, page_width: np.ndarray,
@@ -237,18 +262,34 @@ def is_gutter(f: Groups, left: np.ndarray, right: np.ndarray, page_width: np.nda
     key = _baseline_key(f)
     pieces = upright.nonzero()[0]
     by_key = pieces.take(key.take(pieces).argsort(kind="stable"))  # upright, by baseline
-    near = _neighbours(f, left, right, key, by_key, STRIP_REACH)
+    near = _neighbours(f, left, right, key, _pieces(f, key, by_key), STRIP_REACH)
     opened = _white_strip(f, left, right, near)
     if not opened.any():
         return opened
     test = opened.nonzero()[0]
     lone_left, lone_right = _lone_sides(f, left, right, near)
     wide = (f.x1 - f.x0) >= COLUMN_WIDTH * f.height
-    column = _column_beside(f, left.take(test), right.take(test), page_width.take(test), key,
-                            by_key.compress(wide.take(by_key)), lone_left.take(test),
-                            lone_right.take(test))
-    opened[test] = column
+    wide_pieces = _pieces(f, key, by_key.compress(wide.take(by_key)))
+    for part in _batches(f, left.take(test), right.take(test), key, wide_pieces):
+        part = test.take(part)
+        opened[part] = _column_beside(f, left.take(part), right.take(part),
+                                      page_width.take(part), key, wide_pieces,
+                                      lone_left.take(part), lone_right.take(part))
     return opened
+
+
+def _batches(f: Groups, left: np.ndarray, right: np.ndarray, key: np.ndarray,
+             pieces: _Pieces) -> list[np.ndarray]:
+    """The candidates (indices) in runs whose column windows (`_column_beside`) hold about
+    COLUMN_PAIRS pairs in all."""
+    h = np.maximum(f.height.take(left), f.height.take(right))
+    centre = key.take(left)
+    _, size = _window_sizes(pieces.key, centre - WIDTH_REACH * h, centre + WIDTH_REACH * h)
+    end = size.cumsum()
+    if not len(end) or end[-1] <= COLUMN_PAIRS:
+        return [np.arange(len(left))]
+    cuts = end.searchsorted(np.arange(COLUMN_PAIRS, int(end[-1]), COLUMN_PAIRS), side="right")
+    return [part for part in np.split(np.arange(len(left)), cuts) if len(part)]
 
 
 def _white_strip(f: Groups, left: np.ndarray, right: np.ndarray, near: _Near) -> np.ndarray:
@@ -311,14 +352,13 @@ def _lone_sides(f: Groups, left: np.ndarray, right: np.ndarray, near: _Near
 
 
 def _column_beside(f: Groups, left: np.ndarray, right: np.ndarray, page_width: np.ndarray,
-                   key: np.ndarray, wide_pieces: np.ndarray, lone_left: np.ndarray,
+                   key: np.ndarray, wide_pieces: _Pieces, lone_left: np.ndarray,
                    lone_right: np.ndarray) -> np.ndarray:
     """A column on one side: COLUMN_LINES pieces at least COLUMN_WIDTH wide within
     WIDTH_REACH heights ending together inside the space or just before it (a justified
     column on the left), or starting together inside it or just after it (any column on
     the right); and on the other side a wide piece too, or a lone one, or (right of a
-    justified column) anything starting a gutter's width past the column's edge.
-    `wide_pieces` come sorted by their `key` (`_baseline_key`)."""
+    justified column) anything starting a gutter's width past the column's edge."""
     m = len(left)
     a, b = f.x1.take(left), f.x0.take(right)
     h = np.maximum(f.height.take(left), f.height.take(right))
