@@ -237,43 +237,54 @@ class _Near:
     counts: np.ndarray
 
 
+@dataclass(frozen=True, slots=True)
+class _Windows:
+    """Each candidate's window among `_Pieces` (`_windows`): where it `start`s in key
+    order and how many pieces it holds (`size`); and whether any window may reach
+    another page (`off_page`: only a huge font size does)."""
+
+    start: np.ndarray
+    size: np.ndarray
+    off_page: bool
+
+    def part(self, which: np.ndarray) -> _Windows:
+        """The windows of the candidates `which`."""
+        return _Windows(self.start.take(which), self.size.take(which), self.off_page)
+
+
+def _windows(f: _Spans, left: np.ndarray, right: np.ndarray, key: np.ndarray,
+             pieces: _Pieces, reach: float) -> _Windows:
+    """The `pieces` within `reach` heights above or below each candidate pair's baseline
+    (its `key`)."""
+    h = np.maximum(f.height.take(left), f.height.take(right))
+    centre = key.take(left)
+    start = pieces.key.searchsorted(centre - reach * h, side="left")
+    size = np.maximum(pieces.key.searchsorted(centre + reach * h, side="right") - start, 0)
+    return _Windows(start, size, bool(len(h)) and float(h.max()) * reach >= pieces.page_reach)
+
+
 def _neighbours(f: _Spans, left: np.ndarray, right: np.ndarray, key: np.ndarray,
-                pieces: _Pieces, reach: float) -> _Near:
-    """Every one of `pieces` within `reach` heights above or below each candidate pair's
-    baseline (its `key`); those on its page and off its own row count.
+                pieces: _Pieces, windows: _Windows) -> _Near:
+    """Every one of `pieces` in each candidate pair's window (`_windows`); those on its
+    page and off its own row count.
 
     Why `take` and `repeat` rather than fancy indexing: these pairs are the bulk of the
     gutter test, and NumPy gathers by `take` in about half the time; the pieces' values
     are gathered by their positions in key order, which lie together."""
     height_l, height_r = f.height.take(left), f.height.take(right)
-    h = np.maximum(height_l, height_r)
     centre = key.take(left)
-    cand, pos, size = _window(pieces.key, centre - reach * h, centre + reach * h)
+    size = windows.size
+    cand = np.arange(len(left)).repeat(size)
+    pos = np.arange(int(size.sum())) + (windows.start - (size.cumsum() - size)).repeat(size)
     distance = pieces.key.take(pos) - centre.repeat(size)
     # the pair's own row: pieces within half a height of its baseline, in the smaller
     # size (a small-print column's next line beside a large title is not on its row)
     low = np.minimum(np.minimum(height_l, height_r).repeat(size), pieces.height.take(pos))
     counts = np.abs(distance) > 0.5 * low
-    if len(cand) and float(h.max()) * reach >= pieces.page_reach:
+    if windows.off_page:
         counts &= pieces.page.take(pos) == f.page.take(left).repeat(size)
     return _Near(size, cand, pieces.x0.take(pos), pieces.x1.take(pos), distance,
                  f.x1.take(left).repeat(size), f.x0.take(right).repeat(size), counts)
-
-
-def _window(sorted_keys: np.ndarray, lo: np.ndarray, hi: np.ndarray
-            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """`geometry.window_pairs` (query, position) and each query's number of pairs."""
-    start, size = _window_sizes(sorted_keys, lo, hi)
-    shift = start - (size.cumsum() - size)
-    return (np.arange(len(lo)).repeat(size), np.arange(int(size.sum())) + shift.repeat(size),
-            size)
-
-
-def _window_sizes(sorted_keys: np.ndarray, lo: np.ndarray, hi: np.ndarray
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """Where each window [lo, hi] starts in `sorted_keys`, and how many keys it holds."""
-    start = sorted_keys.searchsorted(lo, side="left")
-    return start, np.maximum(sorted_keys.searchsorted(hi, side="right") - start, 0)
 
 
 def is_gutter(f: _Spans, left: np.ndarray, right: np.ndarray, page_width: np.ndarray,
@@ -288,7 +299,9 @@ def is_gutter(f: _Spans, left: np.ndarray, right: np.ndarray, page_width: np.nda
     key = _baseline_key(f)
     pieces = upright.nonzero()[0]
     by_key = pieces.take(key.take(pieces).argsort(kind="stable"))  # upright, by baseline
-    near = _neighbours(f, left, right, key, _pieces(f, key, by_key), STRIP_REACH)
+    strip = _pieces(f, key, by_key)
+    near = _neighbours(f, left, right, key, strip,
+                       _windows(f, left, right, key, strip, STRIP_REACH))
     opened = _white_strip(f, left, right, near)
     if not opened.any():
         return opened
@@ -296,26 +309,24 @@ def is_gutter(f: _Spans, left: np.ndarray, right: np.ndarray, page_width: np.nda
     lone_left, lone_right = _lone_sides(f, left, right, near)
     wide = (f.x1 - f.x0) >= COLUMN_WIDTH * f.height
     wide_pieces = _pieces(f, key, by_key.compress(wide.take(by_key)))
-    for part in _batches(f, left.take(test), right.take(test), key, wide_pieces):
-        part = test.take(part)
-        opened[part] = _column_beside(f, left.take(part), right.take(part),
-                                      page_width.take(part), key, wide_pieces,
-                                      lone_left.take(part), lone_right.take(part))
+    windows = _windows(f, left.take(test), right.take(test), key, wide_pieces, WIDTH_REACH)
+    for part in _batches(windows.size):
+        which = test.take(part)
+        opened[which] = _column_beside(f, left.take(which), right.take(which),
+                                       page_width.take(which), key, wide_pieces,
+                                       windows.part(part), lone_left.take(which),
+                                       lone_right.take(which))
     return opened
 
 
-def _batches(f: _Spans, left: np.ndarray, right: np.ndarray, key: np.ndarray,
-             pieces: _Pieces) -> list[np.ndarray]:
-    """The candidates (indices) in runs whose column windows (`_column_beside`) hold about
+def _batches(size: np.ndarray) -> list[np.ndarray]:
+    """The candidates (indices) in runs whose windows of `size` pieces hold about
     COLUMN_PAIRS pairs in all."""
-    h = np.maximum(f.height.take(left), f.height.take(right))
-    centre = key.take(left)
-    _, size = _window_sizes(pieces.key, centre - WIDTH_REACH * h, centre + WIDTH_REACH * h)
     end = size.cumsum()
     if not len(end) or end[-1] <= COLUMN_PAIRS:
-        return [np.arange(len(left))]
+        return [np.arange(len(size))]
     cuts = end.searchsorted(np.arange(COLUMN_PAIRS, int(end[-1]), COLUMN_PAIRS), side="right")
-    return [part for part in np.split(np.arange(len(left)), cuts) if len(part)]
+    return [part for part in np.split(np.arange(len(size)), cuts) if len(part)]
 
 
 def _white_strip(f: _Spans, left: np.ndarray, right: np.ndarray, near: _Near) -> np.ndarray:
@@ -378,13 +389,14 @@ def _lone_sides(f: _Spans, left: np.ndarray, right: np.ndarray, near: _Near
 
 
 def _column_beside(f: _Spans, left: np.ndarray, right: np.ndarray, page_width: np.ndarray,
-                   key: np.ndarray, wide_pieces: _Pieces, lone_left: np.ndarray,
-                   lone_right: np.ndarray) -> np.ndarray:
+                   key: np.ndarray, wide_pieces: _Pieces, windows: _Windows,
+                   lone_left: np.ndarray, lone_right: np.ndarray) -> np.ndarray:
     """A column on one side: COLUMN_LINES pieces at least COLUMN_WIDTH wide within
     WIDTH_REACH heights ending together inside the space or just before it (a justified
     column on the left), or starting together inside it or just after it (any column on
     the right); and on the other side a wide piece too, or a lone one, or (right of a
-    justified column) anything starting a gutter's width past the column's edge."""
+    justified column) anything starting a gutter's width past the column's edge. The
+    wide pieces are sought in `windows` (`_windows`, WIDTH_REACH)."""
     m = len(left)
     a, b = f.x1.take(left), f.x0.take(right)
     h = np.maximum(f.height.take(left), f.height.take(right))
@@ -392,7 +404,7 @@ def _column_beside(f: _Spans, left: np.ndarray, right: np.ndarray, page_width: n
     wide_l = np.minimum(COLUMN_WIDTH * f.height.take(left), 0.25 * page_width)
     wide_r = np.minimum(COLUMN_WIDTH * f.height.take(right), 0.25 * page_width)
     edge = COLUMN_EDGE * h
-    near = _neighbours(f, left, right, key, wide_pieces, WIDTH_REACH)
+    near = _neighbours(f, left, right, key, wide_pieces, windows)
     cand, x0, x1, size = near.cand, near.x0, near.x1, near.size
     width = x1 - x0
     ends = (near.counts & (width >= wide_l.repeat(size)) & (x1 <= near.b)
