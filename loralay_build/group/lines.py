@@ -342,13 +342,15 @@ def _white_strip(f: _Spans, left: np.ndarray, right: np.ndarray, near: _Near) ->
     below = near.counts & (near.distance > 0)
     group = near.cand + np.where(below, m, 0)
     has = np.bincount(group.compress(above | below), minlength=2 * m) > 0
-    # only the pieces crossing the space can cover it
-    pick = ((above | below) & (near.x1 > near.a) & (near.x0 < near.b)).nonzero()[0]
+    # only the pieces crossing the space can cover it; those above first, so that the
+    # groups come in order
+    crossing = (near.x1 > near.a) & (near.x0 < near.b)
+    pick = np.concatenate(((above & crossing).nonzero()[0], (below & crossing).nonzero()[0]))
     g, a, b = group.take(pick), near.a.take(pick), near.b.take(pick)
     shift = float(min(f.x0.min(), 0.0)) - 1.0
     lo = np.maximum(near.x0.take(pick), a) - shift
     hi = np.minimum(near.x1.take(pick), b) - shift
-    order = np.lexsort((lo, g))
+    order = _by_group(g, lo)
     g, lo, hi, a, b = g.take(order), lo.take(order), hi.take(order), a.take(order), b.take(order)
     c = g % m  # the candidate
     split = int(np.count_nonzero(g < m))
@@ -363,6 +365,17 @@ def _white_strip(f: _Spans, left: np.ndarray, right: np.ndarray, near: _Near) ->
     covered = np.bincount(g, minlength=2 * m) > 0
     opened = has & (~covered | inner | tail)
     return opened[:m] | opened[m:]
+
+
+def _by_group(group: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """Positions by `group` (that come in order), then by `value`: np.lexsort's order but
+    for ties, which come in any order. Why not lexsort: it sorts the values, then the
+    groups from scratch; here the values' ranks join the groups in one number, and a
+    stable sort finds that number's runs (a group's few pieces) and orders them."""
+    n = len(value)
+    rank = np.empty(n, dtype=np.int64)
+    rank[value.argsort()] = np.arange(n)
+    return (group * n + rank).argsort(kind="stable")
 
 
 def _reach(c: np.ndarray, hi: np.ndarray) -> np.ndarray:
