@@ -380,8 +380,8 @@ def _by_group(group: np.ndarray, value: np.ndarray) -> np.ndarray:
 
 def _reach(c: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """The right end so far of each candidate `c`'s covering pieces (sorted by candidate,
-    then by left end; one side's, whose largest `hi` sets the offset between
-    candidates)."""
+    then by left end). One side's at a time, as when each side had its own pass: the
+    side's largest `hi` sets the offset between candidates, and so how the values round."""
     if not len(c):
         return hi
     big = float(hi.max()) + 1.0
@@ -457,8 +457,8 @@ def _aligned(m: int, cand: np.ndarray, edge: np.ndarray, own: np.ndarray
     low = int(cell.min())
     cell -= low
     stride = int(cell.max()) + 2
-    # the keys come nearly sorted (by candidate, their own edges last): NumPy's stable
-    # sort (timsort) runs ~4x faster on them than its quicksort
+    # the keys come nearly sorted (in a few runs by candidate): NumPy's stable sort
+    # (timsort) runs ~4x faster on them than its quicksort
     key = np.sort(cand * stride + cell, kind="stable")
     starts = np.concatenate(([True], key[1:] != key[:-1])).nonzero()[0]
     count = run_sizes(starts, len(key))
