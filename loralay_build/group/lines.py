@@ -427,11 +427,13 @@ def _column_beside(f: _Spans, left: np.ndarray, right: np.ndarray, page_width: n
     cand_ends, cand_starts = cand.take(ends), cand.take(starts)
     left_own = (a - f.x0.take(left)) >= wide_l
     right_own = (f.x1.take(right) - b) >= wide_r
-    # both sides in one pass (fewer NumPy calls): the right side's candidates from m on
-    both_n, both_edge = _aligned(2 * m, np.concatenate((cand_ends, cand_starts + m)),
-                                 np.concatenate((x1.take(ends), x0.take(starts))),
-                                 np.concatenate((np.where(left_own, a, np.nan),
-                                                 np.where(right_own, b, np.nan))))
+    own_l, own_r = left_own.nonzero()[0], right_own.nonzero()[0]
+    # the edges of both sides in one pass (fewer NumPy calls), each candidate's own among
+    # them: the left side's ends, then the right side's starts as candidates m on
+    both_n, both_edge = _aligned(2 * m,
+                                 np.concatenate((cand_ends, own_l, cand_starts + m, own_r + m)),
+                                 np.concatenate((x1.take(ends), a.take(own_l),
+                                                 x0.take(starts), b.take(own_r))))
     left_n, right_n, left_edge = both_n[:m], both_n[m:], both_edge[:m]
     left_any = left_own | (np.bincount(cand_ends, minlength=m) > 0) | lone_left
     right_any = (right_own | (np.bincount(cand_starts, minlength=m) > 0) | lone_right
@@ -440,15 +442,11 @@ def _column_beside(f: _Spans, left: np.ndarray, right: np.ndarray, page_width: n
             | ((right_n >= COLUMN_LINES) & left_any))
 
 
-def _aligned(m: int, cand: np.ndarray, edge: np.ndarray, own: np.ndarray
-             ) -> tuple[np.ndarray, np.ndarray]:
-    """Per candidate, the most pieces sharing one edge (within ALIGN points) among its
-    pieces' `edge`s and its own (nan: none), and where that edge lies (nan: none; the
-    farthest right on a tie): a column's justified right edge, or its left edge; a
-    table's wide rows share none with the text beside them."""
-    has = ~np.isnan(own)
-    cand = np.concatenate((cand, has.nonzero()[0]))
-    edge = np.concatenate((edge, own.compress(has)))
+def _aligned(m: int, cand: np.ndarray, edge: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per candidate (0..m-1), the most of its `edge`s sharing one position (within ALIGN
+    points), and where that edge lies (nan: none; the farthest right on a tie): a
+    column's justified right edge, or its left edge; a table's wide rows share none with
+    the text beside them."""
     best = np.zeros(m, dtype=np.int64)
     where = np.full(m, np.nan)
     if not len(cand):
