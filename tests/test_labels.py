@@ -203,6 +203,23 @@ def test_docbank_labels_meet_the_floor():
     assert ev.recall_of(pairs, "bibliography") >= ev.GOAL_BIBLIOGRAPHY_RECALL
 
 
+@pytest.mark.needs_shared
+def test_running_heads_and_footers_are_artifacts_of_the_tagged_pdfs():
+    """The precision goal (>= 0.95 each) against tags made by others: every block labelled
+    header or footer on the three tagged PDFs (Spanish, Korean, Portuguese) is
+    text the PDF keeps out of its structure tree, or a lone page number."""
+    ev = evaluation()
+    pdfs = [shared_path("corpus", "pdf", f"{n}.pdf") for n in ev.TAGGED]
+    got = ev.running_heads_against_tags(pdfs)
+    for name in ("header", "footer"):
+        n = sum(k for _, k, _, _ in got[name])
+        right = sum(r for _, _, r, _ in got[name])
+        assert n >= 30, (name, got[name])
+        assert right / n >= ev.GOAL_RUNNING_PRECISION, (name, got[name])
+    # and each document's running heads are found, not just avoided
+    assert all(k >= 10 for _, k, _, _ in got["header"]), got["header"]
+
+
 @cache
 def _labelled_document(pdf: Path) -> tuple[Document, list[int]]:
     """As a build groups and labels it (`group_and_label`)."""
