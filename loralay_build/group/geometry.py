@@ -95,18 +95,20 @@ def summarise(boxes: np.ndarray, pages: np.ndarray, starts: np.ndarray) -> Group
 def merge_groups(g: Groups, order: np.ndarray, starts: np.ndarray) -> Groups:
     """Groups of groups: `g` taken in `order`, consecutive runs from `starts` joined.
 
-    Heights and mids are count-weighted means, so a line's height is its words' mean."""
-    count = np.add.reduceat(g.count[order], starts)
-    weight = g.count[order]
+    Heights and mids are count-weighted means, so a line's height is its words' mean.
+    Gathered by `take`: NumPy gathers by it in about half the time of a fancy index, and
+    the lines' gutter test merges every row's pieces through here."""
+    weight = g.count.take(order)
+    count = np.add.reduceat(weight, starts)
     return Groups(
-        page=g.page[order][starts],
-        x0=np.minimum.reduceat(g.x0[order], starts),
-        y0=np.minimum.reduceat(g.y0[order], starts),
-        x1=np.maximum.reduceat(g.x1[order], starts),
-        y1=np.maximum.reduceat(g.y1[order], starts),
-        height=np.add.reduceat(g.height[order] * weight, starts) / count,
-        mid=np.add.reduceat(g.mid[order] * weight, starts) / count,
-        first=np.minimum.reduceat(g.first[order], starts),
+        page=g.page.take(order.take(starts)),
+        x0=np.minimum.reduceat(g.x0.take(order), starts),
+        y0=np.minimum.reduceat(g.y0.take(order), starts),
+        x1=np.maximum.reduceat(g.x1.take(order), starts),
+        y1=np.maximum.reduceat(g.y1.take(order), starts),
+        height=np.add.reduceat(g.height.take(order) * weight, starts) / count,
+        mid=np.add.reduceat(g.mid.take(order) * weight, starts) / count,
+        first=np.minimum.reduceat(g.first.take(order), starts),
         count=count,
     )
 

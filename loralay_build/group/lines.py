@@ -23,6 +23,7 @@ import numpy as np
 from .geometry import (
     SIZE_RATIO,
     Groups,
+    merge_groups,
     page_key,
     run_sizes,
     run_starts,
@@ -155,41 +156,14 @@ def row_space(row: np.ndarray, gaps: np.ndarray, valid: np.ndarray) -> np.ndarra
     return out
 
 
-@dataclass(frozen=True, slots=True)
-class _Spans:
-    """Pieces (runs of fragments joined as word spaces) as the gutter test reads them:
-    each one's `page`, `x0`, `x1`, `height` and `mid` (as `Groups` has them), and the
-    lowest `bottom` of all."""
-
-    page: np.ndarray
-    x0: np.ndarray
-    x1: np.ndarray
-    height: np.ndarray
-    mid: np.ndarray
-    bottom: float
-
-
-def _spans(f: Groups, order: np.ndarray, starts: np.ndarray) -> _Spans:
-    """`f` taken in `order`, consecutive runs from `starts` joined: `geometry.merge_groups`
-    (the same values), with `take` and only what the gutter test reads."""
-    weight = f.count.take(order)
-    count = np.add.reduceat(weight, starts)
-    return _Spans(f.page.take(order.take(starts)),
-                  np.minimum.reduceat(f.x0.take(order), starts),
-                  np.maximum.reduceat(f.x1.take(order), starts),
-                  np.add.reduceat(f.height.take(order) * weight, starts) / count,
-                  np.add.reduceat(f.mid.take(order) * weight, starts) / count,
-                  float(f.y1.max()))
-
-
-def _baseline_key(f: _Spans) -> np.ndarray:
+def _baseline_key(f: Groups) -> np.ndarray:
     """Each piece's (page, baseline) as one sortable number (`_neighbours`' key)."""
     return page_key(f.page, f.mid, _page_span(f))
 
 
-def _page_span(f: _Spans) -> float:
+def _page_span(f: Groups) -> float:
     """How far apart `_baseline_key` sets the pages: twice the lowest bottom and more."""
-    return max(f.bottom, 1.0) * 2 + 10.0
+    return max(float(f.y1.max()), 1.0) * 2 + 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,7 +181,7 @@ class _Pieces:
     page_reach: float
 
 
-def _pieces(f: _Spans, key: np.ndarray, by_key: np.ndarray) -> _Pieces:
+def _pieces(f: Groups, key: np.ndarray, by_key: np.ndarray) -> _Pieces:
     """The pieces `by_key` (sorted by `key`) as `_Pieces`. The pages lie `_page_span`
     apart in the key and a page's centres within their spread: a window reaching less
     far than the difference (less a margin far above the keys' rounding) holds only
@@ -252,7 +226,7 @@ class _Windows:
         return _Windows(self.start.take(which), self.size.take(which), self.off_page)
 
 
-def _windows(f: _Spans, left: np.ndarray, right: np.ndarray, key: np.ndarray,
+def _windows(f: Groups, left: np.ndarray, right: np.ndarray, key: np.ndarray,
              pieces: _Pieces, reach: float) -> _Windows:
     """The `pieces` within `reach` heights above or below each candidate pair's baseline
     (its `key`)."""
@@ -263,7 +237,7 @@ def _windows(f: _Spans, left: np.ndarray, right: np.ndarray, key: np.ndarray,
     return _Windows(start, size, bool(len(h)) and float(h.max()) * reach >= pieces.page_reach)
 
 
-def _neighbours(f: _Spans, left: np.ndarray, right: np.ndarray, key: np.ndarray,
+def _neighbours(f: Groups, left: np.ndarray, right: np.ndarray, key: np.ndarray,
                 pieces: _Pieces, windows: _Windows) -> _Near:
     """Every one of `pieces` in each candidate pair's window (`_windows`); those on its
     page and off its own row count.
@@ -287,7 +261,7 @@ def _neighbours(f: _Spans, left: np.ndarray, right: np.ndarray, key: np.ndarray,
                  f.x1.take(left).repeat(size), f.x0.take(right).repeat(size), counts)
 
 
-def is_gutter(f: _Spans, left: np.ndarray, right: np.ndarray, page_width: np.ndarray,
+def is_gutter(f: Groups, left: np.ndarray, right: np.ndarray, page_width: np.ndarray,
               upright: np.ndarray) -> np.ndarray:
     """True where the space between pieces `left` and `right` (one baseline) is a column
     gutter: it opens a white strip (`_white_strip`) and a column stands beside it
@@ -329,7 +303,7 @@ def _batches(size: np.ndarray) -> list[np.ndarray]:
     return [part for part in np.split(np.arange(len(size)), cuts) if len(part)]
 
 
-def _white_strip(f: _Spans, left: np.ndarray, right: np.ndarray, near: _Near) -> np.ndarray:
+def _white_strip(f: Groups, left: np.ndarray, right: np.ndarray, near: _Near) -> np.ndarray:
     """Somewhere across the space, the text within STRIP_REACH heights above, or below,
     leaves a strip at least HOLE heights wide uncovered, that side holding text at all.
     The whole span is searched (the union of the covering pieces), not a few points: a
@@ -388,7 +362,7 @@ def _reach(c: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return np.maximum.accumulate(c * big + hi) - c * big
 
 
-def _lone_sides(f: _Spans, left: np.ndarray, right: np.ndarray, near: _Near
+def _lone_sides(f: Groups, left: np.ndarray, right: np.ndarray, near: _Near
                 ) -> tuple[np.ndarray, np.ndarray]:
     """Whether nothing else near the space (within STRIP_REACH) ends before it (left) or
     starts after it (right): the piece there is alone, a page number or a margin note."""
@@ -401,7 +375,7 @@ def _lone_sides(f: _Spans, left: np.ndarray, right: np.ndarray, near: _Near
             np.bincount(near.cand.compress(starts), minlength=m) == 0)
 
 
-def _column_beside(f: _Spans, left: np.ndarray, right: np.ndarray, page_width: np.ndarray,
+def _column_beside(f: Groups, left: np.ndarray, right: np.ndarray, page_width: np.ndarray,
                    key: np.ndarray, wide_pieces: _Pieces, windows: _Windows,
                    lone_left: np.ndarray, lone_right: np.ndarray) -> np.ndarray:
     """A column on one side: COLUMN_LINES pieces at least COLUMN_WIDTH wide within
@@ -510,7 +484,7 @@ def join_fragments(f: Groups, spaces: np.ndarray, page_width: np.ndarray,
     # number in the margin) parts them
     wide = same_base & ~near & ((hmax <= SIZE_RATIO * hmin) | (gap <= FAR * hmax))
     piece_starts = np.concatenate(([True], ~near)).nonzero()[0]
-    pieces = _spans(f, order, piece_starts)
+    pieces = merge_groups(f, order, piece_starts)
     piece_wide = wide[piece_starts[1:] - 1]
     join = near.copy()
     # narrower than any gutter: a wide word space, joined untested
