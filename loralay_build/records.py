@@ -7,6 +7,7 @@ one object per word on documents of tens of thousands of words.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass, field, fields, replace
 from itertools import compress
 from typing import TYPE_CHECKING, Any
@@ -219,6 +220,13 @@ class Document:
     def page_size(self, number: int) -> tuple[float, float]:
         p = self.pages[number - 1]
         return p.width, p.height
+
+    def page_starts(self) -> list[int]:
+        """Index of each page's first word, pages 1 to len(pages), and one more entry past
+        the last page's words (`word_pages` sorted, as extraction gives them): a page's
+        words are starts[p - 1]:starts[p]; an empty page starts where the next does."""
+        wp = self.word_pages
+        return [bisect_left(wp, p) for p in range(1, len(self.pages) + 2)]
 
     def to_json(self, word_columns: bool = True) -> dict[str, Any]:
         """Column-wise, boxes flattened: the shape the run state stores (issue: the codec

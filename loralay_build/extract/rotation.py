@@ -37,7 +37,6 @@ import re
 import shutil
 import subprocess
 import tempfile
-from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -146,12 +145,6 @@ def displayed_from_poppler(info: dict[int, tuple[Size, int]], pages: int) -> lis
     return out
 
 
-def page_starts(doc: Document) -> list[int]:
-    """Index of each page's first word, and the word count at the end (word_pages is sorted)."""
-    wp = doc.word_pages
-    return [bisect_left(wp, p) for p in range(1, len(doc.pages) + 2)]
-
-
 def _steps(boxes: np.ndarray, vertical: bool) -> tuple[np.ndarray, np.ndarray]:
     """Per step between consecutive words, both shaped like text of that axis (wider than
     tall, or taller than wide for `vertical`) and on one level (sharing half the smaller
@@ -250,7 +243,7 @@ def to_turn(doc: Document, parser: BBoxLayoutParser, path: Path, timeout_s: floa
     page is read (pdfinfo), so an upside-down page with too few words to show it is found
     too. A rotated page whose text reads left to right as shown stays as Poppler read it."""
     display = list(parser.display)
-    starts = page_starts(doc)
+    starts = doc.page_starts()
     suspects = bool(parser.swapped or parser.unmatched or suspect_pages(doc, starts))
     if not suspects and display:
         return {}, display
@@ -294,7 +287,7 @@ def settle_rotation(doc: Document, parser: BBoxLayoutParser, path: Path, timeout
         again = reread(copy, display) if copy is not None else None
     if not isinstance(again, Document) or len(again.pages) != len(doc.pages):
         return doc
-    starts = page_starts(again)
+    starts = again.page_starts()
     again.read_boxes = again.boxes.copy()  # the frame the group step lays the pages out in
     for number, rotation in plan.items():
         s, e = starts[number - 1], starts[number]

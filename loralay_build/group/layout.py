@@ -4,7 +4,6 @@ every block is contiguous) out."""
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from functools import cache
@@ -280,7 +279,7 @@ def _fragments(doc: Document) -> tuple[np.ndarray, np.ndarray]:
     n = len(doc.words)
     line_ids = np.fromiter(doc.line_ids, np.int64, n)
     starts = run_starts(line_ids)
-    pages = _run_pages(doc.word_pages, starts)
+    pages = _run_pages(doc, starts)
     if pages is not None:
         return starts, pages
     page_arr = np.asarray(doc.word_pages, dtype=np.int64)
@@ -288,33 +287,25 @@ def _fragments(doc: Document) -> tuple[np.ndarray, np.ndarray]:
     return starts, page_arr[starts]
 
 
-def _run_pages(pages: list[int], starts: np.ndarray) -> np.ndarray | None:
+def _run_pages(doc: Document, starts: np.ndarray) -> np.ndarray | None:
     """The page of each run of words (from `starts`), or None when a run's first and last
     words are on two pages. Extraction gives the words page by page: then the pages'
-    own runs are found in C (a sorted copy compared, a binary search per page: ~2 ns a
-    word, against ~16 for looking up both ends of every run) and no page starts inside a
-    run."""
+    own runs (`Document.page_starts`: a sorted copy compared, a binary search per page,
+    ~2 ns a word, against ~16 for looking up both ends of every run) show that no page
+    starts inside a run."""
+    pages = doc.word_pages
     if sorted(pages) == pages:
-        page_start, page = _page_runs(pages)
-        run = starts.searchsorted(page_start)
-        if (starts[np.minimum(run, len(starts) - 1)] != page_start).any():
-            return None
-        return page.repeat(run_sizes(run, len(starts)))
+        bounds = np.asarray(doc.page_starts(), dtype=np.int64)
+        if bounds[0] == 0 and bounds[-1] == len(pages):  # every word on one of its pages
+            filled = (bounds[:-1] < bounds[1:]).nonzero()[0]
+            run = starts.searchsorted(bounds[filled])
+            if (starts[np.minimum(run, len(starts) - 1)] != bounds[filled]).any():
+                return None
+            return (filled + 1).repeat(run_sizes(run, len(starts)))
     first = np.fromiter(map(pages.__getitem__, starts.tolist()), np.int64, len(starts))
     ends = np.append(starts[1:], len(pages)) - 1
     last = np.fromiter(map(pages.__getitem__, ends.tolist()), np.int64, len(starts))
     return first if (first == last).all() else None
-
-
-def _page_runs(pages: list[int]) -> tuple[np.ndarray, np.ndarray]:
-    """Where each page's words start in `pages` (sorted), and the page."""
-    start, page = [], []
-    i = 0
-    while i < len(pages):
-        start.append(i)
-        page.append(pages[i])
-        i = bisect_right(pages, pages[i], i)
-    return np.array(start, dtype=np.int64), np.array(page, dtype=np.int64)
 
 
 def _widest_space(frags: Groups, order: np.ndarray, line_starts: np.ndarray,
