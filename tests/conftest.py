@@ -16,9 +16,12 @@ import inspect
 import json
 import os
 import shutil
+import signal
 import socket
+import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +92,40 @@ def loralay(*args: str, check: bool = False, env: dict | None = None,
         raise AssertionError(f"loralay {' '.join(args)} failed ({proc.returncode}):\n"
                              f"{proc.stderr[-3000:]}")
     return proc
+
+
+def local_refresh_exited_at(out: Path, manifest: Path, function: str, *extra: str) -> int:
+    """`build --source local --refresh` (`build_local`'s), its process ended (`os._exit(9)`,
+    as a kill) when the finish calls `function` (`module:name`, e.g.
+    `loralay_build.pdf.finish:commit_base`); its exit code."""
+    module, name = function.split(":")
+    code = (f"import os, sys, importlib; f = importlib.import_module({module!r}); "
+            f"setattr(f, {name!r}, lambda *a, **k: os._exit(9)); "
+            "from loralay_build.cli import main; sys.argv[0] = 'loralay'; main()")
+    return subprocess.run([sys.executable, "-c", code, "build", "--source", "local",
+                           "--manifest", str(manifest), "--out", str(out), "--workers", "2",
+                           *extra, "--refresh"], cwd=REPO,
+                          capture_output=True, text=True).returncode
+
+
+def local_refresh_killed_when(out: Path, manifest: Path, pattern: str, *extra: str) -> int:
+    """`build --source local --refresh`, SIGKILLed (its whole process group) as soon as a
+    file matching `pattern` (a glob under `out`, e.g. a `.partial` being written) exists;
+    its exit code."""
+    proc = subprocess.Popen([sys.executable, "-m", "loralay_build.cli", "build", "--source",
+                             "local", "--manifest", str(manifest), "--out", str(out),
+                             "--workers", "2", *extra, "--refresh"], cwd=REPO,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    while proc.poll() is None and not any(out.glob(pattern)):
+        time.sleep(0.001)
+    os.killpg(proc.pid, signal.SIGKILL)
+    return proc.wait()
+
+
+def fetched_ids(out: Path) -> set[str]:
+    """The ids a run's fetch stage recorded (`state/fetch.sqlite`)."""
+    with sqlite3.connect(out / "state" / "fetch.sqlite") as con:
+        return {r[0] for r in con.execute("SELECT doc_id FROM results WHERE stage='fetch'")}
 
 
 def build_local(manifest: Path, out: Path, *extra: str, check: bool = False,

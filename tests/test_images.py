@@ -42,7 +42,17 @@ from loralay_build.images.store import StaleImages
 from loralay_build.write.features import FEATURES
 from loralay_build.write.images import IMAGE_FEATURES
 
-from .conftest import REPO, SAMPLE, build_local, config, copy_run, rows_as_written, shared_path
+from .conftest import (
+    REPO,
+    SAMPLE,
+    build_local,
+    config,
+    copy_run,
+    local_refresh_exited_at,
+    local_refresh_killed_when,
+    rows_as_written,
+    shared_path,
+)
 from .test_refresh import DIFF, V1_KEPT, make_manifests
 
 INK, FLOOR, WHITE, WHITE_SHARE = 128, 200, 250, 0.995
@@ -394,31 +404,6 @@ def _without_recorded_images(out: Path) -> None:
                     (json.dumps(facts),))
 
 
-def _killed_at(out: Path, manifest: Path, conf: Path, function: str) -> int:
-    """The refresh, its process ended (`os._exit`, as a kill) when the finish calls
-    `function` (`module:name`)."""
-    module, name = function.split(":")
-    code = (f"import os, sys, importlib; f = importlib.import_module({module!r}); "
-            f"setattr(f, {name!r}, lambda *a, **k: os._exit(9)); "
-            "from loralay_build.cli import main; sys.argv[0] = 'loralay'; main()")
-    return subprocess.run([sys.executable, "-c", code, "build", "--source", "local",
-                           "--manifest", str(manifest), "--out", str(out), "--workers", "2",
-                           "--config", str(conf), "--refresh"], cwd=REPO,
-                          capture_output=True, text=True).returncode
-
-
-def _killed_writing_images(out: Path, manifest: Path, conf: Path) -> int:
-    """SIGKILL while the finish writes a new page file (a `.partial` exists)."""
-    proc = subprocess.Popen([sys.executable, "-m", "loralay_build.cli", "build", "--source",
-                             "local", "--manifest", str(manifest), "--out", str(out),
-                             "--workers", "2", "--config", str(conf), "--refresh"], cwd=REPO,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
-    while proc.poll() is None and not any(out.glob(".images-tmp-*/*.partial")):
-        time.sleep(0.001)
-    os.killpg(proc.pid, signal.SIGKILL)
-    return proc.wait()
-
-
 @pytest.mark.stress
 @pytest.mark.parametrize("kill,recorded", [
     ("images", True), ("loralay_build.write:write_dataset", True),
@@ -434,9 +419,10 @@ def test_a_refresh_with_images_killed_then_run_again_gives_the_uninterrupted_one
     if not recorded:
         _without_recorded_images(out)
     if kill == "images":
-        assert _killed_writing_images(out, manifests[1], images_on) == -signal.SIGKILL
+        assert local_refresh_killed_when(out, manifests[1], ".images-tmp-*/*.partial",
+                                         "--config", str(images_on)) == -signal.SIGKILL
     elif kill is not None:
-        assert _killed_at(out, manifests[1], images_on, kill) == 9
+        assert local_refresh_exited_at(out, manifests[1], kill, "--config", str(images_on)) == 9
     build_local(manifests[1], out, "--refresh", "--config", str(images_on), check=True)
     want = images_refreshed[0]
     for folder in ("data", "images"):

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from .conftest import REPO
+from .conftest import REPO, fetched_ids
 from .fakeserver import Reply, Request
 from .test_oai_source import (
     OAI,
@@ -225,8 +225,7 @@ def test_a_deleted_record_never_harvested_is_skipped(fake_server, tmp_path):
     cfg = write_config(tmp_path, fake_server.url("/oai"), "oai_dc", ["pt"])
     proc = loralay("build", "--source", "oai", "--config", str(cfg), "--out", str(out))
     assert proc.returncode == 0, proc.stderr[-3000:]
-    with sqlite3.connect(out / "state" / "fetch.sqlite") as con:
-        got = {r[0] for r in con.execute("SELECT doc_id FROM results WHERE stage='fetch'")}
+    got = fetched_ids(out)
     assert got == {ident(r) for r in recs[:6]}
     assert "withdrawn" not in proc.stderr
 

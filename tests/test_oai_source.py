@@ -44,7 +44,7 @@ from loralay_build.sources.oai import (
 )
 from loralay_build.sources.oai_formats import FORMATS, is_abstract
 
-from .conftest import REPO, shared_path
+from .conftest import REPO, fetched_ids, shared_path
 from .fakeserver import Reply, Request
 from .test_hal import corpus_entry, corpus_pdf
 
@@ -690,8 +690,7 @@ def test_no_records_match_on_a_token_ends_the_list(fake_server, tmp_path):
     cfg = write_config(tmp_path, fake_server.url("/oai"), "oai_dc", ["pt"])
     proc = loralay("fetch", "--source", "oai", "--config", str(cfg), "--out", str(out))
     assert proc.returncode == 0, proc.stderr[-2000:]
-    with sqlite3.connect(out / "state" / "fetch.sqlite") as con:
-        got = {r[0] for r in con.execute("SELECT doc_id FROM results WHERE stage='fetch'")}
+    got = fetched_ids(out)
     assert got == set(ids(world)[:3])
 
 
@@ -839,8 +838,7 @@ def test_deleted_records_are_skipped(fake_server, tmp_path):
     out = tmp_path / "deleted"
     proc = loralay("fetch", "--source", "oai", "--config", str(cfg), "--out", str(out))
     assert proc.returncode == 0, proc.stderr[-2000:]
-    with sqlite3.connect(out / "state" / "fetch.sqlite") as con:
-        got = {r[0] for r in con.execute("SELECT doc_id FROM results WHERE stage='fetch'")}
+    got = fetched_ids(out)
     assert got == set(ids(world)) - {"oai:example.org:gone"}
 
 

@@ -15,13 +15,21 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 import yaml
 
-from .conftest import REPO, SAMPLE, build_local, copy_run, rows_as_written, shared_path
+from .conftest import (
+    REPO,
+    SAMPLE,
+    build_local,
+    copy_run,
+    local_refresh_exited_at,
+    local_refresh_killed_when,
+    rows_as_written,
+    shared_path,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -200,31 +208,6 @@ def test_a_plain_rebuild_of_a_refreshed_folder_builds_as_today(refreshed, manife
     assert rows_as_written(out) == rows_as_written(fresh)
 
 
-def _refresh_killed_at(out: Path, manifest: Path, function: str) -> int:
-    """The refresh, its process ended (`os._exit`, as a kill) when the finish calls
-    `function` (`module:name`, e.g. `loralay_build.pdf.finish:commit_base`)."""
-    module, name = function.split(":")
-    code = (f"import os, sys, importlib; f = importlib.import_module({module!r}); "
-            f"setattr(f, {name!r}, lambda *a, **k: os._exit(9)); "
-            "from loralay_build.cli import main; sys.argv[0] = 'loralay'; main()")
-    proc = subprocess.run([sys.executable, "-c", code, "build", "--source", "local",
-                           "--manifest", str(manifest), "--out", str(out), "--workers", "2",
-                           "--refresh"], cwd=REPO, capture_output=True, text=True)
-    return proc.returncode
-
-
-def _refresh_killed_in_parquet_write(out: Path, manifest: Path) -> int:
-    """SIGKILL while the finish writes a new Parquet file (a `.partial` exists)."""
-    proc = subprocess.Popen([sys.executable, "-m", "loralay_build.cli", "build", "--source",
-                             "local", "--manifest", str(manifest), "--out", str(out),
-                             "--workers", "2", "--refresh"], cwd=REPO,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
-    while proc.poll() is None and not any(out.glob(".data-tmp-*/*.partial")):
-        time.sleep(0.001)
-    os.killpg(proc.pid, signal.SIGKILL)
-    return proc.wait()
-
-
 @pytest.mark.stress
 @pytest.mark.parametrize("kill", [f"loralay_build.pdf.finish:{name}" for name in (
     "write_images_config", "record_decisions", "write_diff", "commit_base")] + [
@@ -237,9 +220,10 @@ def test_a_refresh_killed_in_its_finish_then_run_again_gives_the_uninterrupted_o
     refresh's, and a third run has nothing new."""
     out = copy_run(built_v1, tmp_path / "ds")
     if kill == "parquet":
-        assert _refresh_killed_in_parquet_write(out, manifests[1]) == -signal.SIGKILL
+        killed = local_refresh_killed_when(out, manifests[1], ".data-tmp-*/*.partial")
+        assert killed == -signal.SIGKILL
     else:
-        assert _refresh_killed_at(out, manifests[1], kill) == 9
+        assert local_refresh_exited_at(out, manifests[1], kill) == 9
     build_local(manifests[1], out, "--refresh", check=True)
     want = refreshed[0]
     assert rows_as_written(out) == rows_as_written(want)
