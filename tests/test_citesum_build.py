@@ -202,3 +202,36 @@ def test_rouge_s_imports_are_the_worker_s_not_the_shard_s(tmp_path):
     build(capped, out)
     assert json.loads((out / "report.json").read_text())["failed_shards"] == []
     assert rows(out) == rows(fresh)
+
+
+def test_fresh_dry_run_lists_what_fresh_removes_and_harvests_nothing(tmp_path):
+    """Issue 42, 8: `--fresh --dry-run` asked the PDF pipeline what `--fresh` deletes (6
+    entries: the dataset, report, marker's siblings) while CiteSum's `--fresh` removed 2,
+    and said "would harvest" for a pipeline that fetches nothing."""
+    out = tmp_path / "out"
+    cfg = cfg_2020(tmp_path)
+    build(cfg, out)
+    dry = loralay("build", "--source", "citesum", "--config", str(cfg), "--out", str(out),
+                  "--fresh", "--dry-run")
+    assert dry.returncode == 0, dry.stderr[-2000:]
+    said = dry.stdout.splitlines()
+    head = next(i for i, ln in enumerate(said) if ln.startswith("--fresh would delete"))
+    listed = [ln.strip() for ln in said[head + 1:] if ln.startswith("  ")]
+    assert said[head] == f"--fresh would delete {len(listed)} entries:"
+    assert listed == [str(out / "work"), str(out / "state" / "citesum.sqlite")]
+    assert not any("harvest" in ln for ln in said)
+    assert any(ln.startswith("would read 2 citing S2ORC shard(s) and 1 metadata shard(s) "
+                             "(2020 format), fetching nothing") for ln in said), said
+    before = {p for p in out.rglob("*")}
+    fresh = loralay("build", "--source", "citesum", "--config", str(cfg), "--out", str(out),
+                    "--fresh", "--limit", "1")  # refused before anything is removed
+    assert fresh.returncode == 2
+    assert {p for p in out.rglob("*")} == before
+    from loralay_build.citesum.pipeline import CiteSumPipeline  # noqa: PLC0415
+    from loralay_build.layout import RunLayout  # noqa: PLC0415
+    from loralay_build.machinery.interfaces import start_over  # noqa: PLC0415
+
+    start_over(CiteSumPipeline(), RunLayout(out))  # what both executors call for --fresh
+    assert [p for p in listed if Path(p).exists()] == []
+    assert sorted(str(p) for p in out.iterdir()) == sorted(
+        str(p) for p in before if p.parent == out and str(p) not in listed)

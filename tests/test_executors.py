@@ -48,8 +48,12 @@ class StubPipeline:
     def check(self, req: BuildRequest) -> None:
         self.calls.append(("check",))
 
-    def wipe(self, layout: RunLayout) -> None:
-        self.calls.append(("wipe", self._locked(layout)))
+    def fresh_deletions(self, layout: RunLayout) -> list[Path]:
+        self.calls.append(("fresh_deletions", self._locked(layout)))
+        return []
+
+    def would_do(self, req: BuildRequest) -> list[str]:
+        return []
 
     def claim_shards(self, layout: RunLayout, num_shards: int) -> None:
         self.calls.append(("claim_shards", num_shards))
@@ -89,7 +93,7 @@ def test_local_plain_build_claims_then_fetches_one_shard_and_finishes_under_the_
 def test_local_fresh_wipes_first_under_the_lock(tmp_path):
     p = StubPipeline()
     LocalExecutor().run(p, request(tmp_path / "o", fresh=True))
-    assert p.calls == [("wipe", True), ("claim_shards", 1), ("fetch", True),
+    assert p.calls == [("fresh_deletions", True), ("claim_shards", 1), ("fetch", True),
                        ("run_shard", 0, 1), ("finish", None, True)]
 
 

@@ -5,11 +5,12 @@ unit of work is an S2ORC shard file, run in the bounded worker pool), then the f
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..errors import BuildStopped, ConfigError
 from ..layout import RunLayout
 from ..machinery.pool import TaskLimits
 from ..machinery.request import BuildRequest, BuildResult
-from ..owned import remove
 from ..settings import CiteSumSettings
 from ..state import RunState
 from .build import Work, inputs, run_passes, write_outputs
@@ -37,10 +38,19 @@ class CiteSumPipeline:
                               "--limit, --shard/--num-shards, --finish or --refresh")
         inputs(_settings(req))
 
-    def wipe(self, layout: RunLayout) -> None:
-        for entry in (layout.work_dir, layout.state_dir / "citesum.sqlite"):
-            if entry.exists() or entry.is_symlink():
-                remove(entry)
+    def fresh_deletions(self, layout: RunLayout) -> list[Path]:
+        """The passes' files and their state; the dataset, card and report are rewritten
+        by the finish, and nothing else in the folder is CiteSum's to remove."""
+        return [entry for entry in (layout.work_dir, Path(self.state_path(layout)))
+                if entry.exists() or entry.is_symlink()]
+
+    def would_do(self, req: BuildRequest) -> list[str]:
+        s = _settings(req)
+        citing, cited = inputs(s)
+        shards = ", ".join(f"{len(paths)} {kind}" for kind, paths in cited.items())
+        return [f"would read {len(citing)} citing S2ORC shard(s) and {shards} shard(s) "
+                f"({s.s2orc_format} format), fetching nothing, then run the three passes "
+                f"with {req.workers} worker(s)"]
 
     def claim_shards(self, layout: RunLayout, num_shards: int) -> None:
         """One unit of work: the passes (never split across commands)."""

@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Protocol
 
 from ..layout import RunLayout
+from ..owned import remove
 from .request import BuildRequest, BuildResult
 
 
@@ -20,8 +22,12 @@ class Pipeline(Protocol):
     def check(self, req: BuildRequest) -> None:
         """Its own options and inputs, before anything is written."""
 
-    def wipe(self, layout: RunLayout) -> None:
-        """`--fresh`: remove what earlier runs of it wrote in the run folder."""
+    def fresh_deletions(self, layout: RunLayout) -> list[Path]:
+        """`--fresh`: what earlier runs of it wrote in the run folder and a new start
+        removes; `--dry-run --fresh` lists the same entries that `start_over` deletes."""
+
+    def would_do(self, req: BuildRequest) -> list[str]:
+        """`--dry-run`: one line per thing a run would read or fetch, then process."""
 
     def claim_shards(self, layout: RunLayout, num_shards: int) -> None:
         """Record the shard count the run is done in, or refuse another one (before any
@@ -52,3 +58,9 @@ class Executor(Protocol):
 
     def run(self, pipeline: Pipeline, req: BuildRequest) -> BuildResult:
         """Run the request's work of `pipeline`."""
+
+
+def start_over(pipeline: Pipeline, layout: RunLayout) -> None:
+    """`--fresh`, for every executor: exactly the entries the pipeline says it removes."""
+    for entry in pipeline.fresh_deletions(layout):
+        remove(entry)

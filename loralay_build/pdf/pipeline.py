@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 from functools import cached_property
+from pathlib import Path
 
 from .. import registry
 from ..dataset import open_excluded
@@ -16,7 +17,7 @@ from ..machinery.request import NOTHING_NEW, BuildRequest, BuildResult
 from ..sources import BadRunInput, SourceNotBuilt
 from .driver import fetch_phase, plan_shard_of, process_phase
 from .finish import Decisions, IncompleteRun, finish_run
-from .preflight import ToolVersions, check_detector, check_inputs, tool_versions, wipe_run
+from .preflight import ToolVersions, check_detector, check_inputs, fresh_deletions, tool_versions
 from .refresh import check_refresh
 
 log = logging.getLogger("loralay.build")
@@ -46,8 +47,13 @@ class PdfPipeline:
             check_refresh(RunLayout(req.out), req.settings, adopt=False)
         _note_slow_reader()
 
-    def wipe(self, layout: RunLayout) -> None:
-        wipe_run(layout)
+    def fresh_deletions(self, layout: RunLayout) -> list[Path]:
+        return fresh_deletions(layout)
+
+    def would_do(self, req: BuildRequest) -> list[str]:
+        """A manifest is checked line by line by `--dry-run` itself (run/dryrun.py)."""
+        return [f"would harvest {req.settings.source} into {req.out} (limit: "
+                f"{req.limit or 'none'}), then process with {req.workers} worker(s)"]
 
     def claim_shards(self, layout: RunLayout, num_shards: int) -> None:
         claim_shards(layout, num_shards)

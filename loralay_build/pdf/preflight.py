@@ -22,7 +22,7 @@ from ..group.labels import LABEL_RULE
 from ..images.detector import detector_missing
 from ..layout import RunLayout
 from ..licenses import LICENSE_RULE
-from ..owned import BUILD, KEPT_BY_FRESH, owned_entries, remove
+from ..owned import BUILD, KEPT_BY_FRESH, owned_entries
 from ..settings import CommonSettings, check_contact
 from ..sources.manifest import unread_splits
 from ..strip import STRIP_RULE
@@ -113,9 +113,3 @@ def fresh_deletions(layout: RunLayout) -> list[Path]:
         else:
             doomed.append(entry)
     return doomed
-
-
-def wipe_run(layout: RunLayout) -> None:
-    """`--fresh`: the run folder starts over, keeping downloaded PDFs and their checksums."""
-    for entry in fresh_deletions(layout):
-        remove(entry)

@@ -16,7 +16,6 @@ from ..failures import BadRecords
 from ..layout import RunLayout
 from ..machinery.request import BuildRequest
 from ..owned import BUILD, check_folder, unwritable
-from ..pdf.preflight import fresh_deletions
 from ..records import Candidate
 from ..sources.manifest import read_manifest
 from .pipeline import plan
@@ -39,7 +38,7 @@ def dry_run(req: BuildRequest, echo: Echo) -> bool:
          f"{req.executor})")
     echo(f"{req.out}: {FOLDER_STATES[folder.status]}")
     if req.fresh:
-        doomed = fresh_deletions(RunLayout(req.out))
+        doomed = pipeline.fresh_deletions(RunLayout(req.out))
         echo(f"--fresh would delete {len(doomed)} entries" + (":" if doomed else ""))
         for path in doomed:
             echo(f"  {path}")
@@ -48,8 +47,8 @@ def dry_run(req: BuildRequest, echo: Echo) -> bool:
     if manifest is not None:
         ok = check_manifest(Path(manifest), req.limit, echo, s.split_mode)
     else:
-        echo(f"would harvest {s.source} into {req.out} (limit: {req.limit or 'none'}), "
-             f"then process with {req.workers} worker(s)")
+        for line in pipeline.would_do(req):
+            echo(line)
     if req.refresh:
         echo(f"--refresh: would add what is new to the dataset in {req.out} (a new version); "
              "its rows, splits and files would stay as they are")

@@ -13,7 +13,7 @@ import logging
 from ..errors import ConfigError
 from ..layout import RunLayout
 from ..locks import RunLock, ShardLock
-from ..machinery.interfaces import Pipeline
+from ..machinery.interfaces import Pipeline, start_over
 from ..machinery.request import BuildRequest, BuildResult
 from ..owned import BUILD, claim_folder
 
@@ -50,7 +50,7 @@ class LocalExecutor:
             return BuildResult(req.out, {}, 0, "shard done")
         with RunLock(layout):
             if req.fresh:
-                pipeline.wipe(layout)
+                start_over(pipeline, layout)
             stopped = None
             if not req.finish_only:
                 pipeline.claim_shards(layout, 1)

@@ -29,7 +29,7 @@ from ..atomic import write_atomic
 from ..errors import BuildStopped, ConfigError, RunLocked
 from ..layout import RunLayout, recorded_shards
 from ..locks import RunLock
-from ..machinery.interfaces import Pipeline
+from ..machinery.interfaces import Pipeline, start_over
 from ..machinery.request import BuildRequest, BuildResult
 from ..owned import BUILD, claim_folder
 from ..settings import CommonSettings
@@ -130,7 +130,7 @@ def _submit_locked(pipeline: Pipeline, req: BuildRequest, layout: RunLayout,
                    where: SlurmDir) -> Submission:
     refuse_if_queued(where)
     if req.fresh:
-        pipeline.wipe(layout)
+        start_over(pipeline, layout)
     n = req.num_shards or recorded_shards(layout) or DEFAULT_SHARDS
     req = replace(req, num_shards=n)
     pipeline.claim_shards(layout, n)  # before fetching: a mismatch must cost nothing
