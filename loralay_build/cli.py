@@ -22,8 +22,26 @@ from .failures import RETRYABLE_ON_REQUEST
 from .limits import DEFAULT_LIMITS
 from .owned import storage_problem
 
+# the commands whose rerun continues where an interrupted one stopped (docs/reruns.md)
+RESUMABLE = frozenset({"build", "fetch"})
+INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for a process ended by Ctrl-C
 
-@click.group()
+
+class _Commands(click.Group):
+    """Ctrl-C ends any command in one line with the shell's status for it, not click's
+    `Aborted!` and status 1: a user must not read a resumable run as a failed one."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            name = ctx.invoked_subcommand or ""
+            then = "; run the same command to resume" if name in RESUMABLE else ""
+            click.echo(f"loralay: {name or 'command'} interrupted{then}", err=True)
+            ctx.exit(INTERRUPTED)
+
+
+@click.group(cls=_Commands)
 @click.version_option(package_name="loralay-build")
 @click.option("-v", "--verbose", is_flag=True, help="Debug logging.")
 def main(verbose: bool) -> None:

@@ -600,3 +600,45 @@ def test_the_dataset_reader_refuses_a_folder_without_shards(tmp_path):
     (tmp_path / "data").mkdir()
     with pytest.raises(ConfigError, match="no dataset shards"):
         Dataset.open(tmp_path)
+
+
+@pytest.mark.stress
+def test_ctrl_c_is_one_line_exit_130_and_the_rerun_equals_a_fresh_build(built_sample,
+                                                                         tmp_path):
+    """Issue 46, 7: Ctrl-C (SIGINT to the terminal's process group: the command and its
+    workers) printed click's `Aborted!` and exited 1, though the rerun resumes."""
+    import signal  # noqa: PLC0415
+    import time  # noqa: PLC0415
+
+    out = tmp_path / "o"
+    proc = subprocess.Popen([sys.executable, "-m", "loralay_build.cli", "build", "--source",
+                             "local", "--manifest", str(SAMPLE), "--out", str(out),
+                             "--workers", "2"], cwd=REPO, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    shard = out / "state" / "shard-00000-of-00001.sqlite"
+    while proc.poll() is None and not shard.exists():  # the documents' work has begun
+        time.sleep(0.005)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err[-2000:]
+    assert err.splitlines()[-1] == ("loralay: build interrupted; run the same command to "
+                                    "resume"), err[-2000:]
+    assert "Traceback" not in err and "Aborted!" not in err, err[-3000:]
+    build_local(SAMPLE, out, check=True)
+    assert rows_as_written(out) == rows_as_written(built_sample[0])
+
+
+def test_ctrl_c_in_a_command_that_does_not_resume_says_only_interrupted(monkeypatch):
+    from click.testing import CliRunner  # noqa: PLC0415
+
+    import loralay_build.extract_cli as extract_cli  # noqa: PLC0415
+    from loralay_build.cli import main  # noqa: PLC0415
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(extract_cli, "extract_files", interrupted)
+    result = CliRunner().invoke(main, ["extract", str(REPO / "data" / "sample" / "pdf" /
+                                                      "en_twocol_graphs.pdf")])
+    assert result.exit_code == 130
+    assert result.output.splitlines() == ["loralay: extract interrupted"]
