@@ -155,7 +155,15 @@ class Dataset:
                     except _ARROW_ERRORS as e:
                         raise ConfigError(f"{path}: cannot be read ({_reason(e)})") from None
                     return split, table.slice(row, 1).to_pylist()[0]
-        raise ConfigError(f"{self.root}: no document {article_id!r} in the dataset")
+        raise NoSuchDocument(self.root, article_id)
+
+
+class NoSuchDocument(ConfigError):
+    """An id no row of the dataset has; `show` says why, from the run's report."""
+
+    def __init__(self, root: Path, article_id: str, why: str = "") -> None:
+        super().__init__(f"{root}: no document {article_id!r} in the dataset{why}")
+        self.root, self.article_id = root, article_id
 
 
 def _shard_files(data: Path) -> Iterator[tuple[Path, str, int, int]]:

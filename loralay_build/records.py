@@ -382,6 +382,17 @@ class Outcome:
         return {"status": self.status, "class": self.cls, "stage": self.stage,
                 "message": self.message}
 
+    @classmethod
+    def from_json(cls, data: object) -> Outcome | None:
+        """The outcome `to_json` wrote; None for anything else (a damaged or foreign
+        report is not a reason to fail the command that only wanted to explain)."""
+        if not isinstance(data, dict) or data.get("status") not in ("kept", "dropped"):
+            return None
+        fields = (data.get("split"), data.get("class"), data.get("stage"), data.get("message"))
+        if not all(v is None or isinstance(v, str) for v in fields):
+            return None
+        return cls(data["status"], *fields)
+
 
 @dataclass(frozen=True, slots=True)
 class WordColumns:

@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from .atomic import write_atomic
-from .dataset import find_row
+from .dataset import Dataset, NoSuchDocument, find_row
 from .errors import ConfigError
 from .images.redact import removed_indices
 from .layout import RunLayout
-from .paths import readable_name
-from .records import Candidate
+from .paths import REPORT_JSON, readable_name
+from .records import Candidate, Outcome
 from .state import RunState
 
 SCALE = 2.0  # 144 dpi: small words stay readable, an A4 page is 1190 x 1684 pixels
@@ -113,6 +113,35 @@ def recut(pdf: Path, cand: Candidate, settings: Any, row_words: list[str]) -> Cu
     return cuts
 
 
+def _report_outcomes(dataset_dir: Path) -> dict[str, Any]:
+    """`report.json["documents"]`, or nothing when the folder has no readable report (a
+    copy of the data alone): the explanation is a courtesy, never a second failure."""
+    import orjson
+
+    try:
+        documents = orjson.loads((dataset_dir / REPORT_JSON).read_bytes()).get("documents")
+    except (OSError, orjson.JSONDecodeError, AttributeError):
+        return {}
+    return documents if isinstance(documents, dict) else {}
+
+
+def why_missing(dataset_dir: Path, article_id: str) -> str:
+    """Why a dataset has no row for an id: the drop the run's report recorded for it, else
+    the ids closest to it (a typo), else nothing."""
+    import difflib
+
+    outcomes = _report_outcomes(dataset_dir)
+    outcome = Outcome.from_json(outcomes.get(article_id))
+    if outcome is not None and outcome.status == "dropped":
+        return (f": the build dropped it as {outcome.cls} at {outcome.stage} "
+                f"({outcome.message}); {dataset_dir / 'report.md'} lists every drop")
+    ds = Dataset.open(dataset_dir)
+    known = list(outcomes) or [row["article_id"] for split in ds.splits
+                               for row in ds.rows(split, columns=("article_id",))]
+    close = difflib.get_close_matches(article_id, known, n=3, cutoff=0.6)
+    return f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
+
+
 def default_page(cuts: Cuts) -> int:
     """The first page an abstract was cut from; else the first cut page (a cover); else 1."""
     abstract_pages = [p for p, _, lang in cuts.words if lang != COVER]
@@ -124,7 +153,10 @@ def show_document(dataset_dir: str | Path, article_id: str, page: int | None = N
     """Draw one page (default: `default_page`) into `out` (default ID-pN.png); its path."""
 
     dataset_dir = Path(dataset_dir)
-    split, row = find_row(dataset_dir, article_id)
+    try:
+        split, row = find_row(dataset_dir, article_id)
+    except NoSuchDocument as e:
+        raise NoSuchDocument(e.root, article_id, why_missing(dataset_dir, article_id)) from None
     settings = run_settings(dataset_dir, row["source"])
     cand, pdf = locate_pdf(dataset_dir, article_id, settings)
     cuts = recut(pdf, cand, settings, row["article_words"])

@@ -127,3 +127,23 @@ def test_errors_are_one_line(sample, tmp_path):
     assert run.exit_code == 2
     assert run.output.count("\n") == 1 and "its PDF is gone" in run.output
     assert "moved.pdf" in run.output
+
+
+def test_a_dropped_id_says_why_and_a_typo_gets_the_close_ids(sample, tmp_path):
+    """Issue 46, 6: `show` said "no document 'X'" for a paper the report knows was dropped
+    as `scanned`, and nothing helpful for a typo."""
+    run = CliRunner().invoke(main, ["show", str(sample), "pt_scanned_aves"])
+    assert run.exit_code == 2
+    assert run.output == (f"loralay: {sample}: no document 'pt_scanned_aves' in the dataset: "
+                          "the build dropped it as scanned at extract (no text layer (0 words "
+                          f"on 2 pages)); {sample / 'report.md'} lists every drop\n")
+    run = CliRunner().invoke(main, ["show", str(sample), "en_twocol_graph"])
+    assert run.output == (f"loralay: {sample}: no document 'en_twocol_graph' in the dataset; "
+                          "did you mean 'en_twocol_graphs'?\n")
+    bare = tmp_path / "bare"  # the data alone, no report: the ids come from the rows
+    shutil.copytree(sample / "data", bare / "data")
+    run = CliRunner().invoke(main, ["show", str(bare), "ko_kci_wifi_park"])
+    assert run.exit_code == 2
+    assert run.output.endswith("in the dataset; did you mean 'ko_kci_wifi_parks'?\n")
+    run = CliRunner().invoke(main, ["show", str(sample), "zzz"])
+    assert run.output == f"loralay: {sample}: no document 'zzz' in the dataset\n"
