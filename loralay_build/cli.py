@@ -135,11 +135,11 @@ def _settings(source: str, config: Path | None, manifest: Path | None,
 @SOURCE
 @CONFIG
 def settings(source: str, config: Path | None) -> None:
-    """Print the effective settings of a source (defaults + --config) as YAML."""
-    import yaml
+    """Print the effective settings of a source (defaults + --config): YAML a --config
+    file can take, one key a line with its meaning."""
+    from .settings import describe_settings
 
-    s = _settings(source, config, None)
-    click.echo(yaml.safe_dump(s.user_view(), sort_keys=True, allow_unicode=True), nl=False)
+    click.echo(describe_settings(_settings(source, config, None)), nl=False)
 
 
 @main.command()

@@ -219,3 +219,34 @@ def test_a_date_range_that_runs_backwards_is_one_settings_error_for_every_source
     with pytest.raises(ValueError, match="from_date 2021-01-01 is after until_date 2020-01-01"):
         load_settings(source, overrides={"from_date": "2021-01-01", "until_date": "2020-01-01",
                                          **extra})
+
+
+@pytest.mark.parametrize("source", sorted(registry.names()))
+def test_settings_prints_every_key_with_its_meaning_as_yaml_that_loads_back(source, tmp_path):
+    """Issue 46, 9: `loralay settings` printed bare YAML, with `from_date` where the docs
+    and the config files say `from:`."""
+    proc = loralay("settings", "--source", source)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith(f"# loralay settings --source {source}: every key")
+    assert all("  # " in ln and ln.split("  # ", 1)[1].strip() for ln in lines[1:]), \
+        [ln for ln in lines[1:] if "  # " not in ln]
+    printed = yaml.safe_load(proc.stdout)
+    settings = load_settings(source)
+    view = settings.user_view()
+    spelled = {v: k for k, v in settings.ALIASES.items()}
+    assert list(printed) == [spelled.get(k, k) for k, _, _ in settings.described()]
+    assert sorted(spelled.get(k, k) for k in view) == sorted(printed)
+    assert {k: printed[spelled.get(k, k)] for k in view} == view
+    if source in ("oai", "pubmed"):
+        assert "from" in printed and "until" in printed and "from_date" not in printed
+    again = tmp_path / "again.yaml"  # what it printed is a config file of the same settings
+    again.write_text(proc.stdout, encoding="utf-8")
+    assert load_settings(source, again).user_view() == view
+
+
+def test_an_alias_and_its_field_set_apart_is_one_line(tmp_path):
+    with pytest.raises(ConfigError, match="`from` is read as `from_date`: set only"):
+        load_settings("oai", write(tmp_path, "from: 2020-01-01\nfrom_date: 2021-01-01\n"))
+    s = load_settings("oai", write(tmp_path, "from: 2020-01-01\nuntil: 2020-02-01\n"))
+    assert (str(s.from_date), str(s.until_date)) == ("2020-01-01", "2020-02-01")

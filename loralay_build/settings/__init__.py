@@ -28,12 +28,13 @@ from .sources import (
     PubmedSettings,
     ScieloSettings,
 )
+from .view import describe_settings
 
 __all__ = [
     "PLACEHOLDER_CONTACT", "ArxivSettings", "CiteSumSettings", "CommonSettings",
     "ConfigError",
     "CorpusSettings", "DocumentSettings", "HalSettings", "HttpFields", "KoreaScienceSettings",
     "LimitSettings", "LocalSettings", "OaiSettings", "PubmedSettings", "ScieloSettings",
-    "check_contact",
+    "check_contact", "describe_settings",
     "load_settings", "read_config_file", "settings_class",
 ]

@@ -196,13 +196,27 @@ class CommonSettings(DocumentSettings, LimitSettings, CorpusSettings, HttpFields
     # old key -> its new name: a config file written for an earlier version still works
     # (both spelled with different values is refused, in one line naming the new one)
     RENAMED: ClassVar[dict[str, str]] = {}
+    # the key as the docs spell it -> its field, for a name Python cannot use (`from`);
+    # read like an old name, and `loralay settings` prints this spelling
+    ALIASES: ClassVar[dict[str, str]] = {}
     source: str = Field("local", description="set by --source; not a key of the YAML files")
 
     @model_validator(mode="before")
     @classmethod
     def _renamed_keys(cls, values: Any) -> Any:
-        if not isinstance(values, dict) or not any(k in values for k in cls.RENAMED):
+        names = {**cls.RENAMED, **cls.ALIASES}
+        if not isinstance(values, dict) or not any(k in values for k in names):
             return values
+        values = dict(values)
+        for old, new in names.items():
+            if old not in values:
+                continue
+            value = values.pop(old)
+            if new in values and values[new] != value:
+                what = "is read as" if old in cls.ALIASES else "is the old name of"
+                raise ValueError(f"`{old}` {what} `{new}`: set only `{new}`")
+            values.setdefault(new, value)
+        return values
         values = dict(values)
         for old, new in cls.RENAMED.items():
             if old not in values:
@@ -249,6 +263,27 @@ class CommonSettings(DocumentSettings, LimitSettings, CorpusSettings, HttpFields
     def user_view(self) -> dict[str, Any]:
         """The keys a `--config` file may set, with their values (what config.yaml records)."""
         return self.model_dump(mode="json", exclude={"source"})
+
+    def described(self) -> list[tuple[str, Any, str]]:
+        """(the key as a config file spells it, its value, its meaning) per key, the
+        source's own keys first, then the common ones by family: what `loralay settings`
+        prints. An aliased field (`from_date`) is shown as the docs spell it (`from`)."""
+        spelled = {new: old for old, new in self.ALIASES.items()}
+        values = self.user_view()
+        groups = [type(self).__annotations__, *(b.model_fields for b in CommonSettings.__bases__
+                                                if issubclass(b, BaseModel))]
+        names = list(dict.fromkeys(k for group in groups for k in group if k in values))
+        return [(spelled.get(k, k), values[k], _description(type(self), k)) for k in names]
+
+
+def _description(model: type[BaseModel], key: str) -> str:
+    """A field's meaning, from the nearest class that gave one (a source that only
+    changes a default keeps the common key's meaning)."""
+    for cls in model.__mro__:
+        fields = getattr(cls, "model_fields", {})
+        if key in fields and fields[key].description:
+            return str(fields[key].description)
+    return ""
 
 
 def _pick(model: BaseModel, group: type[BaseModel]) -> dict[str, Any]:

@@ -114,7 +114,7 @@ class PubmedSettings(CommonSettings):
     refresh: since the last harvest), the date keys named as `OaiSettings` names them."""
 
     INPUT_PATHS = ("ids_dir",)
-    RENAMED = {"from": "from_date", "until": "until_date"}
+    ALIASES = {"from": "from_date", "until": "until_date"}
     harvest: Literal["ids", "list_records"] = Field(
         "ids", description="ids: GetRecord of ids_dir's ids; list_records: ListRecords by date")
     ids_dir: str | None = Field(None, min_length=1, description="Cohan et al.'s id files")
@@ -165,7 +165,7 @@ class OaiSettings(CommonSettings):
     """Any OAI-PMH repository (docs/oai.md). `from` and `until` are Python keywords: the
     keys are `from_date` / `until_date`, and `from:` / `until:` in a file are read as them."""
 
-    RENAMED = {"from": "from_date", "until": "until_date"}
+    ALIASES = {"from": "from_date", "until": "until_date"}
     base_url: HttpUrl | None = Field(None, description="the repository's OAI-PMH endpoint")
     metadata_prefix: Literal["oai_dc", "oai_openaire", "jpcoar_1.0", "jpcoar_2.0",
                              "xMetaDissPlus", "dim", "mets", "datacite", "oai_datacite"] = Field(
