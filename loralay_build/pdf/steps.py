@@ -229,10 +229,14 @@ STEP_NAMES = tuple(s.name for s in STEPS)
 
 
 def run_steps(c: Candidate, job: DocumentJob, until: str | None = None,
-              skip: frozenset[str] = frozenset()) -> tuple[DocWork, StepResults]:
+              skip: frozenset[str] = frozenset(),
+              observe: Callable[[str, DocWork], None] | None = None
+              ) -> tuple[DocWork, StepResults]:
     """The steps that apply, in order, up to and including `until`, but those in `skip`
     (`show` pictures a document without rendering its images); an exception in a step is
-    that step's `internal_error`, running out of memory that step's `memory`."""
+    that step's `internal_error`, running out of memory that step's `memory`. `observe`
+    sees the work after each step that passed (the golden digests of each step's output,
+    scripts/golden.py), so nothing but this loop runs the steps."""
     work, out = DocWork(c, job), StepResults(c.id)
     for step in STEPS:
         if not step.applies(job.settings) or step.name in skip:
@@ -247,6 +251,8 @@ def run_steps(c: Candidate, job: DocumentJob, until: str | None = None,
         except Exception as e:  # noqa: BLE001 - the edge where bugs become a class
             fail = internal_error(e)
         out.stages.append((step.name, fail, time.perf_counter() - t))
+        if fail is None and observe is not None:
+            observe(step.name, work)
         if fail is not None or step.name == until:
             break
     return work, out
