@@ -105,6 +105,25 @@ def test_splits_order_by_date_then_id_and_drop_the_undated_when_asked():
     assert ids(c) == ["d", "a", "b"]
 
 
+def test_splits_by_language_split_each_language_by_its_own_dates():
+    """Issue 46, 11: `split_mode: chronological_by_language`; plain chronological order
+    gives the newest papers (here all Korean) every evaluation place."""
+    en = [{**summary(f"en{k}", 10, 100, f"20{10 + k}"), "language": "en"} for k in range(6)]
+    ko = [{**summary(f"ko{k}", 10, 100, f"20{20 + k}"), "language": "ko"} for k in range(4)]
+    split = [0.5, 0.25, 0.25]
+    plain = run_of(en + ko, corpus(split_proportions=split))
+    Splits().run(plain)
+    assert {c: [plain.rows.ids[j] for j, f in zip(plain.order, plain.fates, strict=True)
+                if f == c] for c in ("validation", "test")} == {
+        "validation": ["ko0", "ko1"], "test": ["ko2", "ko3"]}
+    c = run_of(en + ko, corpus(split_proportions=split, split_mode="chronological_by_language"))
+    Splits().run(c)
+    assert [c.rows.ids[j] for j in c.order] == [d["id"] for d in en + ko]  # still by date
+    fate = dict(zip((c.rows.ids[j] for j in c.order), c.fates, strict=True))
+    assert [fate[f"en{k}"] for k in range(6)] == ["train"] * 2 + ["validation"] * 2 + ["test"] * 2
+    assert [fate[f"ko{k}"] for k in range(4)] == ["train", "train", "validation", "test"]
+
+
 def test_run_steps_writes_one_funnel_line_per_step_that_has_one():
     docs = [summary("a", 10, 100, "2001", body="x"), summary("b", 10, 100, "2002", body="x"),
             summary("c", 10, 100, "2003")]

@@ -95,7 +95,8 @@ def test_json_outcomes_drops_and_leakage(report):
     assert lk["by_language"] == {"en": 1, "fr": 0}
     assert data["thresholds"] == {"max_pages": 31.0, "min_summary_words": 52.5}
     assert [f["count"] for f in data["funnel"]] == [16, 16, 9, 8, 8]
-    assert data["warnings"] == []
+    assert data["warnings"] == ["small evaluation splits (validation 2, test 1 documents): a "
+                                "score on fewer than 100 papers says little"]
 
 
 def test_markdown_verdict_first_and_tables(report):
@@ -163,7 +164,8 @@ def test_unreachable_drops_tell_the_user_to_rerun(tmp_path):
     data = write_report(tmp_path, run, docs)
     assert data["warnings"] == ["1 documents could not be fetched for now (network errors, "
                                 "timeouts, 429/5xx after retries): rerun the same command to "
-                                "try them again"]
+                                "try them again", "validation and test are empty (1 documents "
+                                "in train): nothing to evaluate on"]
     assert "> warning: 1 documents could not be fetched for now" in \
         (tmp_path / "report.md").read_text()
 
@@ -184,3 +186,33 @@ def test_streamed_report_json_is_byte_for_byte_json_dumps(tmp_path, outcomes):
     want = json.dumps(whole, indent=1, ensure_ascii=False) + "\n"
     assert (tmp_path / "report.json").read_text(encoding="utf-8") == want
     assert "documents" not in data  # the returned figures leave the outcomes to the file
+
+
+def languages_table(*rows: tuple[str, str, str]) -> DocTable:
+    """(id, split, language) rows as a DocTable."""
+    t = DocTable()
+    for doc_id, split, language in rows:
+        t.add(doc_id, split=split, article_words=100, summary_words=10, pages=2,
+              language_share=0.9, leak=(), language=language)
+    return t
+
+
+def test_tiny_and_one_language_evaluation_splits_are_warned():
+    """Issue 46, 11: three papers split 90/5/5 gave 1/1/1, one undated paper 3/0/0, a test
+    split of one Korean paper, and nothing said so."""
+    from loralay_build.write.report import split_warnings  # noqa: PLC0415
+
+    three = languages_table(("a", "train", "en"), ("b", "validation", "fr"), ("c", "test", "ko"))
+    assert split_warnings(three) == [
+        "small evaluation splits (validation 1, test 1 documents): a score on fewer than 100 "
+        "papers says little",
+        "validation holds only fr papers of the dataset's 3 languages (en, fr, ko): "
+        "`split_mode: chronological_by_language` splits each language alike",
+        "test holds only ko papers of the dataset's 3 languages (en, fr, ko): "
+        "`split_mode: chronological_by_language` splits each language alike"]
+    undated = languages_table(*((i, "train", "en") for i in "abc"))
+    assert split_warnings(undated) == ["validation and test are empty (3 documents in train): "
+                                       "nothing to evaluate on"]
+    rows = [(f"{lang}{k}", split, lang) for lang in ("en", "ko")
+            for k, split in enumerate(["train"] * 180 + ["validation"] * 110 + ["test"] * 100)]
+    assert split_warnings(languages_table(*rows)) == []

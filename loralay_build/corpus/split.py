@@ -63,6 +63,22 @@ def chronological_fates(dates: Sequence[str | None], order: Sequence[int],
     return fates
 
 
+def chronological_fates_by(groups: Sequence[str], dates: Sequence[str | None],
+                           order: Sequence[int], proportions: Sequence[float],
+                           undated: str = "train") -> list[str | None]:
+    """`chronological_fates` within each group (`split_mode: chronological_by_language`,
+    the groups being languages), in `order`'s order: 5 % of a run in which one language
+    has few papers would otherwise give the test split none of them, or only them."""
+    parts: dict[str, list[int]] = {}
+    for j in order:
+        parts.setdefault(groups[j], []).append(j)
+    fate: dict[int, str | None] = {}
+    for part in parts.values():
+        fate.update(zip(part, chronological_fates(dates, part, proportions, undated),
+                        strict=True))
+    return [fate[j] for j in order]
+
+
 def split_sizes(n: int, proportions: Sequence[float]) -> tuple[int, int, int]:
     """Document counts per split: rounded shares, at least one per non-empty share
     when n allows it (see the module docstring)."""

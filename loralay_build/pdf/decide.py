@@ -19,7 +19,7 @@ from typing import Any
 from ..corpus.duplicates import Duplicate, DuplicateDetector
 from ..corpus.filters import Thresholds, check_document, compute_thresholds
 from ..corpus.prints import DocPrint, ExternalPrint
-from ..corpus.split import SPLITS, chronological_fates, date_key, given_name
+from ..corpus.split import SPLITS, chronological_fates, chronological_fates_by, date_key, given_name
 from ..failures import BadRecords, FailureClass
 from ..layout import RunLayout
 from ..licenses import LICENSE_STAGE, UNKNOWN, exclusion
@@ -264,6 +264,9 @@ class Splits(CorpusStep):
         order = sorted(new, key=lambda j: (date_key(r.dates[j]), r.ids[j]))
         if cs.split_mode == "given":
             fates: list[str | None] = [names[j] for j in order]
+        elif cs.split_mode == "chronological_by_language":
+            fates = chronological_fates_by(r.languages, r.dates, order, cs.split_proportions,
+                                           cs.undated)
         else:
             fates = chronological_fates(r.dates, order, cs.split_proportions, cs.undated)
         if c.prior is not None:  # the old rows first, as the dataset holds them

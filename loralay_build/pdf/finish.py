@@ -74,8 +74,9 @@ def split_rule(cs: CorpusSettings) -> str:
     if cs.split_mode == "given":
         return "the split given by the source (kept as published)"
     p = "/".join(f"{100 * x:g}" for x in cs.split_proportions)
-    return (f"chronological by publication date, {p} (train/validation/test), ties by id; "
-            f"undated documents: {cs.undated}")
+    within = " within each language" if cs.split_mode == "chronological_by_language" else ""
+    return (f"chronological by publication date{within}, {p} (train/validation/test), ties "
+            f"by id; undated documents: {cs.undated}")
 
 
 def lean_memory_pool() -> None:
@@ -197,7 +198,10 @@ def _write_outputs(settings: CommonSettings, layout: RunLayout, d: Decisions,
                    bad_records=d.bad_records,
                    extra={**provenance(write_config(settings, layout), layout, versions),
                           **costs, **refresh_facts(version, base, diff)})
-    verdict = str(write_report(layout.out, run, _doc_table(d))["verdict"])
+    report = write_report(layout.out, run, _doc_table(d))
+    for warning in report["warnings"]:  # said where the verdict is read, not only in report.md
+        log.warning("%s", warning)
+    verdict = str(report["verdict"])
     if diff is not None:
         write_diff(layout.out, diff)
     else:

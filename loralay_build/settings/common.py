@@ -118,8 +118,10 @@ class CorpusSettings(_Model):
     min_summary_percentile: Percentile | None = Field(
         5, description="lower bound on summary length in words")
     leak_threshold: Share = Field(0.5, description="share of abstract n-grams left that is a leak")
-    split_mode: Literal["chronological", "given"] = Field(
-        "chronological", description="chronological, or the split the source gives")
+    split_mode: Literal["chronological", "chronological_by_language", "given"] = Field(
+        "chronological", description="chronological; chronological_by_language (the same "
+        "rule within each language, so every language is in every split); or the split the "
+        "source gives")
     split_proportions: Proportions = Field([0.90, 0.05, 0.05],
                                            description="train, validation, test")
     undated: Literal["train", "drop"] = Field("train", description="where undated papers go")

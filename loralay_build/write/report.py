@@ -9,6 +9,7 @@ report can be regenerated from the state without re-extracting anything.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -265,12 +266,46 @@ def run_warnings(run: RunFacts, docs: DocTable, drops: Sequence[Mapping[str, Any
         warnings.append(f"{retry:,} documents could not be fetched for now (network errors, "
                         "timeouts, 429/5xx after retries): rerun the same command to try them "
                         "again")
+    warnings += split_warnings(docs)
     if hosts:
         named = ", ".join(f"{h['host']} {h['count']}" for h in hosts[:5])
         warnings.append(f"{sum(h['count'] for h in hosts):,} documents refused (HTTP 403) by "
                         f"{len(hosts)} host(s): {named}; they are not asked again unless you "
                         "rerun the same command with `--retry forbidden`")
     return warnings
+
+
+# an evaluation split smaller than this gives scores that say little (a warning, not a rule)
+SMALL_SPLIT = 100
+EVALUATION = ("validation", "test")
+
+
+def split_warnings(docs: DocTable) -> list[str]:
+    """Splits a user would not want to report a score on: empty or tiny evaluation splits,
+    and an evaluation split of one language when the dataset has several."""
+    counts = Counter(s for s in docs.splits if s)
+    if not counts:
+        return []
+    out = []
+    empty = [s for s in EVALUATION if not counts[s]]
+    if empty:
+        out.append(f"{' and '.join(empty)} {'is' if len(empty) == 1 else 'are'} empty "
+                   f"({counts['train']:,} documents in train): nothing to evaluate on")
+    tiny = [f"{s} {counts[s]:,}" for s in EVALUATION if 0 < counts[s] < SMALL_SPLIT]
+    if tiny:
+        out.append(f"small evaluation splits ({', '.join(tiny)} documents): a score on fewer "
+                   f"than {SMALL_SPLIT} papers says little")
+    languages = sorted(set(docs.languages))
+    if len(languages) > 1:
+        for split in EVALUATION:
+            held = sorted({lang for lang, s in zip(docs.languages, docs.splits, strict=True)
+                           if s == split})
+            if len(held) == 1:
+                out.append(f"{split} holds only {held[0]} papers of the dataset's "
+                           f"{len(languages)} languages ({', '.join(languages)}): "
+                           "`split_mode: chronological_by_language` splits each language "
+                           "alike")
+    return out
 
 
 def build_report(run: RunFacts, docs: DocTable) -> dict[str, Any]:
@@ -386,6 +421,7 @@ def render_markdown(data: Mapping[str, Any]) -> str:
     """report.md from report.json's data alone, verdict first."""
     lines = [f"# Build report: {data['dataset']}", "", f"**{data['verdict']}**", ""]
     lines += [f"> warning: {w}" for w in data["warnings"]]
+    lines += [""] if data["warnings"] else []
     lines += [f"Source: {data['source']}" + (f"; language `{data['language']}`"
                                              if data["language"] else ""), ""]
     lines += _md_funnel_drops(data)
