@@ -216,3 +216,45 @@ def test_tiny_and_one_language_evaluation_splits_are_warned():
     rows = [(f"{lang}{k}", split, lang) for lang in ("en", "ko")
             for k, split in enumerate(["train"] * 180 + ["validation"] * 110 + ["test"] * 100)]
     assert split_warnings(languages_table(*rows)) == []
+
+
+@pytest.mark.e2e
+def test_the_report_names_the_slowest_documents_with_their_pages(built_sample):
+    """Issue 46, 8: nothing said which paper was slow (one extract_ms_per_page)."""
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
+    out = built_sample[0]
+    data = json.loads((out / "report.json").read_text())
+    slowest = data["run"]["slowest_documents"]
+    assert len(slowest) == 10  # of the 11 inputs, each of which took its steps' time
+    assert [s["seconds"] for s in slowest] == sorted((s["seconds"] for s in slowest),
+                                                     reverse=True)
+    assert set(data["documents"]) >= {s["id"] for s in slowest}
+    pages = {}
+    for path in sorted((out / "data").glob("*.parquet")):
+        for row in pq.read_table(path, columns=["article_id", "page_sizes"]).to_pylist():
+            pages[row["article_id"]] = len(row["page_sizes"])
+    for s in slowest:  # a kept paper's pages as the dataset has them; a failed one: None
+        assert s["pages"] == pages.get(s["id"]), s
+        assert s["slowest_step"] in ("extract", "group", "strip", "language", "leakage",
+                                     "print")
+    md = (out / "report.md").read_text()
+    assert "## Slowest documents\n\n| id | seconds | pages | seconds per page | slowest step |" \
+        in md
+    assert f"| {slowest[0]['id']} | {slowest[0]['seconds']:.2f} |" in md
+
+
+def test_the_progress_line_gives_an_eta(monkeypatch):
+    from loralay_build.machinery import progress  # noqa: PLC0415
+
+    now = [1000.0]
+    monkeypatch.setattr(progress.time, "monotonic", lambda: now[0])
+    p = progress.Progress("process", total=100, every_s=1e9)
+    now[0] += 50
+    for _ in range(25):
+        p.counts["ok"] += 1
+        p.done += 1
+    assert p.line() == "process: 25/100 (ok 25) 0.50 docs/s, ETA 2m 30s"
+    p.done = 100
+    assert p.line().endswith("docs/s")  # nothing left: no ETA
+    assert progress.Progress("fetch", total=None).eta(3.0) == ""

@@ -40,7 +40,18 @@ class Progress:
         rate = self.done / max(time.monotonic() - self.start, 1e-9)
         total = f"/{self.total}" if self.total is not None else ""
         parts = ", ".join(f"{k} {v}" for k, v in sorted(self.counts.items()))
-        return f"{self.label}: {self.done}{total} ({parts}) {rate:.2f} docs/s"
+        return f"{self.label}: {self.done}{total} ({parts}) {rate:.2f} docs/s{self.eta(rate)}"
+
+    def eta(self, rate: float) -> str:
+        """`, ETA 1h 05m` at the rate so far, while work is left and a rate is known."""
+        if self.total is None or self.done >= self.total or self.done == 0 or rate <= 0:
+            return ""
+        left = round((self.total - self.done) / rate)
+        hours, rest = divmod(left, 3600)
+        minutes, seconds = divmod(rest, 60)
+        when = f"{hours}h {minutes:02d}m" if hours else f"{minutes}m {seconds:02d}s" \
+            if minutes else f"{seconds}s"
+        return f", ETA {when}"
 
     def close(self) -> None:
         self.bar.close()

@@ -93,6 +93,34 @@ def _seconds(states: Sequence[RunState], stages: Sequence[str], ids: set[str]
     return {stage: sum(terms[stage]) for stage in stages}
 
 
+SLOWEST = 10  # documents the report names as the slowest
+
+
+def slowest_documents(d: KeptRows, states: Sequence[RunState], n: int = SLOWEST
+                      ) -> list[dict[str, Any]]:
+    """The `n` documents whose steps took longest (every document processed, kept or
+    not), each with its pages where it was read and its slowest step; held as a heap of
+    `n`, so a run of a million documents costs no more memory than one of ten."""
+    import heapq
+
+    top: list[tuple[float, str, dict[str, float]]] = []
+    for st in states:
+        for key, durations in Ledger(st, DOCUMENT).durations():
+            item = (sum(durations.values()), key, durations)
+            if len(top) < n:
+                heapq.heappush(top, item)
+            elif item[:2] > top[0][:2]:
+                heapq.heapreplace(top, item)
+    wanted = {key for _, key, _ in top}
+    pages = {i: p for i, p in zip(d.rows.ids, d.rows.pages, strict=True) if i in wanted}
+    out = []
+    for seconds, key, durations in sorted(top, key=lambda t: (-t[0], t[1])):
+        step = max(durations, key=lambda k: durations[k]) if durations else None
+        out.append({"id": key, "seconds": round(seconds, 3), "pages": pages.get(key),
+                    "slowest_step": step})
+    return out
+
+
 def page_costs(d: KeptRows, states: Sequence[RunState], rendered: Mapping[str, int]
                ) -> dict[str, Any]:
     """Milliseconds per page of extraction (every page of the kept documents) and, with
@@ -109,4 +137,5 @@ def page_costs(d: KeptRows, states: Sequence[RunState], rendered: Mapping[str, i
     if images:
         out["render_ms_per_page"] = round(1000 * seconds["render"] / images, 2)
         out["pages_rendered"] = images
+    out["slowest_documents"] = slowest_documents(d, states)
     return out

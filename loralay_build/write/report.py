@@ -417,6 +417,17 @@ def _md_leakage(data: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def _md_slowest(slowest: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Which papers the run spent its time on (a slow source, a PDF worth excluding)."""
+    if not slowest:
+        return []
+    rows = [(s["id"], f"{s['seconds']:.2f}", s["pages"] if s["pages"] is not None else "-",
+             f"{s['seconds'] / s['pages']:.3f}" if s["pages"] else "-", s["slowest_step"] or "-")
+            for s in slowest]
+    return ["## Slowest documents", "",
+            *_table(("id", "seconds", "pages", "seconds per page", "slowest step"), rows)]
+
+
 def render_markdown(data: Mapping[str, Any]) -> str:
     """report.md from report.json's data alone, verdict first."""
     lines = [f"# Build report: {data['dataset']}", "", f"**{data['verdict']}**", ""]
@@ -436,8 +447,10 @@ def render_markdown(data: Mapping[str, Any]) -> str:
         lines += [f"Split rule: {data['split_rule']}", ""]
     lines += _md_splits(data) + _md_leakage(data) + _md_licenses_duplicates(data) \
         + _md_glyphs(data) + _md_labels(data)
-    if data["run"]:
-        lines += ["## Run", "", *_table(("key", "value"), data["run"].items())]
+    run = {k: v for k, v in data["run"].items() if k != "slowest_documents"}
+    if run:
+        lines += ["## Run", "", *_table(("key", "value"), run.items())]
+    lines += _md_slowest(data["run"].get("slowest_documents") or [])
     err = data.get("plots", {}).get("error")
     if err:
         lines += [f"Plots were not drawn: {err}.", ""]
