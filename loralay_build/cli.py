@@ -27,9 +27,22 @@ RESUMABLE = frozenset({"build", "fetch"})
 INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for a process ended by Ctrl-C
 
 
+def _debug_logging(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        logging.getLogger().setLevel(logging.DEBUG)
+
+
 class _Commands(click.Group):
     """Ctrl-C ends any command in one line with the shell's status for it, not click's
-    `Aborted!` and status 1: a user must not read a resumable run as a failed one."""
+    `Aborted!` and status 1: a user must not read a resumable run as a failed one. Every
+    command also takes `-v` after its name (`loralay build ... -v`), where users put it."""
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        if not isinstance(cmd, click.Group):
+            cmd.params.append(click.Option(["-v", "--verbose"], is_flag=True,
+                                           expose_value=False, callback=_debug_logging,
+                                           help="Debug logging."))
+        super().add_command(cmd, name)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -241,7 +254,7 @@ def build(source: str, out: Path, config: Path | None, manifest: Path | None,
     _guarded(lambda: run_build(request), out)
 
 
-@main.group()
+@main.group(cls=_Commands)
 def export() -> None:
     """Write a built dataset in another tool's format."""
 

@@ -78,3 +78,35 @@ def test_slow_reader_warning_prints_one_percent_sign(monkeypatch, caplog):
         pdf._note_slow_reader()
     (message,) = [r.getMessage() for r in caplog.records]
     assert "~10 % more CPU" in message and "%%" not in message
+
+
+def test_verbose_works_after_the_subcommand_on_every_command():
+    """Issue 46, 12: `-v` worked only before the subcommand (`loralay -v build`), while
+    users write it last (`loralay build ... -v`)."""
+    import logging  # noqa: PLC0415
+
+    from click.testing import CliRunner  # noqa: PLC0415
+
+    from loralay_build.cli import main  # noqa: PLC0415
+
+    def commands(group, prefix=()):
+        for name, cmd in group.commands.items():
+            if hasattr(cmd, "commands"):
+                yield from commands(cmd, (*prefix, name))
+            else:
+                yield (*prefix, name), cmd
+
+    found = dict(commands(main))
+    assert {" ".join(k) for k in found} >= {"build", "fetch", "extract", "settings", "show",
+                                              "eval", "publish", "export vila"}
+    for name, cmd in found.items():
+        assert any("-v" in p.opts for p in cmd.params), name
+    root = logging.getLogger()
+    level = root.level
+    try:
+        root.setLevel(logging.WARNING)
+        run = CliRunner().invoke(main, ["settings", "--source", "local", "-v"])
+        assert run.exit_code == 0, run.output
+        assert root.level == logging.DEBUG
+    finally:
+        root.setLevel(level)
