@@ -9,8 +9,8 @@ from typing import Any
 from .version import __version__
 
 __all__ = ["__version__"]
-_API = ("build", "fetch", "extract", "load_settings", "BuildResult", "ConfigError", "BuildStopped",
-        "ExtractFailed", "LoralayError", "RunLocked", "RunMismatch", "ToolMissing")
+_API = ("build", "fetch", "extract", "load_settings", "text", "BuildResult", "ConfigError",
+        "BuildStopped", "ExtractFailed", "LoralayError", "RunLocked", "RunMismatch", "ToolMissing")
 
 
 def __getattr__(name: str) -> Any:

@@ -18,13 +18,14 @@ from .errors import BuildStopped, ConfigError, LoralayError, RunLocked, RunMisma
 from .failures import Failure
 from .limits import DEFAULT_LIMITS
 from .machinery.request import BuildRequest, BuildResult
+from .reading import text
 from .records import Document
 from .run.pipeline import run_build, run_fetch
 from .settings import CommonSettings, load_settings
 
 __all__ = ["BuildResult", "BuildStopped", "ConfigError", "ExtractFailed", "LoralayError",
            "RunLocked", "RunMismatch", "ToolMissing", "build", "extract", "fetch",
-           "load_settings"]
+           "load_settings", "text"]
 
 
 class ExtractFailed(LoralayError):
