@@ -284,17 +284,40 @@ def export_vila(dataset_dir: Path, out: Path, group: str, bbox: str, indicator: 
 
 @main.command()
 @click.argument("dataset_dir", type=PATH)
-@click.argument("article_id")
+@click.argument("article_id", required=False)
 @click.option("--page", type=int, default=None,
               help="Physical page (default: the first page an abstract was cut from).")
 @click.option("--out", "out", type=PATH, default=None,
               help="PNG to write (default: ID-pN.png in the current folder).")
-def show(dataset_dir: Path, article_id: str, page: int | None, out: Path | None) -> None:
-    """Draw one page of a document as the dataset sees it: words, lines, blocks, cuts."""
-    from .show import show_document
+@click.option("--abstract", default=None,
+              help="FILE.pdf only: the abstract a build would cut (shaded where found).")
+@click.option("--language", default=None,
+              help="FILE.pdf only: the paper's language (default: detected from its words).")
+@click.option("--config", type=PATH, default=None,
+              help="FILE.pdf only: settings as a build would read them.")
+def show(dataset_dir: Path, article_id: str | None, page: int | None, out: Path | None,
+         abstract: str | None, language: str | None, config: Path | None) -> None:
+    """Draw one page of a document as the dataset sees it: words, lines, blocks, cuts.
 
-    written = _guarded(lambda: show_document(dataset_dir, article_id, page, out), out)
+    `loralay show DIR ID` draws a built dataset's row; `loralay show FILE.pdf` previews
+    what a build would make of a PDF (with `--abstract TEXT`, what the cut would take)."""
+    from .show import preview_pdf, show_document
+
+    if article_id is None:
+        if dataset_dir.is_dir():
+            _guarded(lambda: _fail(f"{dataset_dir}: a dataset folder: name the document "
+                                   "(loralay show DIR ID), or give a PDF file"))
+        written = _guarded(lambda: preview_pdf(dataset_dir, page, out, abstract, language,
+                                               config), out)
+    else:
+        written = _guarded(lambda: show_document(dataset_dir, article_id, page, out), out)
     click.echo(str(written))
+
+
+def _fail(message: str) -> None:
+    from .errors import ConfigError
+
+    raise ConfigError(message)
 
 
 @main.command("eval")

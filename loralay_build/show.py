@@ -173,6 +173,89 @@ def show_document(dataset_dir: str | Path, article_id: str, page: int | None = N
     return target
 
 
+def _row_of(doc: Any, cand: Candidate) -> dict[str, Any]:
+    """A body as the dataset's row would hold it (the columns `draw_page` reads)."""
+    from .group.labels import LABELS
+
+    return {"article_words": doc.words, "article_bboxes": doc.boxes.tolist(),
+            "article_pages": doc.word_pages, "article_line_ids": doc.line_ids,
+            "article_block_ids": doc.block_ids,
+            "article_labels": [LABELS[k] for k in doc.labels],
+            "language": cand.language, "source": "preview"}
+
+
+def preview_pdf(pdf: str | Path, page: int | None = None, out: str | Path | None = None,
+                abstract: str | None = None, language: str | None = None,
+                config: str | Path | None = None, scale: float = SCALE) -> Path:
+    """`loralay show FILE.pdf`: what a build would make of a PDF before any build (words,
+    lines, blocks, labels, order, and with `abstract` what the cut would take), drawn as
+    `show_document` draws a dataset's page; the caption says what a build would do."""
+    pdf = Path(pdf)
+    row, cuts, notes = preview_cuts(pdf, abstract, language, config)
+    if page is None:
+        page = default_page(cuts)
+    if not 1 <= page <= cuts.num_pages:
+        raise ConfigError(f"{pdf}: no page {page} (the PDF has {cuts.num_pages})")
+    caption = Caption(pdf.stem, "preview", page, cuts.num_pages, row, cuts, notes)
+    image = draw_page(pdf, page, row, cuts, caption, scale)
+    target = Path(out) if out is not None else Path(readable_name(pdf.stem, f"-p{page}.png"))
+    png = io.BytesIO()
+    image.save(png, format="PNG", optimize=True)
+    write_atomic(target, png.getvalue())
+    return target
+
+
+def preview_cuts(pdf: Path, abstract: str | None, language: str | None,
+                 config: str | Path | None) -> tuple[dict[str, Any], Cuts, list[str]]:
+    """The row a build would write for `pdf` (`--source local`'s steps and settings), what
+    its cut takes, and the caption's notes."""
+    from .language import detect
+    from .pdf.steps import DocumentJob, run_steps
+    from .settings import load_settings
+
+    if not pdf.is_file():
+        raise ConfigError(f"{pdf}: no such PDF file")
+    settings = load_settings("local", config)
+    job = DocumentJob(settings.document(), settings.limits())
+    lang = language or "und"
+    cand = Candidate(pdf.stem, "local", lang, {lang: abstract} if abstract else {},
+                     pdf_path=str(pdf))
+    until = "leakage" if abstract else "group"
+    work, results = run_steps(cand, job, until=until, skip=frozenset({"render"}))
+    failed = results.failure
+    if work.doc is None:  # extraction itself failed: nothing to draw
+        assert failed is not None
+        raise ConfigError(f"{pdf}: a build would drop it: {failed[1].cls.value}: "
+                          f"{failed[1].message}")
+    if language is None:
+        lang = detect(" ".join(work.doc.words[:5000])).top or "und"
+        cand = Candidate(cand.id, "local", lang, {lang: abstract} if abstract else {},
+                         pdf_path=str(pdf))
+        if abstract:  # the abstract's language is the body's: cut again under it
+            work, results = run_steps(cand, job, until=until, skip=frozenset({"render"}))
+            failed = results.failure
+    assert work.doc is not None
+    notes = [f"preview of {pdf.name}: not a dataset row; language {lang}"
+             + ("" if language else " (detected)")]
+    cuts = Cuts(num_pages=len(work.doc.pages))
+    body = work.doc
+    if failed is not None:
+        notes.append(f"a build would drop it: {failed[0]}: {failed[1].cls.value}: "
+                     f"{failed[1].message}")
+    elif work.stripped is not None:
+        body = work.stripped.body
+        cuts.leakage = work.leaks or {}
+        for i in removed_indices(work.doc, body):
+            match = next((m.language for m in work.stripped.matches if m.start <= i < m.end),
+                         COVER)
+            cuts.words.append((work.doc.word_pages[i], tuple(work.doc.boxes[i].tolist()),
+                               match))
+    elif not abstract:
+        notes.append("no --abstract given: nothing cut (a build drops a paper whose abstract "
+                     "it cannot find)")
+    return _row_of(body, cand), cuts, notes
+
+
 # --- drawing ---------------------------------------------------------------------------
 
 WORD, LINE, BLOCK = (25, 90, 230), (0, 160, 70), (225, 30, 30)
@@ -217,6 +300,7 @@ class Caption:
     num_pages: int
     row: dict[str, Any]
     cuts: Cuts
+    notes: list[str] = field(default_factory=list)  # a preview's: what a build would do
 
     def lines(self) -> list[str]:
         r, on_page = self.row, [i for i, p in enumerate(self.row["article_pages"])
@@ -236,7 +320,7 @@ class Caption:
         if self.cuts.differs:
             lines.append(f"WARNING: re-extraction differs from the dataset ({self.cuts.differs:+d}"
                          " words): the shading may be off")
-        return lines
+        return lines + self.notes
 
 
 def _render(pdf: Path, page: int, scale: float) -> Any:

@@ -147,3 +147,35 @@ def test_a_dropped_id_says_why_and_a_typo_gets_the_close_ids(sample, tmp_path):
     assert run.output.endswith("in the dataset; did you mean 'ko_kci_wifi_parks'?\n")
     run = CliRunner().invoke(main, ["show", str(sample), "zzz"])
     assert run.output == f"loralay: {sample}: no document 'zzz' in the dataset\n"
+
+
+def test_a_pdf_is_previewed_before_any_build_with_what_the_cut_would_take(sample, tmp_path):
+    """Issue 46, 5: `loralay show FILE.pdf` draws what a build would make of a PDF; with
+    `--abstract` the words the cut would take are those the build took."""
+    import json as _json  # noqa: PLC0415
+
+    from loralay_build.show import preview_cuts  # noqa: PLC0415
+
+    pdf = REPO / "data/sample/pdf/fr_hal_cover_glaciers.pdf"
+    line = next(_json.loads(x) for x in (REPO / "data/sample/manifest.jsonl").open()
+                if _json.loads(x)["id"] == DOC)
+    row, cuts, notes = preview_cuts(pdf, line["abstracts"]["fr"], None, None)
+    assert notes == ["preview of fr_hal_cover_glaciers.pdf: not a dataset row; language fr "
+                     "(detected)"]
+    kept, removed = cut_boxes(sample, 2)  # what the build cut from page 2 (fr and en)
+    fr_cut = {tuple(float(np.float32(v)) for v in b) for p, b, lang in cuts.words
+              if p == 2 and lang == "fr"}
+    built = {tuple(float(np.float32(v)) for v in b) for b in removed}
+    assert fr_cut and fr_cut < built  # the French abstract alone: the English one stays
+    assert row["article_words"][:3] and len(row["article_labels"]) == len(row["article_words"])
+    run = CliRunner().invoke(main, ["show", str(pdf), "--abstract", line["abstracts"]["fr"],
+                                    "--out", str(tmp_path / "p.png")])
+    assert run.exit_code == 0, run.output
+    img = np.asarray(Image.open(tmp_path / "p.png").convert("RGB"))
+    assert min(tinted_share(img, box, [LANG_COLOURS["fr"]]) for box in fr_cut) > 0.2
+    assert max(tinted_share(img, box, [LANG_COLOURS["fr"]]) for box in built - fr_cut) < 0.05
+    _, _, bare = preview_cuts(pdf, None, "fr", None)
+    assert bare[1].startswith("no --abstract given: nothing cut")
+    scanned = CliRunner().invoke(main, ["show", str(REPO / "data/sample/pdf/pt_scanned_aves.pdf")])
+    assert scanned.exit_code == 2 and scanned.output.endswith(
+        "a build would drop it: scanned: no text layer (0 words on 2 pages)\n")
