@@ -189,8 +189,8 @@ class Licences(CorpusStep):
         return cs.licenses is not None
 
     def admit(self, summary: Mapping[str, Any], cs: CorpusSettings) -> Outcome | None:
-        """The fetch applies the same rule before any download (`licenses.exclusion`);
-        here it meets what an earlier, wider list fetched, and local files."""
+        """The fetch applies the same rule before any PDF is read (`licenses.exclusion`);
+        here it meets what an earlier, wider list fetched."""
         excluded = exclusion(summary.get("license", UNKNOWN), cs.licenses)
         if excluded is None:
             return None

@@ -57,7 +57,10 @@ def fetch_phase(settings: CommonSettings, layout: RunLayout, limit: int | None,
     """Harvest candidates (and their PDFs) into the fetch state; resumable by the fetcher.
 
     A source that lists every candidate on each run (a manifest) also forgets the ones it no
-    longer lists, so a rerun builds what a fresh run of the same inputs builds."""
+    longer lists, so a rerun builds what a fresh run of the same inputs builds. Every
+    candidate's licence comes from its metadata, so one outside `licenses:` is
+    `license_excluded` here, before its PDF is read (a network source asks the same rule
+    before it downloads; a manifest's PDFs are already on disk)."""
     source = settings.source
     fetch = get_fetcher(source)
     counts = {"ok": 0, "failed": 0}
@@ -76,6 +79,8 @@ def fetch_phase(settings: CommonSettings, layout: RunLayout, limit: int | None,
                 if isinstance(item, Rejection) and item.bad_record:
                     _count_bad_record(item, bad, counts, progress)
                     continue
+                if isinstance(item, Candidate):
+                    item = ctx.license_excluded(item) or item
                 record_fetch_item(state, item)
                 seen.add(item.id)
                 _count_fetched(item, counts, progress)
