@@ -219,3 +219,17 @@ def test_a_date_range_that_runs_backwards_is_one_settings_error_for_every_source
     with pytest.raises(ValueError, match="from_date 2021-01-01 is after until_date 2020-01-01"):
         load_settings(source, overrides={"from_date": "2021-01-01", "until_date": "2020-01-01",
                                          **extra})
+
+
+def test_oai_has_the_percentile_defaults_of_local_and_every_source_a_minimum():
+    """A repository (or a set of one) is often a handful of papers, as your own PDFs are:
+    `oai` and `local` start without percentile filters; the corpus sources keep the
+    paper's, applied only from `percentile_min_candidates` documents on."""
+    off = {"local", "oai"}
+    for name in registry.names():
+        if registry.source(name).pipeline != "pdf":
+            continue
+        s = load_settings(name).corpus()
+        pair = (s.max_pages_percentile, s.min_summary_percentile)
+        assert (pair == (None, None)) == (name in off), (name, pair)
+        assert s.percentile_min_candidates == 200, name
