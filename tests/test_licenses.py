@@ -709,3 +709,35 @@ def test_a_local_licence_outside_the_list_is_decided_before_its_pdf_is_read(tmp_
     assert wider["documents"]["closed"]["class"] == "corrupted"
     again, _ = built("cc-by-4.0")
     assert again["documents"] == report["documents"]
+
+
+def test_a_local_refresh_with_a_narrower_list_keeps_its_old_rows_and_misses_none(
+        tmp_path: Path) -> None:
+    """A refresh never drops an old document (docs/reruns.md): a kept paper whose licence a
+    narrower `licenses:` leaves out stays kept, and is not "missing upstream" (its line is
+    still in the manifest); a new line under that licence is `license_excluded` unread."""
+    from .conftest import build_local, config
+
+    pdf = REPO / "data" / "sample" / "pdf"
+    lines = {json.loads(x)["id"]: json.loads(x) for x in
+             (REPO / "data" / "sample" / "manifest.jsonl").read_text().splitlines()}
+
+    def line(doc_id: str, license: str, name: str | None = None) -> str:
+        entry = {**lines[doc_id], "file": str(pdf / f"{doc_id}.pdf"), "license": license}
+        return json.dumps({**entry, "id": name or doc_id}) + "\n"
+
+    manifest = tmp_path / "m.jsonl"
+    manifest.write_text(line("en_twocol_graphs", "cc-by-4.0")
+                        + line("en_structured_trial", "All rights reserved"))
+    out = tmp_path / "out"
+    wide = config(tmp_path, licenses=["cc-by-4.0", "all-rights-reserved"])
+    build_local(manifest, out, "--config", str(wide), check=True)
+    manifest.write_text(manifest.read_text()
+                        + line("en_corrupted_sensors", "All rights reserved", "new_closed"))
+    narrow = config(tmp_path, licenses=["cc-by-4.0"])
+    build_local(manifest, out, "--config", str(narrow), "--refresh", check=True)
+    report = json.loads((out / "report.json").read_text())
+    assert report["documents"]["en_structured_trial"]["status"] == "kept"
+    assert report["documents"]["new_closed"]["class"] == "license_excluded"
+    diff = json.loads((out / "diff.json").read_text())
+    assert diff["missing_upstream"] == []
