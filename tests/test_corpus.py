@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from loralay_build.corpus.filters import check_document, compute_thresholds
+from loralay_build.corpus.filters import Thresholds, check_document, compute_thresholds
 from loralay_build.corpus.split import SplitError, chronological_fates, date_key, given_name
 from loralay_build.failures import FailureClass
 from loralay_build.language import detect
@@ -14,7 +14,8 @@ from loralay_build.language import detect
 def test_thresholds_are_the_runs_percentiles():
     pages = list(range(1, 101))
     words = [10 * p for p in pages]
-    t = compute_thresholds(pages, words, 95, 5)
+    t = compute_thresholds(pages, words, 95, 5, min_candidates=100)
+    assert t.not_applied is None
     assert t.max_pages == pytest.approx(np.percentile(pages, 95))
     assert t.min_summary_words == pytest.approx(np.percentile(words, 5))
     kept = [p for p, w in zip(pages, words) if check_document(p, w, t) is None]
@@ -24,8 +25,27 @@ def test_thresholds_are_the_runs_percentiles():
 
 
 def test_disabled_filters_keep_everything():
-    t = compute_thresholds([1, 500], [1, 2], None, None)
+    t = compute_thresholds([1, 500], [1, 2], None, None, min_candidates=0)
     assert check_document(10_000, 0, t) is None
+    assert t.not_applied is None  # nothing asked, nothing to say
+
+
+def test_percentiles_of_too_few_candidates_do_not_apply_and_say_so():
+    """Two good papers of 5 and 6 pages: p95 is 5.95, so the longer one was dropped
+    (`6 pages > 5.95 (p95)`); below `percentile_min_candidates` neither bound applies, the
+    percentiles asked are kept, and the reason is a threshold of its own. A run-percentile
+    over a handful of papers measures nothing."""
+    t = compute_thresholds([5, 6], [120, 90], 95, 5, min_candidates=200)
+    assert (t.max_pages, t.min_summary_words) == (None, None)
+    assert (t.max_pages_percentile, t.min_summary_percentile) == (95, 5)
+    assert t.not_applied == "2 candidates < 200 (percentile_min_candidates)"
+    assert t.to_json()["not_applied"] == "2 candidates < 200 (percentile_min_candidates)"
+    assert check_document(6, 90, t) is None and check_document(5, 120, t) is None
+    assert Thresholds.from_json(t.to_json()) == t  # a refresh reads back the same bar
+    at_size = compute_thresholds([5, 6], [120, 90], 95, 5, min_candidates=2)
+    assert at_size.not_applied is None and at_size.max_pages == pytest.approx(5.95)
+    assert "not_applied" not in at_size.to_json()  # a build that applied them reads as before
+    assert Thresholds.from_json(at_size.to_json()) == at_size
 
 
 def chronological(docs: list[tuple[str, str | None]], proportions: list[float],

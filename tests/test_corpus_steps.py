@@ -87,12 +87,30 @@ def test_duplicates_keeps_the_earliest_copy_and_drops_the_others_in_row_order():
 
 def test_filters_take_their_thresholds_from_the_rows_left_only():
     docs = [summary(f"d{k}", 10 + k, 100 + k, "2001") for k in range(10)]
-    c = run_of(docs, corpus(max_pages_percentile=80, min_summary_percentile=None))
+    c = run_of(docs, corpus(max_pages_percentile=80, min_summary_percentile=None,
+                            percentile_min_candidates=5))
     c.alive = c.alive[:5]  # rows an earlier step dropped do not count
     Filters().run(c)
     assert c.thresholds.max_pages == pytest.approx(13.2)
     assert ids(c) == ["d0", "d1", "d2", "d3"]
     assert [(i, o.cls, o.stage) for i, o in c.drops] == [("d4", "too_many_pages", "filter")]
+
+
+def test_filters_of_fewer_rows_left_than_percentile_min_candidates_do_not_apply(caplog):
+    """Ten rows read, five left by the steps before: five is what the minimum is held to;
+    none is dropped, and the thresholds (and the log) say why."""
+    docs = [summary(f"d{k}", 10 + k, 100 + k, "2001") for k in range(10)]
+    c = run_of(docs, corpus(max_pages_percentile=80, min_summary_percentile=5,
+                            percentile_min_candidates=6))
+    c.alive = c.alive[:5]
+    with caplog.at_level("INFO", logger="loralay.finish"):
+        Filters().run(c)
+    assert ids(c) == ["d0", "d1", "d2", "d3", "d4"] and c.drops == []
+    assert c.thresholds.to_json() == {
+        "max_pages": None, "max_pages_percentile": 80, "min_summary_words": None,
+        "min_summary_percentile": 5,
+        "not_applied": "5 candidates < 6 (percentile_min_candidates)"}
+    assert "percentile filters not applied: 5 candidates < 6" in caplog.text
 
 
 def test_splits_order_by_date_then_id_and_drop_the_undated_when_asked():
@@ -136,7 +154,8 @@ def test_the_record_reads_back_every_outcome_in_order_with_split_and_shard(tmp_p
     docs = [summary("d1", 10, 100, "2001"), summary("d2", 12, 120, "2005-03"),
             summary("d3", 500, 150, "2002"), summary("d7", 13, 130, "2000")]
     layout, shard = make_run(tmp_path, docs, {"broken": "corrupted"}, ["missing"])
-    cs = corpus(max_pages_percentile=90, split_proportions=[0.5, 0.25, 0.25])
+    cs = corpus(max_pages_percentile=90, split_proportions=[0.5, 0.25, 0.25],
+                percentile_min_candidates=0)
     try:
         d = decide(cs, layout, [shard])
     finally:
@@ -283,3 +302,41 @@ def test_a_refresh_honours_a_given_split_for_the_new_rows_and_keeps_the_old_ones
     Splits().run(c)
     assert [(c.rows.ids[j], f) for j, f in zip(c.order, c.fates)] == [
         ("old", "validation"), ("n1", "test"), ("n2", "validation")]
+
+
+@pytest.mark.e2e
+def test_percentiles_of_a_small_build_do_not_apply_and_the_report_says_so(tmp_path):
+    """Two good sample papers (3 and 4 pages) with the paper's filters (p95 pages, p5
+    summary length): p95 is 3.95 pages, so the 4-page one was dropped as `too_many_pages`.
+    Of two candidates (< 200) the percentiles measure nothing: both are kept, and
+    report.json and report.md say why; a rerun that lowers the minimum applies them, as a
+    fresh build of those settings would."""
+    import json
+
+    from .conftest import config
+
+    lines = {json.loads(x)["id"]: json.loads(x) for x in SAMPLE.read_text().splitlines()}
+    manifest = tmp_path / "m.jsonl"
+    manifest.write_text("".join(
+        json.dumps({**lines[i], "file": str(SAMPLE.parent / lines[i]["file"])}) + "\n"
+        for i in ("en_twocol_graphs", "en_structured_trial")))
+    out = tmp_path / "ds"
+    on = {"max_pages_percentile": 95, "min_summary_percentile": 5}
+    build_local(manifest, out, "--config", str(config(tmp_path, **on)), check=True)
+    report = json.loads((out / "report.json").read_text())
+    assert {i: o["status"] for i, o in report["documents"].items()} == {
+        "en_twocol_graphs": "kept", "en_structured_trial": "kept"}
+    assert report["thresholds"] == {
+        "max_pages": None, "max_pages_percentile": 95, "min_summary_words": None,
+        "min_summary_percentile": 5,
+        "not_applied": "2 candidates < 200 (percentile_min_candidates)"}
+    assert "| not_applied | 2 candidates < 200 (percentile_min_candidates) |" in \
+        (out / "report.md").read_text()
+
+    build_local(manifest, out, "--config",
+                str(config(tmp_path, **on, percentile_min_candidates=2)), check=True)
+    again = json.loads((out / "report.json").read_text())
+    assert again["documents"]["en_structured_trial"] == {
+        "status": "dropped", "class": "too_many_pages", "stage": "filter",
+        "message": "4 pages > 3.95 (p95)"}
+    assert "not_applied" not in again["thresholds"]

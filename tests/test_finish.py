@@ -62,6 +62,7 @@ def test_every_id_gets_one_outcome_in_the_reports_order(tmp_path):
     layout, shard = make_run(tmp_path, docs, {"broken": "corrupted"}, ["missing"])
     cs = load_settings("local", None, {"max_pages_percentile": 90,
                                        "min_summary_percentile": 10,
+                                       "percentile_min_candidates": 0,
                                        "split_proportions": [0.6, 0.2, 0.2]}).corpus()
     try:
         d = decide(cs, layout, [shard])

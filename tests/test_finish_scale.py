@@ -115,7 +115,9 @@ def expected_outcomes(run: Path) -> tuple[list[str], dict[str, str | None]]:
         summaries = [json.loads(r[0]) for r in
                      db.execute("SELECT summary FROM documents ORDER BY id")]
     t = compute_thresholds([x["pages"] for x in summaries],
-                           [x["summary_words"] for x in summaries], 80, None)
+                           [x["summary_words"] for x in summaries], 80, None,
+                           min_candidates=load_settings("local", None, OVERRIDES)
+                           .percentile_min_candidates)
     kept = [x for x in summaries if check_document(x["pages"], x["summary_words"], t) is None]
     kept_ids = {x["id"] for x in kept}
     filtered = [x["id"] for x in summaries if x["id"] not in kept_ids]

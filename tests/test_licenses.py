@@ -672,3 +672,72 @@ def test_the_licence_rule_is_in_the_fingerprinted_tool_version() -> None:
     from loralay_build.pdf.preflight import tool_versions
 
     assert f"+{LICENSE_RULE}" in tool_versions().loralay_build
+
+
+def test_a_local_licence_outside_the_list_is_decided_before_its_pdf_is_read(tmp_path: Path
+                                                                             ) -> None:
+    """The manifest states the licence, so `licenses:` decides before extraction: a
+    corrupted PDF under a licence left out is `license_excluded` (stage `licenses`), never
+    `corrupted`, and its PDF is not read (no log line of the extractor). A rerun with a
+    wider list reads it (the same outcome as a fresh build of that list)."""
+    from .conftest import build_local, config
+
+    pdf = REPO / "data" / "sample" / "pdf"
+    manifest = tmp_path / "m.jsonl"
+    manifest.write_text("".join(json.dumps(line) + "\n" for line in (
+        {"id": "good", "file": str(pdf / "en_twocol_graphs.pdf"), "language": "en",
+         "abstracts": {"en": "x"}, "license": "cc-by-4.0"},
+        {"id": "closed", "file": str(pdf / "en_corrupted_sensors.pdf"), "language": "en",
+         "abstracts": {"en": "y"}, "license": "All rights reserved"})))
+    out = tmp_path / "out"
+
+    def built(*allow: str) -> tuple[dict[str, Any], str]:
+        done = build_local(manifest, out, "--config", str(config(tmp_path, licenses=allow)))
+        assert done.returncode == 0, done.stderr
+        return json.loads((out / "report.json").read_text()), done.stderr
+
+    report, log = built("cc-by-4.0")
+    assert report["documents"]["closed"] == {
+        "status": "dropped", "class": "license_excluded", "stage": "licenses",
+        "message": "licence all-rights-reserved is not in licenses: cc-by-4.0"}
+    assert report["documents"]["good"]["status"] == "kept"
+    assert "corrupted" not in log and "Poppler cannot open" not in log
+    assert [(f["stage"], f["count"]) for f in report["funnel"]][:3] == [
+        ("proposed", 2), ("fetched", 1), ("processed", 1)]
+
+    wider, _ = built("cc-by-4.0", "all-rights-reserved")
+    assert wider["documents"]["closed"]["class"] == "corrupted"
+    again, _ = built("cc-by-4.0")
+    assert again["documents"] == report["documents"]
+
+
+def test_a_local_refresh_with_a_narrower_list_keeps_its_old_rows_and_misses_none(
+        tmp_path: Path) -> None:
+    """A refresh never drops an old document (docs/reruns.md): a kept paper whose licence a
+    narrower `licenses:` leaves out stays kept, and is not "missing upstream" (its line is
+    still in the manifest); a new line under that licence is `license_excluded` unread."""
+    from .conftest import build_local, config
+
+    pdf = REPO / "data" / "sample" / "pdf"
+    lines = {json.loads(x)["id"]: json.loads(x) for x in
+             (REPO / "data" / "sample" / "manifest.jsonl").read_text().splitlines()}
+
+    def line(doc_id: str, license: str, name: str | None = None) -> str:
+        entry = {**lines[doc_id], "file": str(pdf / f"{doc_id}.pdf"), "license": license}
+        return json.dumps({**entry, "id": name or doc_id}) + "\n"
+
+    manifest = tmp_path / "m.jsonl"
+    manifest.write_text(line("en_twocol_graphs", "cc-by-4.0")
+                        + line("en_structured_trial", "All rights reserved"))
+    out = tmp_path / "out"
+    wide = config(tmp_path, licenses=["cc-by-4.0", "all-rights-reserved"])
+    build_local(manifest, out, "--config", str(wide), check=True)
+    manifest.write_text(manifest.read_text()
+                        + line("en_corrupted_sensors", "All rights reserved", "new_closed"))
+    narrow = config(tmp_path, licenses=["cc-by-4.0"])
+    build_local(manifest, out, "--config", str(narrow), "--refresh", check=True)
+    report = json.loads((out / "report.json").read_text())
+    assert report["documents"]["en_structured_trial"]["status"] == "kept"
+    assert report["documents"]["new_closed"]["class"] == "license_excluded"
+    diff = json.loads((out / "diff.json").read_text())
+    assert diff["missing_upstream"] == []

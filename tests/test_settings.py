@@ -250,3 +250,17 @@ def test_an_alias_and_its_field_set_apart_is_one_line(tmp_path):
         load_settings("oai", write(tmp_path, "from: 2020-01-01\nfrom_date: 2021-01-01\n"))
     s = load_settings("oai", write(tmp_path, "from: 2020-01-01\nuntil: 2020-02-01\n"))
     assert (str(s.from_date), str(s.until_date)) == ("2020-01-01", "2020-02-01")
+
+
+def test_oai_has_the_percentile_defaults_of_local_and_every_source_a_minimum():
+    """A repository (or a set of one) is often a handful of papers, as your own PDFs are:
+    `oai` and `local` start without percentile filters; the corpus sources keep the
+    paper's, applied only from `percentile_min_candidates` documents on."""
+    off = {"local", "oai"}
+    for name in registry.names():
+        if registry.source(name).pipeline != "pdf":
+            continue
+        s = load_settings(name).corpus()
+        pair = (s.max_pages_percentile, s.min_summary_percentile)
+        assert (pair == (None, None)) == (name in off), (name, pair)
+        assert s.percentile_min_candidates == 200, name

@@ -189,8 +189,8 @@ class Licences(CorpusStep):
         return cs.licenses is not None
 
     def admit(self, summary: Mapping[str, Any], cs: CorpusSettings) -> Outcome | None:
-        """The fetch applies the same rule before any download (`licenses.exclusion`);
-        here it meets what an earlier, wider list fetched, and local files."""
+        """The fetch applies the same rule before any PDF is read (`licenses.exclusion`);
+        here it meets what an earlier, wider list fetched."""
         excluded = exclusion(summary.get("license", UNKNOWN), cs.licenses)
         if excluded is None:
             return None
@@ -223,7 +223,8 @@ class Duplicates(CorpusStep):
 
 
 class Filters(CorpusStep):
-    """Page-count and summary-length bounds at percentiles of the documents left."""
+    """Page-count and summary-length bounds at percentiles of the documents left (none
+    when fewer are left than `percentile_min_candidates`)."""
 
     name, funnel = "filter", "filtered"
 
@@ -235,7 +236,10 @@ class Filters(CorpusStep):
             c.thresholds = compute_thresholds([r.pages[j] for j in c.alive],
                                               [r.summary_words[j] for j in c.alive],
                                               c.cs.max_pages_percentile,
-                                              c.cs.min_summary_percentile)
+                                              c.cs.min_summary_percentile,
+                                              min_candidates=c.cs.percentile_min_candidates)
+            if c.thresholds.not_applied:
+                log.info("percentile filters not applied: %s", c.thresholds.not_applied)
         kept = []
         for j in c.alive:
             if j in c.old:

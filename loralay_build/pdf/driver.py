@@ -57,7 +57,11 @@ def fetch_phase(settings: CommonSettings, layout: RunLayout, limit: int | None,
     """Harvest candidates (and their PDFs) into the fetch state; resumable by the fetcher.
 
     A source that lists every candidate on each run (a manifest) also forgets the ones it no
-    longer lists, so a rerun builds what a fresh run of the same inputs builds."""
+    longer lists, so a rerun builds what a fresh run of the same inputs builds. Every
+    candidate's licence comes from its metadata, so one outside `licenses:` is
+    `license_excluded` here, before its PDF is read (a network source asks the same rule
+    before it downloads; a manifest's PDFs are already on disk), but for a refresh's
+    documents already in the dataset, which stay as they are."""
     source = settings.source
     fetch = get_fetcher(source)
     counts = {"ok": 0, "failed": 0}
@@ -71,11 +75,14 @@ def fetch_phase(settings: CommonSettings, layout: RunLayout, limit: int | None,
         ctx = FetchContext(source, settings, state, layout.out, limit, retry=retry,
                            refresh=refresh)
         progress = Progress(f"fetch {source}", None, settings.log_every_s)
+        frozen = frozen_ids(refresh, layout)
         with logging_redirect_tqdm():
             for item in fetch(ctx):
                 if isinstance(item, Rejection) and item.bad_record:
                     _count_bad_record(item, bad, counts, progress)
                     continue
+                if isinstance(item, Candidate) and item.id not in frozen:
+                    item = ctx.license_excluded(item) or item
                 record_fetch_item(state, item)
                 seen.add(item.id)
                 _count_fetched(item, counts, progress)
@@ -195,7 +202,7 @@ def plan_shard_of(req: BuildRequest, layout: RunLayout, versions: ToolVersions, 
         try:
             return plan_shard(fstate, Ledger(sstate, DOCUMENT), shard, num_shards,
                               document_job(req.settings), versions, req.retry, sums,
-                              frozen_ids(req, layout))
+                              frozen_ids(req.refresh, layout))
         finally:
             sums.close()
 
@@ -259,9 +266,9 @@ def record_outcome(state: RunState, ledger: Ledger, outcome: StepResults,
     return cls
 
 
-def frozen_ids(req: BuildRequest, layout: RunLayout) -> Container[str]:
+def frozen_ids(refresh: bool, layout: RunLayout) -> Container[str]:
     """A refresh's documents already in the dataset (none for any other build)."""
-    if not req.refresh:
+    if not refresh:
         return ()
     base = read_base(layout.finish_db)
     return base.prior.kept if base else ()
@@ -282,7 +289,7 @@ def process_phase(req: BuildRequest, layout: RunLayout, versions: ToolVersions,
         sums = PdfChecksums(layout.checksums_db)
         try:
             plan = plan_shard(fstate, ledger, shard, num_shards, job, versions, req.retry,
-                              sums, frozen_ids(req, layout))
+                              sums, frozen_ids(req.refresh, layout))
             log.info(plan.line())
             ledger.remember_part(plan.settings_digest, plan.settings_json)
             counts = _process_plan(fstate, sstate, ledger, plan, sums, layout, job,

@@ -108,9 +108,7 @@ def read_base(finish_db: Path) -> Base | None:
             if status == KEPT}
     decided = {i: (None if status == KEPT else cls) for i, status, _, _, cls in rows}
     t = facts["thresholds"]
-    prior = Prior(kept, Thresholds(t.get("max_pages"), t.get("min_summary_words"),
-                                   t.get("max_pages_percentile"),
-                                   t.get("min_summary_percentile")), decided)
+    prior = Prior(kept, Thresholds.from_json(t), decided)
     images = facts.get("image_files")
     return Base(int(facts["version"]), {s: list(v) for s, v in facts["files"].items()},
                 list(facts["languages"]), dict(facts["thresholds"]),

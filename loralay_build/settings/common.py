@@ -117,6 +117,8 @@ class CorpusSettings(_Model):
     max_pages_percentile: Percentile | None = Field(95, description="upper bound on pages")
     min_summary_percentile: Percentile | None = Field(
         5, description="lower bound on summary length in words")
+    percentile_min_candidates: NonNegativeCount = Field(
+        200, description="fewer documents left than this: the percentile filters do not apply")
     leak_threshold: Share = Field(0.5, description="share of abstract n-grams left that is a leak")
     split_mode: Literal["chronological", "chronological_by_language", "given"] = Field(
         "chronological", description="chronological; chronological_by_language (the same "

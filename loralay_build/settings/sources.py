@@ -184,6 +184,9 @@ class OaiSettings(CommonSettings):
     max_future_years: NonNegativeCount = Field(1, description="later dates are kept unknown")
     timeout_s: PositiveSeconds = 60
     check_summary_language: bool = True  # a repository's language label can be wrong
+    # as for local: a repository (or a set of one) is often a handful of papers
+    max_pages_percentile: Percentile | None = None
+    min_summary_percentile: Percentile | None = None
 
 
 class ScieloSettings(CommonSettings):
