@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .rouge import ROUGE_SCORE, UNICODE, scorer
 from .atomic import write_text_atomic
 from .dataset import Dataset
 from .errors import ConfigError
 from .owned import describe_os_error
+from .rouge import ROUGE_SCORE, UNICODE, scorer
 
 KEYS = ("rouge1", "rouge2", "rougeL")
 PAPER_TABLE5 = {"lead": (21.94, 7.35, 17.36), "heuristic": (29.32, 12.53, 23.99),
