@@ -265,7 +265,8 @@ def export() -> None:
               help="Folder for {train,dev,test}-token.json, groups, docs, labels, summary.")
 @click.option("--group", type=click.Choice(["block", "line"]), default="block",
               show_default=True, help="Ids that separate I-VILA text and make H-VILA groups; "
-              "line when Poppler splits pages into many one-word blocks.")
+              "line for a dataset built with `groups: poppler`, whose blocks are often one "
+              "word (the default geometric blocks are paragraphs, headings, captions...).")
 @click.option("--bbox", type=click.Choice(["points", "norm1000"]), default="points",
               show_default=True, help="VILA's PDF-point boxes, or our 0-1000 boxes.")
 @click.option("--indicator", type=click.Choice(["BLK", "SEP"]), default="BLK",

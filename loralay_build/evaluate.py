@@ -7,6 +7,9 @@ Scores are `rouge-score` F1 x 100 (stemming on), averaged over the split's examp
 same numbers `RougeScorer(...).score(target=reference, prediction=candidate)` gives.
 `--predictions` scores JSON lines {"id", "prediction"} against `tgt` (CiteSum) or `abstract`
 (a LoRaLay dataset), and refuses a file whose ids are not exactly the split's.
+Predictions and references go through one tokenizer (`rouge.py`), named in the output: a
+CiteSum dataset rouge-score's own, as its gate and the paper's Table 5; a LoRaLay dataset,
+in any of its languages, the Unicode one (rouge-score's drops Hangul and cuts accented words).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import functools
 import json
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +26,7 @@ from .atomic import write_text_atomic
 from .dataset import Dataset
 from .errors import ConfigError
 from .owned import describe_os_error
+from .rouge import ROUGE_SCORE, UNICODE, scorer
 
 KEYS = ("rouge1", "rouge2", "rougeL")
 PAPER_TABLE5 = {"lead": (21.94, 7.35, 17.36), "heuristic": (29.32, 12.53, 23.99),
@@ -29,25 +34,35 @@ PAPER_TABLE5 = {"lead": (21.94, 7.35, 17.36), "heuristic": (29.32, 12.53, 23.99)
 CUES = re.compile(r"propose|introduce|in this paper", re.IGNORECASE)
 
 
-def load_split(dataset: Path, split: str) -> tuple[list[str], list[str], list[str] | None]:
-    """(ids, references, sources or None) of one split, rows in file order."""
+@dataclass(frozen=True, slots=True)
+class Split:
+    """One split's rows in file order, and the tokenizer its kind of dataset is scored with."""
+
+    ids: list[str]
+    references: list[str]
+    sources: list[str] | None  # CiteSum's `src`, what the baselines pick sentences from
+    tokenizer: str
+
+
+def load_split(dataset: Path, split: str) -> Split:
     ds = Dataset.open(dataset)
     files = ds.split(split)
     names = set(files[0][1].schema_arrow.names)
     if {"id", "src", "tgt"} <= names:
         rows = list(ds.rows(split, ("id", "src", "tgt")))
-        return [r["id"] for r in rows], [r["tgt"] for r in rows], [r["src"] for r in rows]
+        return Split([r["id"] for r in rows], [r["tgt"] for r in rows],
+                     [r["src"] for r in rows], ROUGE_SCORE)
     if {"article_id", "abstract"} <= names:
         rows = list(ds.rows(split, ("article_id", "abstract")))
-        return [r["article_id"] for r in rows], [r["abstract"] for r in rows], None
+        return Split([r["article_id"] for r in rows], [r["abstract"] for r in rows], None,
+                     UNICODE)
     raise ConfigError(f"{dataset}: neither a CiteSum (src/tgt) nor a LoRaLay (abstract) dataset")
 
 
 class Rouge:
-    def __init__(self) -> None:
-        from rouge_score import rouge_scorer
-
-        self.scorer = rouge_scorer.RougeScorer(list(KEYS), use_stemmer=True)
+    def __init__(self, tokenizer: str) -> None:
+        self.tokenizer = tokenizer
+        self.scorer = scorer(KEYS, tokenizer)
 
     def f1(self, reference: str, candidate: str) -> dict[str, float]:
         s = self.scorer.score(target=reference, prediction=candidate)
@@ -134,8 +149,9 @@ def _lines(path: Path) -> Iterator[str]:
         raise ConfigError(f"{path}: cannot be read ({e.strerror})") from None
 
 
-def table(scores: dict[str, dict[str, float]], n: int, split: str) -> str:
-    lines = [f"{split}: {n} examples; ROUGE F1 x 100 (rouge-score, stemming)",
+def table(scores: dict[str, dict[str, float]], n: int, split: str, tokenizer: str) -> str:
+    lines = [f"{split}: {n} examples; ROUGE F1 x 100 (rouge-score, stemming; tokenizer "
+             f"{tokenizer})",
              f"{'system':<12}{'R-1':>8}{'R-2':>8}{'R-L':>8}   paper (Table 5) R-1/R-2/R-L"]
     for name, s in scores.items():
         paper = PAPER_TABLE5.get(name)
@@ -148,19 +164,23 @@ def table(scores: dict[str, dict[str, float]], n: int, split: str) -> str:
 def evaluate(dataset: Path, split: str = "test", predictions: Path | None = None
              ) -> dict[str, object]:
     """The scores as `eval-{split}.json` holds them (`predictions` instead of baselines)."""
-    ids, refs, srcs = load_split(dataset, split)
-    rouge = Rouge()
+    rows = load_split(dataset, split)
+    ids, refs, srcs = rows.ids, rows.references, rows.sources
+    scoring = Rouge(rows.tokenizer)
     if predictions is not None:
         preds = read_predictions(predictions, ids)
-        return {"predictions": mean_f1(list(zip(refs, preds)), rouge), "examples": len(ids)}
+        return {"predictions": mean_f1(list(zip(refs, preds)), scoring), "examples": len(ids),
+                "tokenizer": scoring.tokenizer}
     if srcs is None:
         raise ConfigError(f"{dataset}: the baselines need a CiteSum dataset; on a LoRaLay "
                           "dataset pass --predictions")
     split_srcs = [sentences(s) for s in srcs]
     out: dict[str, object] = {}
     for name, pick in BASELINES.items():
-        out[name] = mean_f1([(r, pick(ss, r, rouge)) for r, ss in zip(refs, split_srcs)], rouge)
+        out[name] = mean_f1([(r, pick(ss, r, scoring)) for r, ss in zip(refs, split_srcs)],
+                            scoring)
     out["examples"] = len(ids)
+    out["tokenizer"] = scoring.tokenizer
     return out
 
 
@@ -172,7 +192,7 @@ def run_eval(dataset: Path, split: str = "test", predictions: Path | None = None
     result = evaluate(dataset, split, predictions)
     name = f"eval-{split}{'-predictions' if predictions else ''}.json"
     scores = {k: v for k, v in result.items() if isinstance(v, dict)}
-    echo(table(scores, len_examples(result), split))
+    echo(table(scores, len_examples(result), split, str(result["tokenizer"])))
     try:
         write_text_atomic(dataset / name, json.dumps(result, indent=1))
     except OSError as e:

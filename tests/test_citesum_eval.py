@@ -68,7 +68,8 @@ def test_cli_writes_json_and_table(dataset, tmp_path):
                           cwd=REPO, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     saved = json.loads((dataset / "eval-test.json").read_text())
-    assert set(saved) == {"lead", "heuristic", "oracle", "examples"}
+    assert set(saved) == {"lead", "heuristic", "oracle", "examples", "tokenizer"}
+    assert saved["tokenizer"] == "rouge-score"  # CiteSum: its gate's and Table 5's
     assert "44.17/27.22/38.32" in proc.stdout and f"{saved['lead']['rouge1']:.2f}" in proc.stdout
 
 
@@ -96,3 +97,83 @@ def test_predictions_on_a_loralay_dataset(tmp_path):
     preds = tmp_path / "p.jsonl"
     preds.write_text(json.dumps({"id": "x1", "prediction": "a short abstract"}) + "\n")
     assert evaluate(tmp_path, "test", preds)["predictions"]["rouge1"] == pytest.approx(100)
+
+
+# one abstract and one other text per language the tool builds (issue 41 §8): rouge-score's
+# default tokenizer keeps [a-z0-9] only, so the Korean copy scored 0 and accents cut words
+ABSTRACTS = {
+    "en": ("We propose a layout-aware summarizer for long scientific documents.",
+           "Proteins fold in three states in yeast cells."),
+    "fr": ("Nous étudions la fonte des glaciers des Alpes françaises à partir de données "
+           "satellitaires.",
+           "Les élèves préfèrent les méthodes numériques aux méthodes analytiques."),
+    "es": ("Analizamos la evolución de la población rural en España durante el último siglo.",
+           "Se describe un método de síntesis química más rápido y económico."),
+    "pt": ("Avaliamos a eficácia da vacinação em regiões do Nordeste brasileiro com poucos "
+           "recursos.",
+           "Os autores descrevem a geologia das ilhas oceânicas do Atlântico."),
+    "ko": ("본 연구는 한국어 과학 논문의 요약 데이터셋을 구축하고 레이아웃 정보를 활용한 요약 "
+           "모델을 평가한다.",
+           "이 논문은 해양 생태계의 변화를 관측한 결과를 보고한다."),
+}
+
+
+def loralay_split(tmp_path: Path, rows: dict[str, str]) -> Path:
+    """A LoRaLay dataset's test split of {article_id: abstract}."""
+    import pyarrow as pa
+
+    (tmp_path / "data").mkdir(parents=True)
+    pq.write_table(pa.table({"article_id": list(rows), "abstract": list(rows.values())}),
+                   tmp_path / "data" / "test-00000-of-00001.parquet")
+    return tmp_path
+
+
+def predictions_file(path: Path, preds: dict[str, str]) -> Path:
+    path.write_text("".join(json.dumps({"id": i, "prediction": t}, ensure_ascii=False) + "\n"
+                            for i, t in preds.items()), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("lang", sorted(ABSTRACTS))
+def test_every_language_an_exact_copy_scores_100_and_another_text_less(tmp_path, lang):
+    abstract, other = ABSTRACTS[lang]
+    ds = loralay_split(tmp_path / "ds", {"x1": abstract})
+    same = evaluate(ds, "test", predictions_file(tmp_path / "same.jsonl", {"x1": abstract}))
+    assert same["predictions"] == pytest.approx({"rouge1": 100, "rouge2": 100, "rougeL": 100})
+    assert same["tokenizer"] == "unicode"
+    half = " ".join(abstract.split()[: len(abstract.split()) // 2])
+    for text in (other, half):
+        got = evaluate(ds, "test", predictions_file(tmp_path / "p.jsonl", {"x1": text}))
+        assert all(v < 100 for v in got["predictions"].values()), (text, got)
+    got = evaluate(ds, "test", predictions_file(tmp_path / "p.jsonl", {"x1": half}))
+    assert got["predictions"]["rouge1"] > 0  # the words it shares count, Hangul included
+
+
+def test_the_tokenizer_is_named_in_the_json_and_the_table(tmp_path):
+    ds = loralay_split(tmp_path / "ds", {"x1": ABSTRACTS["ko"][0]})
+    preds = predictions_file(tmp_path / "p.jsonl", {"x1": ABSTRACTS["ko"][0]})
+    proc = subprocess.run([sys.executable, "-m", "loralay_build.cli", "eval", str(ds),
+                           "--predictions", str(preds)], cwd=REPO, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    saved = json.loads((ds / "eval-test-predictions.json").read_text())
+    assert saved["tokenizer"] == "unicode" and saved["predictions"]["rouge1"] == 100
+    assert "tokenizer unicode" in proc.stdout and "100.00" in proc.stdout
+
+
+def test_unicode_tokens_are_rouge_score_s_on_ascii_text():
+    """English scores do not move: on ASCII the Unicode tokenizer is rouge-score's."""
+    from nltk.stem import porter
+    from rouge_score import tokenize
+
+    from loralay_build.rouge import tokenizer
+
+    texts = [src + " " + tgt for _, src, tgt in ROWS] + [
+        "State-of-the-art (SOTA) models, e.g. BERT_base, reach 93.5% F1 on CoNLL'03!",
+        "x_1 + y^2 = z; don't re-implement it: 2x faster at n=1024 (see Sec. 3.1)."]
+    stemmer = porter.PorterStemmer()
+    for text in texts:
+        assert tokenizer("unicode").tokenize(text) == tokenize.tokenize(text, stemmer)
+    # and where rouge-score's loses words, the Unicode one keeps them whole
+    assert tokenizer("unicode").tokenize("données 연구는 São") == ["donné", "연구는", "são"]
+    assert tokenize.tokenize("données 연구는 São", stemmer) == ["donn", "es", "s", "o"]

@@ -198,3 +198,14 @@ def test_labels_are_vilas_ids_of_the_words_labels():
            "article_labels": names, "page_sizes": [[600.0, 800.0]]}
     (page,) = page_records(row, VilaOptions())
     assert page["labels"] == [VILA_S2VL[n.capitalize()] for n in names] == [13, 4, 5, 5, 12, 14]
+
+
+def test_help_and_docs_advise_line_for_poppler_groups_only():
+    """Issue 41 §7: `--group line` is the advice for Poppler's one-word blocks, not for the
+    default geometric blocks (whose statistics docs/outputs.md quotes)."""
+    text = " ".join(CliRunner().invoke(main, ["export", "vila", "--help"]).output.split())
+    assert "line for a dataset built with `groups: poppler`" in text
+    assert "line when Poppler splits pages" not in text
+    docs = " ".join((REPO / "docs" / "outputs.md").read_text(encoding="utf-8").split())
+    assert "With the default `groups: geometry` the blocks are" in docs
+    assert "A dataset built with `groups: poppler` has Poppler's blocks" in docs

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 import re
 from dataclasses import replace
@@ -35,6 +36,9 @@ from loralay_build.write import (
     write_shards,
 )
 from loralay_build.write.card import card_text
+from loralay_build.write.features import FEATURE_SETS
+
+from .conftest import SAMPLE, build_local, config
 
 EXPECTED_COLUMNS = [
     "article_id", "article_words", "article_bboxes", "article_norm_bboxes", "article_pages",
@@ -526,3 +530,77 @@ def test_the_licence_is_normalised_once_and_read_by_the_summary_payload_and_colu
     stored = read_columns(encode(q))
     assert stored.license == chosen
     assert doc_to_batch(stored).to_pylist()[0]["license"] == "cc0-1.0"
+
+
+# every column name any feature set has: a name the card quotes must be one the data has
+ANY_COLUMN = {name for feats in FEATURE_SETS.values() for name in feats}
+
+
+def card_and_columns(out: Path) -> tuple[str, list[str]]:
+    """The card's prose and the column names of the Parquet files written beside it."""
+    schemas = {tuple(pq.read_schema(p).names) for p in (out / "data").glob("*.parquet")}
+    (names,) = schemas
+    return DatasetCard.load(out / "README.md").text, list(names)
+
+
+def assert_card_agrees(text: str, columns: list[str], groups: str) -> None:
+    """Issue 41 §7: the columns table is the schema; every column the prose names is
+    written; the words' order and groups are the `groups` setting's."""
+    section = text.split("## Columns")[1].split("\n## ")[0]
+    table = re.findall(r"^\| `(\w+)` \|", section, re.M)
+    assert table == columns
+    quoted = set(re.findall(r"`(\w+)`", text)) & ANY_COLUMN
+    assert quoted <= set(columns), quoted - set(columns)
+    words = re.search(r"^- Words and their boxes.*$", text, re.M)
+    assert words is not None
+    if groups == "geometry":
+        assert "Poppler's reading order" not in text and "Poppler's line" not in text
+        assert "Poppler's block" not in text and "Poppler's own" not in text
+        assert "from the words' geometry" in words.group(0)
+    else:
+        assert "geometry" not in text
+        assert "Poppler's reading order" in words.group(0)
+    grouped = "article_line_ids" in columns
+    assert ("`article_line_ids`, `article_block_ids`" in words.group(0)) == grouped
+    assert ("`article_pages`" in words.group(0)) == ("article_pages" in columns)
+    licensed = "license" in columns
+    assert ("Each row carries its paper's licence" in text) == licensed
+    assert ("carry neither a paper's licence nor where it came from" in text) != licensed
+
+
+@pytest.mark.parametrize("features", ["compact", "published"])
+@pytest.mark.parametrize("groups", ["geometry", "poppler"])
+def test_card_says_what_the_data_has(tmp_path, features, groups):
+    out = tmp_path / "ds"
+    facts = replace(FACTS, groups=groups, license_counts={"cc-by-4.0": 4})
+    write_dataset(out, splits_of(2, 1, 1), facts, features=features)
+    text, columns = card_and_columns(out)
+    assert columns == list(FEATURE_SETS[features])
+    assert_card_agrees(text, columns, groups)
+    assert ("The table below counts the licences" in text) == (features == "published")
+
+
+def test_card_names_the_labels_left_out_and_the_detector(tmp_path):
+    facts = replace(FACTS, drop_labels=("header", "footer"), labels="rules+detector")
+    text = card_text(facts, {"train": 1})
+    assert "Body words in the reading order found from the words' geometry (regions top to " \
+           "bottom, columns left to right), abstracts and words labelled header or footer " \
+           "removed." in text
+    assert "- Words labelled header or footer were left out of the body" in text
+    assert "footnote), from layout rules, tables also from rapid-layout's detector." in text
+    plain = card_text(FACTS, {"train": 1})
+    assert "Words labelled" not in plain and "left to right), abstracts removed. |" in plain
+    assert "footnote), from layout rules. |" in plain
+
+
+@pytest.mark.parametrize("settings", [{}, {"groups": "poppler", "features": "published"}])
+def test_a_build_s_card_follows_its_settings(tmp_path, settings):
+    """The finish hands the run's `groups` to the card (the default: geometry)."""
+    line = json.loads(SAMPLE.read_text(encoding="utf-8").splitlines()[0])
+    line["file"] = str((SAMPLE.parent / line["file"]).resolve())
+    manifest = tmp_path / "one.jsonl"
+    manifest.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    out = tmp_path / "ds"
+    build_local(manifest, out, "--config", str(config(tmp_path, **settings)), check=True)
+    text, columns = card_and_columns(out)
+    assert_card_agrees(text, columns, settings.get("groups", "geometry"))

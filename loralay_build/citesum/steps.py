@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from .. import rouge
 from .records import CitedPaper, CitingPaper, Paragraph, Span
 from .sentences import Sentence, Splitter, split_sentences
 
@@ -111,36 +112,16 @@ def resolve(cited: CitedPaper | None, min_chars: int) -> str | None:
     return SHORT_ABSTRACT if len(cited.abstract) <= min_chars else None
 
 
-def _memo_tokenizer() -> Any:
-    """`rouge-score`'s own tokenizer with stemming on (`use_stemmer=True`: its `tokenize`
-    and nltk's Porter stemmer), the stemmer's answers kept: three quarters of the gate's time
-    went to stemming the same words again (a test checks the scores are rouge-score's)."""
-    from functools import lru_cache
-
-    from nltk.stem import porter
-    from rouge_score import tokenize, tokenizers
-
-    class MemoStemmer:
-        stem = staticmethod(lru_cache(maxsize=1 << 17)(porter.PorterStemmer().stem))
-
-    class MemoTokenizer(tokenizers.Tokenizer):
-        def tokenize(self, text: str) -> list[str]:
-            return tokenize.tokenize(text, MemoStemmer)
-
-    return MemoTokenizer()
-
-
 class RougeGate:
     """Step 4: recall of the sentence's n-grams in the abstract (`rouge-score`,
-    score(target=sentence, prediction=abstract), stemming on), each >= its floor."""
+    score(target=sentence, prediction=abstract), stemming on), each >= its floor; its
+    tokenizer is rouge-score's own (`rouge.ROUGE_SCORE`: CiteSum is English)."""
 
     KEYS = ("rouge1", "rouge2", "rougeL")
 
     def __init__(self, floors: list[float]) -> None:
-        from rouge_score import rouge_scorer
-
         self.floors = floors
-        self.scorer = rouge_scorer.RougeScorer(list(self.KEYS), tokenizer=_memo_tokenizer())
+        self.scorer = rouge.scorer(self.KEYS, rouge.ROUGE_SCORE)
 
     def recalls(self, sentence: str, abstract: str) -> tuple[float, float, float]:
         scores = self.scorer.score(target=sentence, prediction=abstract)

@@ -157,7 +157,7 @@ def page_records(row: dict[str, Any], opts: VilaOptions) -> Iterator[dict[str, A
 
 def document_text(row: dict[str, Any], opts: VilaOptions) -> str:
     """The whole document's I-VILA text: the same rule over the document's own ids (a page
-    break is always a group change, since Poppler's groups never cross pages)."""
+    break is always a group change, since no line or block crosses a page, Poppler's or ours)."""
     ids = row["article_block_ids"] if opts.group == "block" else row["article_line_ids"]
     words = [vila_word(w) for w in row["article_words"]]
     return indicator_text(words, ids, opts.token)

