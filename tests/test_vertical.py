@@ -200,3 +200,23 @@ def test_a_one_word_page_is_no_vertical_page():
     words = ["ii", "吾輩は猫である。", "名前はまだ無い。"]
     lines = summarise(boxes, np.array([1, 2, 2]), np.array([0, 1, 2]))
     assert reading_turns(boxes, lines, words, 2).tolist() == [0, TURN_DOWNWARD]
+
+
+def test_a_pdflscape_page_turned_further_groups_as_the_original(tmp_path):
+    """mnras-guide p. 6, a pdflscape table (/Rotate 90 stands it upright), turned a further
+    90 degrees by qpdf: its text now runs bottom to top as read; its lines, blocks, order
+    and labels are the original page's (before, its columns were read as sections)."""
+    from .conftest import shared_path
+    from .test_rotation import LANDSCAPE, turned
+
+    def page_six(pdf: Path) -> list[tuple[str, int, int, str]]:
+        doc = group_and_label(extract(pdf))
+        rows = [(w, line, block, LABELS[c]) for w, page, line, block, c in
+                zip(doc.words, doc.word_pages, doc.line_ids, doc.block_ids, doc.labels)
+                if page == 6]
+        line0, block0 = rows[0][1], rows[0][2]
+        return [(w, line - line0, block - block0, c) for w, line, block, c in rows]
+
+    original = shared_path(*LANDSCAPE)
+    again = turned(original, tmp_path / "r.pdf", "+90:6")
+    assert page_six(again) == page_six(original)

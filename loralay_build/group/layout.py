@@ -54,7 +54,9 @@ GROUPINGS: tuple[Grouping, ...] = ("geometry", "poppler")
 # in the tool version the run state fingerprints (as glyphs.GLYPH_RULE, pdf/preflight.py):
 # bump when the geometric lines or blocks of any document change, so runs redo them
 # 2: rotated pages laid out as read (issue 32); 3: page regions and columns (issue 33)
-GROUP_RULE = "groups4"  # 4: running headers and footers at their page's ends (issue 33)
+# 4: running headers and footers at their page's ends (issue 33); 5: vertical pages in
+# their reading frame, for the labels of `groups: poppler` too (issue 41)
+GROUP_RULE = "groups5"
 
 
 def regroup(doc: Document, how: Grouping = "geometry") -> Document:
