@@ -171,10 +171,22 @@ def test_a_sideways_table_is_the_upright_ones_table(tmp_path, upright, size, tur
     assert group_and_label(doc, "poppler").words == doc.words
 
 
+class Unread(list):
+    """Words that must not be read (the cost rule: a page without vertical text is
+    decided from the lines' shapes alone)."""
+
+    def __getitem__(self, key):
+        raise AssertionError("the words of a page of upright text were read")
+
+
 def test_a_page_of_upright_text_with_a_sideways_stamp_is_not_turned(tmp_path):
     """A margin stamp (arXiv's identifier, written bottom to top) and a page number are no
-    evidence against a page of lines: the page keeps its frame, the stamp is a line of its
-    own."""
+    evidence against a page of lines: the page keeps its frame (decided without reading a
+    word), the stamp is a line of its own."""
+    from loralay_build.group.geometry import summarise
+    from loralay_build.group.layout import _fragments, read_frame
+    from loralay_build.group.upright import reading_turns
+
     body = [b"BT /F1 10 Tf 1 0 0 1 72 %d Tm (%s) Tj ET"
             % (760 - 14 * k, b"This is line %d of a paragraph of upright running text." % k)
             for k in range(20)]
@@ -184,6 +196,11 @@ def test_a_page_of_upright_text_with_a_sideways_stamp_is_not_turned(tmp_path):
     path = tmp_path / "stamp.pdf"
     path.write_bytes(pdf(b"\n".join([*body, stamp, number]), font, PORTRAIT))
     doc = extract(path)
+    boxes, sizes = read_frame(doc)
+    starts, pages = _fragments(doc)
+    runs = summarise(boxes, pages, starts)
+    assert ((runs.y1 - runs.y0) > 2 * (runs.x1 - runs.x0)).any()  # the stamp
+    assert reading_turns(boxes, runs, Unread(doc.words), len(sizes)).tolist() == [0]
     lines = lines_of(group_layout(doc))
     assert [line for line in lines if line.startswith("This")] == [
         f"This is line {k} of a paragraph of upright running text." for k in range(20)]
