@@ -26,6 +26,7 @@ from .geometry import (
 from .lines import fragment_spaces, join_fragments, vertical_fragments
 from .merge import merge_satellites
 from .order import SMALL_PRINT, body_height, reading_order
+from .upright import upright_frame
 
 Grouping = Literal["geometry", "poppler"]
 # an equation number: "(12)", "(3.19)", "(B.31)", "(2a)", perhaps followed by . or ,
@@ -53,7 +54,9 @@ GROUPINGS: tuple[Grouping, ...] = ("geometry", "poppler")
 # in the tool version the run state fingerprints (as glyphs.GLYPH_RULE, pdf/preflight.py):
 # bump when the geometric lines or blocks of any document change, so runs redo them
 # 2: rotated pages laid out as read (issue 32); 3: page regions and columns (issue 33)
-GROUP_RULE = "groups4"  # 4: running headers and footers at their page's ends (issue 33)
+# 4: running headers and footers at their page's ends (issue 33); 5: vertical pages in
+# their reading frame, for the labels of `groups: poppler` too (issue 41)
+GROUP_RULE = "groups5"
 
 
 def regroup(doc: Document, how: Grouping = "geometry") -> Document:
@@ -89,13 +92,19 @@ class Grouped:
     run_page: np.ndarray
     run_line: np.ndarray
     run_block: np.ndarray
+    # the pages' sizes in `read_boxes`' frame when a vertical page was turned into its
+    # reading frame (`upright.py`); None: each page's `read_size`
+    read_sizes: list[tuple[float, float]] | None = None
 
     def __len__(self) -> int:
         return len(self.words)
 
     def frame(self) -> tuple[np.ndarray, list[tuple[float, float]]]:
-        """The boxes and page sizes as read (`read_frame`)."""
+        """The boxes and page sizes as read (`read_frame`), each vertical page in its
+        reading frame (`upright.py`): the frame the grouping saw."""
         boxes = self.boxes if self.read_boxes is None else self.read_boxes
+        if self.read_sizes is not None:
+            return boxes, self.read_sizes
         return boxes, [p.read_size for p in self.source.pages]
 
     def run_starts(self) -> np.ndarray:
@@ -110,30 +119,36 @@ class Grouped:
         return Grouped(self.source, moved, _rows(self.boxes, words),
                        None if self.read_boxes is None else _rows(self.read_boxes, words),
                        self.run_count[runs], self.run_page[runs], self.run_line[runs],
-                       self.run_block[runs])
+                       self.run_block[runs], self.read_sizes)
 
     def document(self, labels: list[int] | None = None) -> Document:
         """The `Document` (its word columns as lists; the boxes as read kept when a page
-        was turned, for what reads the groups after)."""
+        was turned, for what reads the groups after; not when a vertical page was turned
+        into its reading frame: those are no boxes as read, and whatever groups the
+        document again finds that frame again from its boxes)."""
         count = self.run_count
         return _document_like(self.source, self.words, self.boxes,
                               self.run_page.repeat(count).tolist(),
                               self.run_line.repeat(count).tolist(),
                               self.run_block.repeat(count).tolist(),
-                              self.read_boxes, labels)
+                              self.read_boxes if self.read_sizes is None else None, labels)
 
     @classmethod
     def of(cls, doc: Document) -> Grouped:
         """A grouped document's columns (its words not copied)."""
         n = len(doc.words)
-        boxes, _ = read_frame(doc)
+        boxes, sizes = read_frame(doc)
         pages = np.fromiter(doc.word_pages, np.int64, n)
         line_ids = np.fromiter(doc.line_ids, np.int64, n)
         block_ids = np.fromiter(doc.block_ids, np.int64, n)
         starts = run_starts(pages, line_ids, block_ids)
+        turned = upright_frame(boxes, sizes, summarise(boxes, pages[starts], starts),
+                               doc.words) if n else None
+        if turned is not None:
+            boxes, read_sizes = turned
         return cls(doc, doc.words, doc.boxes, None if boxes is doc.boxes else boxes,
                    run_sizes(starts, n), pages[starts], line_ids[starts],
-                   block_ids[starts])
+                   block_ids[starts], None if turned is None else read_sizes)
 
 
 def group_layout(doc: Document) -> Document:
@@ -142,7 +157,8 @@ def group_layout(doc: Document) -> Document:
     The words and their boxes and pages are Poppler's, unchanged; only their order and
     their line and block ids are new. Ids start at 0 and increase in reading order.
     Every rule sees a page in the frame its words were read in (a rotated page unturned,
-    `Page.rotation`), so turning a page never changes its groups or order."""
+    `Page.rotation`), so turning a page never changes its groups or order; a page whose
+    text runs vertically is seen in its reading frame (`upright.py`)."""
     if not doc.words:
         return poppler_groups(doc)
     return group_columns(doc).document()
@@ -153,6 +169,10 @@ def group_columns(doc: Document) -> Grouped:
     boxes, sizes = read_frame(doc)
     frag_starts, frag_pages = _fragments(doc)
     frags = summarise(boxes, frag_pages, frag_starts)
+    turned = upright_frame(boxes, sizes, frags, doc.words)
+    if turned is not None:
+        boxes, sizes = turned
+        frags = summarise(boxes, frag_pages, frag_starts)
     vertical = vertical_fragments(boxes, frags, doc.words)
     if vertical.any():  # a rotated fragment's font size is its width
         frags = replace(frags, height=np.where(vertical, frags.x1 - frags.x0, frags.height))
@@ -207,7 +227,8 @@ def group_columns(doc: Document) -> Grouped:
                            numeric_shares)
     small = ranked.height < SMALL_PRINT * body
     out = output_order(ranked, block, table, small, open_captions)
-    return _assemble(doc, frags, order, line_starts, rank, block, out, boxes)
+    return _assemble(doc, frags, order, line_starts, rank, block, out, boxes,
+                     None if turned is None else sizes)
 
 
 def words_matching(pattern: re.Pattern[str], ws: list[str]) -> np.ndarray:
@@ -320,8 +341,8 @@ def _widest_space(frags: Groups, order: np.ndarray, line_starts: np.ndarray,
 
 
 def _assemble(doc: Document, frags: Groups, order: np.ndarray, line_starts: np.ndarray,
-              rank: np.ndarray, block: np.ndarray, out: np.ndarray, read_boxes: np.ndarray
-              ) -> Grouped:
+              rank: np.ndarray, block: np.ndarray, out: np.ndarray, read_boxes: np.ndarray,
+              read_sizes: list[tuple[float, float]] | None = None) -> Grouped:
     """The words block by block, line by line in `out` (`flow.output_order`), each
     line's fragments left to right, each fragment's words in Poppler's order.
     `line_starts` are the lines' first fragments in `order` (join_fragments'
@@ -343,7 +364,7 @@ def _assemble(doc: Document, frags: Groups, order: np.ndarray, line_starts: np.n
     # each fragment (in `seq`) a run: its line and block numbered in output order
     return Grouped(doc, _copied(doc.words, *_spans(first, first + counts)), _rows(doc.boxes, perm),
                    read, counts, frags.page[seq], np.arange(n_lines).repeat(frags_per_line),
-                   new_block.repeat(frags_per_line))
+                   new_block.repeat(frags_per_line), read_sizes)
 
 
 def _rotated_blocks(block_ids: list[int], lead: np.ndarray, vertical: np.ndarray
