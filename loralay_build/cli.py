@@ -326,11 +326,15 @@ def _fail(message: str) -> None:
 @click.option("--split", default="test", show_default=True)
 @click.option("--predictions", type=PATH, default=None,
               help="JSON lines {\"id\", \"prediction\"}: score them instead of the baselines.")
-def eval_(dataset: Path, split: str, predictions: Path | None) -> None:
-    """ROUGE of the CiteSum baselines (or your predictions) on a dataset's split."""
+@click.option("--out", type=PATH, default=None,
+              help="JSON file for the scores (default: eval-DATASET-SPLIT.json here; never "
+              "inside the dataset).")
+def eval_(dataset: Path, split: str, predictions: Path | None, out: Path | None) -> None:
+    """ROUGE of the baselines (CiteSum's, or LEAD-k and the oracle on a LoRaLay dataset),
+    or of your predictions, on a dataset's split."""
     from .evaluate import run_eval
 
-    written = _guarded(lambda: run_eval(dataset, split, predictions, click.echo), dataset)
+    written = _guarded(lambda: run_eval(dataset, split, predictions, click.echo, out), out)
     click.echo(f"written: {written}")
 
 

@@ -1,4 +1,8 @@
-"""`loralay eval DIR`: the CiteSum paper's extractive baselines, or your model's outputs.
+"""`loralay eval DIR`: extractive baselines, or your model's outputs.
+
+On a LoRaLay dataset: LEAD-k (the body's first sentences up to the abstract's length) and
+the greedy extractive oracle (sentences added while ROUGE-1 + ROUGE-2 F1 rises), on the
+body as `reading.text` gives it, sentences split per language.
 
 Baselines (Mao et al. 2022, Table 5) on a CiteSum dataset, `src` sentences split with pysbd:
 EXT-LEAD the first sentence; EXT-HEURISTIC the first containing "propose", "introduce" or
@@ -6,7 +10,8 @@ EXT-LEAD the first sentence; EXT-HEURISTIC the first containing "propose", "intr
 Scores are `rouge-score` F1 x 100 (stemming on), averaged over the split's examples, i.e. the
 same numbers `RougeScorer(...).score(target=reference, prediction=candidate)` gives.
 `--predictions` scores JSON lines {"id", "prediction"} against `tgt` (CiteSum) or `abstract`
-(a LoRaLay dataset), and refuses a file whose ids are not exactly the split's.
+(a LoRaLay dataset), and refuses a file whose ids are not exactly the split's. The scores
+are written outside the dataset (`--out`, default the current folder).
 Predictions and references go through one tokenizer (`rouge.py`), named in the output: a
 CiteSum dataset rouge-score's own, as its gate and the paper's Table 5; a LoRaLay dataset,
 in any of its languages, the Unicode one (rouge-score's drops Hangul and cuts accented words).
@@ -26,6 +31,7 @@ from .atomic import write_text_atomic
 from .dataset import Dataset
 from .errors import ConfigError
 from .owned import describe_os_error
+from .reading import text
 from .rouge import ROUGE_SCORE, UNICODE, scorer
 
 KEYS = ("rouge1", "rouge2", "rougeL")
@@ -42,6 +48,8 @@ class Split:
     references: list[str]
     sources: list[str] | None  # CiteSum's `src`, what the baselines pick sentences from
     tokenizer: str
+    bodies: list[str] | None = None  # a LoRaLay dataset's body text (`reading.text`)
+    languages: list[str] | None = None
 
 
 def load_split(dataset: Path, split: str) -> Split:
@@ -53,9 +61,18 @@ def load_split(dataset: Path, split: str) -> Split:
         return Split([r["id"] for r in rows], [r["tgt"] for r in rows],
                      [r["src"] for r in rows], ROUGE_SCORE)
     if {"article_id", "abstract"} <= names:
-        rows = list(ds.rows(split, ("article_id", "abstract")))
-        return Split([r["article_id"] for r in rows], [r["abstract"] for r in rows], None,
-                     UNICODE)
+        body = [c for c in ("article_words", "article_line_ids", "article_block_ids",
+                            "language") if c in names]
+        ids, refs, bodies, langs = [], [], [], []
+        for r in ds.rows(split, ("article_id", "abstract", *body)):
+            ids.append(r["article_id"])
+            refs.append(r["abstract"])
+            if "article_words" in r:
+                bodies.append(text(r) if "article_block_ids" in r
+                              else " ".join(r["article_words"]))
+            langs.append(r.get("language") or "en")
+        return Split(ids, refs, None, UNICODE, bodies if "article_words" in names else None,
+                     langs)
     raise ConfigError(f"{dataset}: neither a CiteSum (src/tgt) nor a LoRaLay (abstract) dataset")
 
 
@@ -76,9 +93,72 @@ def _segmenter() -> Any:
     return pysbd.Segmenter(language="en", clean=False)
 
 
-def sentences(text: str) -> list[str]:
-    found = [s.strip() for s in _segmenter().segment(text)]
-    return [s for s in found if s] or [text]
+# pysbd's rules for these; other languages (pt, ko) split after . ! ? and their CJK forms
+_PYSBD = frozenset({"en", "fr", "es", "de", "it", "nl"})
+_ENDS = re.compile(r"(?<=[.!?。！？])\s+")
+
+
+@functools.lru_cache(maxsize=8)
+def _segmenter_for(language: str) -> Any:
+    import pysbd
+
+    return pysbd.Segmenter(language=language, clean=False)
+
+
+def sentences(body: str, language: str = "en") -> list[str]:
+    if language == "en":
+        found = [s.strip() for s in _segmenter().segment(body)]
+    elif language in _PYSBD:
+        found = [s.strip() for s in _segmenter_for(language).segment(body)]
+    else:
+        found = [s.strip() for s in _ENDS.split(body)]
+    return [s for s in found if s] or [body]
+
+
+# the long-document baselines read this many sentences at most: the greedy oracle scores
+# each of them once per sentence it adds
+ORACLE_SENTENCES = 400
+
+
+def lead_k(sents: list[str], ref: str, rouge: Rouge) -> str:
+    """The body's first sentences, as many as reach the abstract's length in words (the
+    LEAD-k of long-document summarization, k set by each reference)."""
+    target, out, words = len(ref.split()), [], 0
+    for sent in sents:
+        if words >= target:
+            break
+        out.append(sent)
+        words += len(sent.split())
+    return " ".join(out)
+
+
+def greedy_oracle(sents: list[str], ref: str, rouge: Rouge) -> str:
+    """The extractive oracle of Nallapati et al. (2017): sentences added one at a time,
+    each the one that raises ROUGE-1 + ROUGE-2 F1 most, until none raises it; in the
+    body's order."""
+    pool = sents[:ORACLE_SENTENCES]
+    chosen: list[int] = []
+    best = 0.0
+    while True:
+        gains = []
+        for i in range(len(pool)):
+            if i in chosen:
+                continue
+            cand = " ".join(pool[j] for j in sorted([*chosen, i]))
+            f = rouge.f1(ref, cand)
+            gains.append((f["rouge1"] + f["rouge2"], -i))
+        if not gains:
+            break
+        score, neg = max(gains)
+        if score <= best:
+            break
+        best = score
+        chosen.append(-neg)
+    return " ".join(pool[j] for j in sorted(chosen))
+
+
+LONG_BASELINES: dict[str, Callable[[list[str], str, Rouge], str]] = {
+    "lead_k": lead_k, "ext_oracle": greedy_oracle}
 
 
 def lead(sents: list[str], ref: str, rouge: Rouge) -> str:
@@ -171,11 +251,19 @@ def evaluate(dataset: Path, split: str = "test", predictions: Path | None = None
         preds = read_predictions(predictions, ids)
         return {"predictions": mean_f1(list(zip(refs, preds)), scoring), "examples": len(ids),
                 "tokenizer": scoring.tokenizer}
-    if srcs is None:
-        raise ConfigError(f"{dataset}: the baselines need a CiteSum dataset; on a LoRaLay "
-                          "dataset pass --predictions")
-    split_srcs = [sentences(s) for s in srcs]
     out: dict[str, object] = {}
+    if srcs is None:  # a LoRaLay dataset: the long-document baselines, on the body
+        if rows.bodies is None or rows.languages is None:
+            raise ConfigError(f"{dataset}: no article_words column: the baselines need the "
+                              "body; pass --predictions to score your outputs")
+        split_bodies = [sentences(b, lang) for b, lang in zip(rows.bodies, rows.languages)]
+        for name, pick in LONG_BASELINES.items():
+            out[name] = mean_f1([(r, pick(ss, r, scoring))
+                                 for r, ss in zip(refs, split_bodies)], scoring)
+        out["examples"] = len(ids)
+        out["tokenizer"] = scoring.tokenizer
+        return out
+    split_srcs = [sentences(s) for s in srcs]
     for name, pick in BASELINES.items():
         out[name] = mean_f1([(r, pick(ss, r, scoring)) for r, ss in zip(refs, split_srcs)],
                             scoring)
@@ -184,21 +272,35 @@ def evaluate(dataset: Path, split: str = "test", predictions: Path | None = None
     return out
 
 
+def results_path(dataset: Path, split: str, predictions: Path | None,
+                 out: Path | None) -> Path:
+    """Where the scores go: `out`, else `eval-{dataset}-{split}[-predictions].json` in the
+    current folder; never inside the dataset (a dataset folder holds what the build
+    wrote, and a publish would upload a stray score file with it)."""
+    name = f"eval-{dataset.resolve().name}-{split}{'-predictions' if predictions else ''}.json"
+    target = out if out is not None else Path(name)
+    root, where = dataset.resolve(), target.resolve()
+    if where == root or root in where.parents:
+        raise ConfigError(f"{target}: inside the dataset {dataset}; write the scores "
+                          "elsewhere (--out FILE)")
+    return target
+
+
 def run_eval(dataset: Path, split: str = "test", predictions: Path | None = None,
-             echo: Callable[[str], None] = print) -> Path:
-    """The scores' table through `echo`, then the scores written to DIR/eval-{split}.json
-    (…-predictions.json for --predictions); a folder that cannot take the file is a
-    ConfigError after the table, so the scores are never lost with it."""
+             echo: Callable[[str], None] = print, out: Path | None = None) -> Path:
+    """The scores' table through `echo`, then the scores written to `results_path`; a
+    folder that cannot take the file is a ConfigError after the table, so the scores are
+    never lost with it."""
+    target = results_path(dataset, split, predictions, out)
     result = evaluate(dataset, split, predictions)
-    name = f"eval-{split}{'-predictions' if predictions else ''}.json"
     scores = {k: v for k, v in result.items() if isinstance(v, dict)}
     echo(table(scores, len_examples(result), split, str(result["tokenizer"])))
     try:
-        write_text_atomic(dataset / name, json.dumps(result, indent=1))
+        write_text_atomic(target, json.dumps(result, indent=1))
     except OSError as e:
-        raise ConfigError(f"cannot write {dataset / name} ({describe_os_error(e)}); the "
+        raise ConfigError(f"cannot write {target} ({describe_os_error(e)}); the "
                           "scores are above") from None
-    return dataset / name
+    return target
 
 
 def len_examples(result: dict[str, Any]) -> int:

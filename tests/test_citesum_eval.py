@@ -64,10 +64,13 @@ def test_baselines_equal_rouge_score_called_directly(dataset):
 
 
 def test_cli_writes_json_and_table(dataset, tmp_path):
+    here = tmp_path.parent / f"{tmp_path.name}-cwd"  # the dataset is tmp_path itself
+    here.mkdir()
     proc = subprocess.run([sys.executable, "-m", "loralay_build.cli", "eval", str(dataset)],
-                          cwd=REPO, capture_output=True, text=True, timeout=300)
+                          cwd=here, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    saved = json.loads((dataset / "eval-test.json").read_text())
+    saved = json.loads((here / f"eval-{dataset.name}-test.json").read_text())
+    assert not list(dataset.glob("eval-*"))  # issue 46, 10: never inside the dataset
     assert set(saved) == {"lead", "heuristic", "oracle", "examples", "tokenizer"}
     assert saved["tokenizer"] == "rouge-score"  # CiteSum: its gate's and Table 5's
     assert "44.17/27.22/38.32" in proc.stdout and f"{saved['lead']['rouge1']:.2f}" in proc.stdout
@@ -153,10 +156,10 @@ def test_the_tokenizer_is_named_in_the_json_and_the_table(tmp_path):
     ds = loralay_split(tmp_path / "ds", {"x1": ABSTRACTS["ko"][0]})
     preds = predictions_file(tmp_path / "p.jsonl", {"x1": ABSTRACTS["ko"][0]})
     proc = subprocess.run([sys.executable, "-m", "loralay_build.cli", "eval", str(ds),
-                           "--predictions", str(preds)], cwd=REPO, capture_output=True,
-                          text=True, timeout=300)
+                           "--predictions", str(preds), "--out", str(tmp_path / "s.json")],
+                          cwd=REPO, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    saved = json.loads((ds / "eval-test-predictions.json").read_text())
+    saved = json.loads((tmp_path / "s.json").read_text())
     assert saved["tokenizer"] == "unicode" and saved["predictions"]["rouge1"] == 100
     assert "tokenizer unicode" in proc.stdout and "100.00" in proc.stdout
 
@@ -177,3 +180,30 @@ def test_unicode_tokens_are_rouge_score_s_on_ascii_text():
     # and where rouge-score's loses words, the Unicode one keeps them whole
     assert tokenizer("unicode").tokenize("données 연구는 São") == ["donné", "연구는", "são"]
     assert tokenize.tokenize("données 연구는 São", stemmer) == ["donn", "es", "s", "o"]
+
+
+def test_a_loralay_dataset_has_lead_k_and_the_greedy_oracle(built_sample, tmp_path):
+    """Issue 46, 10: `eval` said "the baselines need a CiteSum dataset" on a LoRaLay one,
+    and wrote its scores into the dataset folder."""
+    from loralay_build.evaluate import run_eval  # noqa: PLC0415
+
+    said: list[str] = []
+    out = run_eval(built_sample[0], "train", echo=said.append, out=tmp_path / "s.json")
+    got = json.loads(out.read_text())
+    assert set(got) == {"lead_k", "ext_oracle", "examples", "tokenizer"}
+    assert got["examples"] == 6 and got["tokenizer"] == "unicode"
+    for key in ("rouge1", "rouge2", "rougeL"):
+        assert 0 < got["lead_k"][key] < got["ext_oracle"][key] < 100
+    assert said[0].startswith("train: 6 examples") and "lead_k" in said[0]
+    assert not list(built_sample[0].glob("eval-*"))
+
+
+def test_the_greedy_oracle_adds_sentences_while_rouge_rises():
+    from loralay_build.evaluate import Rouge, greedy_oracle, lead_k  # noqa: PLC0415
+
+    rouge = Rouge("unicode")
+    sents = ["Cats sleep all day.", "The market fell.", "Dogs bark at night.", "Rain came."]
+    ref = "cats sleep all day and dogs bark at night"
+    assert greedy_oracle(sents, ref, rouge) == "Cats sleep all day. Dogs bark at night."
+    assert lead_k(sents, "one two three four five six", rouge) == \
+        "Cats sleep all day. The market fell."

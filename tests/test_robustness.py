@@ -310,8 +310,10 @@ def test_good_predictions_are_scored(built_sample, tmp_path):
     path.write_text("".join(json.dumps({"id": i, "prediction": "a summary"}) + "\n"
                             for i in _predictions(built_sample[0])))
     ds = copy_run(built_sample[0], tmp_path / "ds")
-    proc = loralay("eval", str(ds), "--predictions", str(path))
+    proc = loralay("eval", str(ds), "--predictions", str(path), "--out", str(tmp_path / "s.json"))
     assert proc.returncode == 0 and "predictions" in proc.stdout, proc.stderr
+    inside = loralay("eval", str(ds), "--predictions", str(path), "--out", str(ds / "s.json"))
+    one_line_error(inside, "inside the dataset")
 
 
 # --- 4. two writers at once ----------------------------------------------------------------------
@@ -502,13 +504,13 @@ def test_eval_on_a_read_only_dataset_prints_the_scores_then_one_line(built_sampl
     script = (f"mount -t tmpfs -o size=64m tmpfs {mnt}\ncp -r {built_sample[0]} {mnt}/ds\n"
               f"mount -o remount,ro {mnt}\nset +e\n"
               f"{sys.executable} -m loralay_build.cli eval {mnt}/ds --predictions {preds} "
-              f"> {keep}/out 2> {keep}/err; echo $? > {keep}/rc\n")
+              f"--out {mnt}/scores.json > {keep}/out 2> {keep}/err; echo $? > {keep}/rc\n")
     proc = in_namespace(script)
     assert proc.returncode == 0, proc.stderr[-3000:]
     err = (keep / "err").read_text()
     assert int((keep / "rc").read_text()) == 2 and "Traceback" not in err, err
     assert one_line_error(subprocess.CompletedProcess([], 2, "", err)) == (
-        f"loralay: cannot write {mnt}/ds/eval-test-predictions.json (read-only file system); "
+        f"loralay: cannot write {mnt}/scores.json (read-only file system); "
         "the scores are above")
     assert "predictions" in (keep / "out").read_text()
 

@@ -52,6 +52,8 @@ def reading_turns(boxes: np.ndarray, lines: Groups, words: list[str], pages: int
     if not tall.any():
         return turns
     size = pages + 1
+    if lines.page.max() >= size:  # a word on a page the document lacks: the writer refuses it
+        return turns
     wide_words = np.bincount(lines.page, lines.count * (w > LONG_SIDE * h), size)
     tall_words = np.bincount(lines.page, lines.count * tall, size)
     if not (tall_words > wide_words).any():
