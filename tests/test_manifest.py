@@ -398,3 +398,30 @@ def test_a_manifest_that_cannot_be_read_is_one_line(tmp_path, monkeypatch):
     with pytest.raises(ConfigError) as e:
         check_inputs(load_settings("local", None, {"manifest": str(path)}))
     assert str(e.value) == f"manifest: {path}: cannot be read (Permission denied)"
+
+
+def test_dry_run_names_every_symlink_loop_line_with_the_class_the_build_gives_it(tmp_path):
+    """Issue 41 §15: each form of loop (to itself, two links, in a folder on the way, an
+    absolute path, a chain into one) is its own line's fault in `--dry-run`, with the
+    class the build records for the same line (`read_manifest`, what the fetch yields),
+    and the lines after it are still checked."""
+    from loralay_build.run.dryrun import check_manifest
+
+    (tmp_path / "self.pdf").symlink_to("self.pdf")
+    (tmp_path / "a.pdf").symlink_to("b.pdf")
+    (tmp_path / "b.pdf").symlink_to("a.pdf")
+    (tmp_path / "d").symlink_to("d")
+    (tmp_path / "chain.pdf").symlink_to("a.pdf")
+    files = ["self.pdf", "a.pdf", "d/x.pdf", str(tmp_path / "b.pdf"), "chain.pdf"]
+    objs = [{**good(), "id": f"loop{i}", "file": f} for i, f in enumerate(files)] + [good()]
+    path = write_manifest(tmp_path, objs)
+    said: list[str] = []
+    assert check_manifest(path, None, said.append) is False  # a fault: exit status 1
+    built = {line.number: line.item for line in read_manifest(path)}
+    for n, name in enumerate(files, start=1):
+        item = built[n]
+        assert isinstance(item, Rejection) and item.cls == "unavailable", (name, item)
+        assert item.message.startswith(f"{path}:{n}: 'file' ") and "symlink loop" in item.message
+        assert f"{item.message} [unavailable]" in said, (name, said)
+    assert isinstance(built[len(objs)], Candidate)
+    assert said[-1] == f"{path}: {len(objs)} lines, 1 ready to build; unavailable {len(files)}"
