@@ -163,14 +163,8 @@ class _Retry(Retry):
         wait = self.get_retry_after(response)
         if not wait:
             return False
-        asked = retry_after_seconds(response.headers.get("Retry-After"), float("inf"))
-        why = f"Retry-After {asked:.0f} s"
-        if asked > wait:
-            log.warning("host %s: HTTP %s asks to wait %.0f s (Retry-After); waiting the %g s "
-                        "cap (retry_after_max_s), %s", self.host, response.status, asked, wait,
-                        self._which_retry())
-        else:
-            self._say_wait(wait, f"HTTP {response.status}", why)
+        say_pause(self.host, f"HTTP {response.status}", wait, self._which_retry(),
+                  asked=response.headers.get("Retry-After"))
         time.sleep(wait)
         return True
 
@@ -183,18 +177,28 @@ class _Retry(Retry):
             last = self.history[-1] if self.history else None
             what = (f"HTTP {last.status}" if last is not None and last.status else
                     type(last.error).__name__ if last is not None and last.error else "a failure")
-            self._say_wait(wait, what, "backoff")
+            say_pause(self.host, what, wait, self._which_retry())
             time.sleep(wait)
-
-    def _say_wait(self, wait: float, what: str, why: str) -> None:
-        if wait > LOUD_WAIT_S:
-            log.info("host %s: %s; waiting %.0f s (%s), %s", self.host, what, wait, why,
-                     self._which_retry())
 
     def _which_retry(self) -> str:
         done = len(self.history)
         left = self.total if isinstance(self.total, int) else 0
         return f"then retry {done} of {done + left}"
+
+
+def say_pause(host: str, what: str, wait: float, then: str, asked: str | None = None) -> None:
+    """The one line a pause gets, from the client's retries and the crawls' middleware:
+    a Retry-After (`asked`, the header) beyond the cap says both numbers as a warning; any
+    other pause over `LOUD_WAIT_S` says its host, what it answers and how long."""
+    if asked is not None:
+        wanted = retry_after_seconds(asked, float("inf"))
+        if wanted > wait:
+            log.warning("host %s: %s asks to wait %.0f s (Retry-After); waiting the %g s cap "
+                        "(retry_after_max_s), %s", host, what, wanted, wait, then)
+            return
+    if wait > LOUD_WAIT_S:
+        why = "backoff" if asked is None else f"Retry-After {wait:.0f} s"
+        log.info("host %s: %s; waiting %.0f s (%s), %s", host, what, wait, why, then)
 
 
 def connection_refused(error: BaseException | None) -> bool:

@@ -367,3 +367,28 @@ def test_written_files_follow_the_umask(fake_server, tmp_path, pdf_bytes):
         os.umask(old)
     for name in ("a.pdf", "b.pdf"):
         assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o640, name
+
+
+def test_the_crawls_say_a_capped_retry_after_in_the_clients_words(monkeypatch, caplog):
+    """SciELO and KoreaScience pause in Scrapy's middleware: the same cap, the same line."""
+    from scrapy import Spider
+    from scrapy.http import Request, Response
+    from scrapy.utils.test import get_crawler
+
+    from loralay_build.sources.crawl import middlewares
+
+    waits: list[float] = []
+    monkeypatch.setattr(middlewares.task, "deferLater",
+                        lambda reactor, wait, fn: waits.append(wait) or fn())
+    crawler = get_crawler(Spider, {"RETRY_AFTER_MAX_S": 120, "RETRY_TIMES": 3,
+                                   "RETRY_HTTP_CODES": [503]})
+    crawler.spider = crawler._create_spider("t")
+    mw = middlewares.RetryAfterMiddleware.from_crawler(crawler)
+    url = "http://127.0.0.1:9/x"  # nothing is sent: the middleware only sees a response
+    with caplog.at_level(logging.INFO, logger="loralay_build.http"):
+        retry = mw.process_response(Request(url), Response(
+            url, status=503, headers={"Retry-After": "999999999"}, request=Request(url)))
+    assert retry.url == url and waits == [120.0]
+    assert [r.getMessage() for r in caplog.records if r.name == "loralay_build.http"] == [
+        "host 127.0.0.1:9: HTTP 503 asks to wait 999999999 s (Retry-After); waiting the 120 s "
+        "cap (retry_after_max_s), then retry 1 of 3"]
