@@ -45,6 +45,9 @@ log = logging.getLogger(__name__)
 # too): rate limits, server errors, and the timeouts some proxies and CDNs answer with
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504, 522, 524})
 MB = 1024 * 1024
+# a pause longer than this is said in the log (host, status, seconds): shorter ones are
+# the everyday backoff, longer ones are where a run looks hung
+LOUD_WAIT_S = 5.0
 CHUNK = 64 * 1024
 # a redirect we will not follow is the server's refusal, not a network failure: it is
 # not retried by a rerun and does not count towards `host_down_after`
@@ -83,12 +86,14 @@ class HostForbidden(HostBlocked):
 class HostDown(HostBlocked):
     """Requests to the host keep failing: the fetcher stops rather than burn its list."""
 
-    def __init__(self, host: str, last: str) -> None:
-        super().__init__(host, f"is down (requests failed in a row after retries; last: {last})",
-                         FailureClass.UNREACHABLE)
+    def __init__(self, host: str, last: str, why: str = "requests failed in a row after "
+                 "retries; last") -> None:
+        super().__init__(host, f"is down ({why}: {last})", FailureClass.UNREACHABLE)
 
 
 FORBIDDEN_WHY = "answered 403 Forbidden"
+# a host that refuses before it ever answered this run: nothing listens, retries only delay
+_REFUSED = "connection refused on the first request, nothing listens there"
 _FORBIDDEN_MESSAGE = re.compile(r"\bhost (\S+) " + re.escape(FORBIDDEN_WHY))
 
 
@@ -124,10 +129,89 @@ def retry_after_seconds(value: str | None, cap: float) -> float:
 
 class _Retry(Retry):
     """urllib3's retries with the project's Retry-After parser: a malformed header is no
-    pause instead of urllib3's `InvalidHeader`, and the cap is the same everywhere."""
+    pause instead of urllib3's `InvalidHeader`, and the cap is the same everywhere.
+
+    A pause is where a run goes quiet, so every one over `LOUD_WAIT_S` says its host,
+    what it answers and how long (a Retry-After of 30 years waited out as the cap in
+    silence looks like a hang); and a host that refuses the connection before it ever
+    answered this run has nothing listening: backing off through every retry only
+    delays the one line that says so (`answered` is the client's set of hosts that did)."""
+
+    def __init__(self, *args: Any, host: str = "",
+                 answered: frozenset[str] | set[str] = frozenset(), **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.host = host
+        self.answered = answered
+
+    def new(self, **kw: Any) -> _Retry:
+        kw.setdefault("host", self.host)
+        kw.setdefault("answered", self.answered)
+        return super().new(**kw)
 
     def parse_retry_after(self, retry_after: str) -> float:
         return retry_after_seconds(retry_after, float(self.retry_after_max))
+
+    def increment(self, method: str | None = None, url: str | None = None,
+                  response: Any = None, error: Exception | None = None,
+                  _pool: Any = None, _stacktrace: Any = None) -> _Retry:
+        retry = self
+        if error is not None and self.host not in self.answered and connection_refused(error):
+            retry = self.new(total=0, connect=0)  # no retry left: urllib3 gives up at once
+        return Retry.increment(retry, method, url, response, error, _pool, _stacktrace)
+
+    def sleep_for_retry(self, response: Any) -> bool:
+        wait = self.get_retry_after(response)
+        if not wait:
+            return False
+        say_pause(self.host, f"HTTP {response.status}", wait, self._which_retry(),
+                  asked=response.headers.get("Retry-After"))
+        time.sleep(wait)
+        return True
+
+    def sleep(self, response: Any = None) -> None:
+        """urllib3's order (the server's Retry-After, else the backoff), each wait said."""
+        if self.respect_retry_after_header and response and self.sleep_for_retry(response):
+            return
+        wait = self.get_backoff_time()
+        if wait > 0:
+            last = self.history[-1] if self.history else None
+            what = (f"HTTP {last.status}" if last is not None and last.status else
+                    type(last.error).__name__ if last is not None and last.error else "a failure")
+            say_pause(self.host, what, wait, self._which_retry())
+            time.sleep(wait)
+
+    def _which_retry(self) -> str:
+        done = len(self.history)
+        left = self.total if isinstance(self.total, int) else 0
+        return f"then retry {done} of {done + left}"
+
+
+def say_pause(host: str, what: str, wait: float, then: str, asked: str | None = None) -> None:
+    """The one line a pause gets, from the client's retries and the crawls' middleware:
+    a Retry-After (`asked`, the header) beyond the cap says both numbers as a warning; any
+    other pause over `LOUD_WAIT_S` says its host, what it answers and how long."""
+    if asked is not None:
+        wanted = retry_after_seconds(asked, float("inf"))
+        if wanted > wait:
+            log.warning("host %s: %s asks to wait %.0f s (Retry-After); waiting the %g s cap "
+                        "(retry_after_max_s), %s", host, what, wanted, wait, then)
+            return
+    if wait > LOUD_WAIT_S:
+        why = "backoff" if asked is None else f"Retry-After {wait:.0f} s"
+        log.info("host %s: %s; waiting %.0f s (%s), %s", host, what, wait, why, then)
+
+
+def connection_refused(error: BaseException | None) -> bool:
+    """Nothing listens at the address: the connection was refused (not a timeout, not DNS)."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, ConnectionRefusedError):
+            return True
+        seen.add(id(error))
+        nested = getattr(error, "reason", None)  # MaxRetryError keeps the cause there
+        error = nested if isinstance(nested, BaseException) else (error.__cause__ or
+                                                                  error.__context__)
+    return False
 
 
 class _RateLimiter:
@@ -154,6 +238,7 @@ class PoliteClient:
         self._limiters: dict[str, _RateLimiter] = {}
         self._blocked: dict[str, Callable[[], HostBlocked]] = {}  # host -> its error
         self._failing: dict[str, int] = {}  # host -> unreachable requests in a row
+        self._answered: set[str] = set()  # hosts that sent a response this run
         self.stats: dict[str, int] = {}
 
     def _count(self, key: str) -> None:
@@ -168,7 +253,7 @@ class PoliteClient:
                 backoff_factor=s.backoff_factor, backoff_jitter=s.backoff_factor / 2,
                 backoff_max=60, respect_retry_after_header=True,
                 retry_after_max=int(s.retry_after_max_s), raise_on_status=False,
-                allowed_methods=frozenset({"GET", "HEAD"}),
+                allowed_methods=frozenset({"GET", "HEAD"}), host=host, answered=self._answered,
             )
             session = requests.Session()
             session.mount("http://", HTTPAdapter(max_retries=retry))
@@ -215,8 +300,12 @@ class PoliteClient:
             raise StageError(FailureClass.UNAVAILABLE, f"{url}: {_redirect_refusal(e)}") from e
         except requests.RequestException as e:
             self._count(f"error/{e.__class__.__name__}")
+            if host not in self._answered and connection_refused(e):
+                self._blocked[host] = functools.partial(HostDown, host, url, _REFUSED)
+                raise HostDown(host, url, _REFUSED) from e
             raise self._unreachable(host, f"{url}: {e.__class__.__name__} after retries") from e
         self._count(f"status/{resp.status_code}")
+        self._answered.add(host)
         self._check_status(host, url, resp, body_statuses)
         return resp
 

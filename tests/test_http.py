@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import logging
 import os
 import stat
 import time
@@ -25,7 +26,7 @@ from loralay_build.http import (
 )
 
 from .conftest import shared_path
-from .fakeserver import Reply
+from .fakeserver import FakeServer, Reply
 
 
 def client(**over) -> PoliteClient:
@@ -121,18 +122,86 @@ def test_failures_in_a_row_take_the_host_down_and_an_answer_resets_the_count(fak
     assert fake_server.hits("/ok") == 1
 
 
-def test_a_closed_port_takes_the_host_down(tmp_path):
+def closed_port() -> int:
     import socket
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    c = client(max_retries=0, host_down_after=2)
-    with pytest.raises(StageError) as first:
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def sleeps(monkeypatch) -> list[float]:
+    """The pauses asked for, none taken: a test of a 30-minute wait ends at once."""
+    asked: list[float] = []
+    monkeypatch.setattr(time, "sleep", asked.append)
+    return asked
+
+
+def test_a_closed_port_on_the_first_request_is_down_at_once_without_backoff(sleeps, caplog):
+    """Issue 41 §2: nothing listens there, so no retries through the whole backoff."""
+    port = closed_port()
+    c = client(max_retries=5, backoff_factor=1, host_down_after=3)
+    with pytest.raises(HostDown) as first:
         c.get(f"http://127.0.0.1:{port}/a")
-    assert first.value.failure.cls is FailureClass.UNREACHABLE
-    with pytest.raises(HostDown, match="ConnectionError"):
+    assert first.value.failure.cls is FailureClass.UNREACHABLE  # a rerun tries it again
+    assert str(first.value) == (f"host 127.0.0.1:{port} is down (connection refused on the "
+                                f"first request, nothing listens there: http://127.0.0.1:"
+                                f"{port}/a); no more requests to it this run")
+    assert sleeps == []
+    with pytest.raises(HostDown, match="connection refused"):  # no more requests this run
         c.get(f"http://127.0.0.1:{port}/b")
+    assert c.stats == {"error/ConnectionError": 1, "refused/blocked-host": 1}
+
+
+def test_a_host_that_answered_then_refuses_is_retried_as_before(sleeps):
+    """A server restarting under a running harvest is not a host that was never there."""
+    c = client(max_retries=2, host_down_after=2)
+    with FakeServer() as server:
+        server.add("/ok", Reply(200, "{}", {"Connection": "close"}))
+        c.get_json(server.url("/ok"))
+    with pytest.raises(StageError) as e:  # the same address, nothing listening any more
+        c.get(server.url("/a"))
+    assert not isinstance(e.value, HostBlocked) and "ConnectionError after retries" in str(e.value)
+    assert len(sleeps) == 1  # urllib3 retries at once, then backs off: the retries were used
+    with pytest.raises(HostDown, match="requests failed in a row after retries"):
+        c.get(server.url("/b"))
+
+
+def test_a_retry_after_beyond_the_cap_is_capped_and_said_in_one_line(fake_server, sleeps,
+                                                                     caplog):
+    """Issue 41 §2: `Retry-After: 999999999` was waited out (as the cap) in silence."""
+    fake_server.add("/j", Reply(503, "busy", {"Retry-After": "999999999"}),
+                    Reply(200, '{"n": 1}'))
+    with caplog.at_level(logging.INFO, logger="loralay_build.http"):
+        assert client(retry_after_max_s=120, max_retries=5).get_json(
+            fake_server.url("/j")) == {"n": 1}
+    assert sleeps == [120.0]
+    host = urlsplit(fake_server.url("/")).netloc
+    assert [r.getMessage() for r in caplog.records] == [
+        f"host {host}: HTTP 503 asks to wait 999999999 s (Retry-After); waiting the 120 s cap "
+        f"(retry_after_max_s), then retry 1 of 5"]
+
+
+def test_every_long_wait_says_host_status_and_seconds_and_short_ones_stay_quiet(
+        fake_server, sleeps, caplog):
+    fake_server.add("/ra", Reply(429, "slow", {"Retry-After": "30"}), Reply(200, "{}"))
+    fake_server.add("/ra-short", Reply(429, "slow", {"Retry-After": "2"}), Reply(200, "{}"))
+    fake_server.add("/b", Reply(500, "boom"))
+    c = client(retry_after_max_s=120, backoff_factor=4, max_retries=3, host_down_after=10)
+    with caplog.at_level(logging.INFO, logger="loralay_build.http"):
+        c.get_json(fake_server.url("/ra"))
+        c.get_json(fake_server.url("/ra-short"))
+        with pytest.raises(StageError):
+            c.get_json(fake_server.url("/b"))
+    host = urlsplit(fake_server.url("/")).netloc
+    assert sleeps[:2] == [30.0, 2.0]
+    backoffs = sleeps[2:]  # urllib3: no pause before the first retry, then 4 * 2**(n-1)
+    assert len(backoffs) == 2 and 8 <= backoffs[0] < 10 and 16 <= backoffs[1] < 18
+    assert [r.getMessage() for r in caplog.records] == [
+        f"host {host}: HTTP 429; waiting 30 s (Retry-After 30 s), then retry 1 of 3",
+        f"host {host}: HTTP 500; waiting {backoffs[0]:.0f} s (backoff), then retry 2 of 3",
+        f"host {host}: HTTP 500; waiting {backoffs[1]:.0f} s (backoff), then retry 3 of 3"]
 
 
 def test_error_json_and_html_behind_200_are_errors(fake_server):
@@ -298,3 +367,28 @@ def test_written_files_follow_the_umask(fake_server, tmp_path, pdf_bytes):
         os.umask(old)
     for name in ("a.pdf", "b.pdf"):
         assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o640, name
+
+
+def test_the_crawls_say_a_capped_retry_after_in_the_clients_words(monkeypatch, caplog):
+    """SciELO and KoreaScience pause in Scrapy's middleware: the same cap, the same line."""
+    from scrapy import Spider
+    from scrapy.http import Request, Response
+    from scrapy.utils.test import get_crawler
+
+    from loralay_build.sources.crawl import middlewares
+
+    waits: list[float] = []
+    monkeypatch.setattr(middlewares.task, "deferLater",
+                        lambda reactor, wait, fn: waits.append(wait) or fn())
+    crawler = get_crawler(Spider, {"RETRY_AFTER_MAX_S": 120, "RETRY_TIMES": 3,
+                                   "RETRY_HTTP_CODES": [503]})
+    crawler.spider = crawler._create_spider("t")
+    mw = middlewares.RetryAfterMiddleware.from_crawler(crawler)
+    url = "http://127.0.0.1:9/x"  # nothing is sent: the middleware only sees a response
+    with caplog.at_level(logging.INFO, logger="loralay_build.http"):
+        retry = mw.process_response(Request(url), Response(
+            url, status=503, headers={"Retry-After": "999999999"}, request=Request(url)))
+    assert retry.url == url and waits == [120.0]
+    assert [r.getMessage() for r in caplog.records if r.name == "loralay_build.http"] == [
+        "host 127.0.0.1:9: HTTP 503 asks to wait 999999999 s (Retry-After); waiting the 120 s "
+        "cap (retry_after_max_s), then retry 1 of 3"]

@@ -398,3 +398,71 @@ def test_a_manifest_that_cannot_be_read_is_one_line(tmp_path, monkeypatch):
     with pytest.raises(ConfigError) as e:
         check_inputs(load_settings("local", None, {"manifest": str(path)}))
     assert str(e.value) == f"manifest: {path}: cannot be read (Permission denied)"
+
+
+def test_dry_run_names_every_symlink_loop_line_with_the_class_the_build_gives_it(tmp_path):
+    """Issue 41 §15: each form of loop (to itself, two links, in a folder on the way, an
+    absolute path, a chain into one) is its own line's fault in `--dry-run`, with the
+    class the build records for the same line (`read_manifest`, what the fetch yields),
+    and the lines after it are still checked."""
+    from loralay_build.run.dryrun import check_manifest
+
+    (tmp_path / "self.pdf").symlink_to("self.pdf")
+    (tmp_path / "a.pdf").symlink_to("b.pdf")
+    (tmp_path / "b.pdf").symlink_to("a.pdf")
+    (tmp_path / "d").symlink_to("d")
+    (tmp_path / "chain.pdf").symlink_to("a.pdf")
+    files = ["self.pdf", "a.pdf", "d/x.pdf", str(tmp_path / "b.pdf"), "chain.pdf"]
+    objs = [{**good(), "id": f"loop{i}", "file": f} for i, f in enumerate(files)] + [good()]
+    path = write_manifest(tmp_path, objs)
+    said: list[str] = []
+    assert check_manifest(path, None, said.append) is False  # a fault: exit status 1
+    built = {line.number: line.item for line in read_manifest(path)}
+    for n, name in enumerate(files, start=1):
+        item = built[n]
+        assert isinstance(item, Rejection) and item.cls == "unavailable", (name, item)
+        assert item.message.startswith(f"{path}:{n}: 'file' ") and "symlink loop" in item.message
+        assert f"{item.message} [unavailable]" in said, (name, said)
+    assert isinstance(built[len(objs)], Candidate)
+    assert said[-1] == f"{path}: {len(objs)} lines, 1 ready to build; unavailable {len(files)}"
+
+
+def test_a_faulty_line_repeating_an_id_is_a_duplicate_whatever_its_order(tmp_path):
+    """Issue 41 §15: a good line, then its copy whose file is a symlink loop: the build
+    gave the copy's `unavailable` to the good paper's id (kept 0 of 1) while `--dry-run`
+    said 1 ready; in the other order the paper was built and its id also `unavailable`.
+    One rule now: the first line naming an id holds it, whatever that line's outcome,
+    and every later one is a `duplicate` -- in the build and the dry run alike."""
+    from loralay_build.run.dryrun import check_manifest
+
+    (tmp_path / "loop.pdf").symlink_to("loop.pdf")
+    paper = good()
+    copy = {**paper, "file": "loop.pdf"}
+    for name, objs, first_cls in (("good-first", [paper, copy], None),
+                                  ("loop-first", [copy, paper], "unavailable")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "loop.pdf").symlink_to("loop.pdf")
+        path = write_manifest(tmp_path / name, objs)
+        first, second = (line.item for line in read_manifest(path))
+        assert first.id == paper["id"] and getattr(first, "cls", None) == first_cls, name
+        assert isinstance(second, Rejection) and second.cls == "duplicate", (name, second)
+        assert second.bad_record and second.id == f"{path.name}:2"
+        assert second.message == f"{path}:2: id {paper['id']!r} is already on line 1"
+        said: list[str] = []
+        check_manifest(path, None, said.append)
+        ready = 1 if first_cls is None else 0
+        faults = "duplicate 1" + ("" if first_cls is None else ", unavailable 1")
+        assert said[-1] == f"{path}: 2 lines, {ready} ready to build; {faults}", said
+
+
+@pytest.mark.e2e
+def test_a_looped_copy_of_a_good_line_does_not_cost_the_paper_in_the_build(tmp_path):
+    (tmp_path / "loop.pdf").symlink_to("loop.pdf")
+    paper = good()
+    path = write_manifest(tmp_path, [paper, {**paper, "file": "loop.pdf"}])
+    out = tmp_path / "out"
+    proc = loralay("build", "--source", "local", "--manifest", str(path), "--out", str(out),
+                   "--workers", "1", timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert [r["article_id"] for _, rows in rows_as_written(out) for r in rows] == [paper["id"]]
+    assert f"{path}:2: id {paper['id']!r} is already on line 1" in proc.stderr

@@ -264,3 +264,62 @@ def test_oai_has_the_percentile_defaults_of_local_and_every_source_a_minimum():
         pair = (s.max_pages_percentile, s.min_summary_percentile)
         assert (pair == (None, None)) == (name in off), (name, pair)
         assert s.percentile_min_candidates == 200, name
+
+
+def _date_keys() -> list[tuple[str, str]]:
+    """Every date key of every source, read off the models (a new one is tested too)."""
+    from loralay_build.settings.load import settings_class
+
+    return [(source, key) for source in sorted(registry.names())
+            for key, field in settings_class(source).model_fields.items()
+            if "_iso_date" in repr(field.annotation)]  # the IsoDate type
+
+
+def test_the_date_keys_are_found():
+    assert {key for _, key in _date_keys()} == {"from_date", "until_date"}
+    assert {source for source, _ in _date_keys()} >= {"arxiv", "oai", "pubmed", "scielo-es"}
+
+
+REQUIRED = {"oai": "base_url: http://127.0.0.1:9/oai\n"}
+
+
+@pytest.mark.parametrize("source,key", _date_keys())
+@pytest.mark.parametrize("written", ["2024-13-45", "2024-02-30", "'2024-02-30'", '"2024-13-45"'])
+def test_an_impossible_date_is_one_line_naming_the_key_for_every_date_key(tmp_path, source,
+                                                                          key, written):
+    """Issue 41 §12: unquoted, YAML's date constructor raised a traceback; quoted, the
+    pattern passed February 30th to the repository (the build then said "rerun")."""
+    path = write(tmp_path, f"{REQUIRED.get(source, '')}{key}: {written}\n")
+    with pytest.raises(ConfigError) as e:
+        load_settings(source, path)
+    value = written.strip("'\"")
+    assert str(e.value).startswith(f"{path}: {key}: '{value}' is not valid: no such day "
+                                   f"(a date as YYYY-MM-DD)"), str(e.value)
+    assert "\n" not in str(e.value)
+
+
+def test_the_oai_from_and_until_keys_name_the_key_written(tmp_path):
+    """`from:`/`until:` are read as `from_date`/`until_date`: the line says which key that is."""
+    path = write(tmp_path, f"{REQUIRED['oai']}from: 2024-01-01\nuntil: 2024-02-30\n")
+    with pytest.raises(ConfigError, match=r"until_date: '2024-02-30' is not valid: no such day "
+                                          r"\(a date as YYYY-MM-DD\) \(last datestamp "
+                                          r"\(YYYY-MM-DD; `until`\)\)"):
+        load_settings("oai", path)
+    real = write(tmp_path, f"{REQUIRED['oai']}from: 2024-02-29\nuntil: '2024-03-01'\n")
+    s = load_settings("oai", real)
+    assert (s.from_date, s.until_date) == ("2024-02-29", "2024-03-01")
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("dry", [True, False])
+def test_an_impossible_date_stops_build_and_dry_run_in_one_line(tmp_path, dry):
+    cfg = write(tmp_path, "base_url: http://127.0.0.1:9/oai\ncontact: t@example.org\n"
+                          "from: 2024-13-45\n")
+    out = tmp_path / "out"
+    proc = loralay("build", "--source", "oai", "--config", str(cfg), "--out", str(out),
+                   *(["--dry-run"] if dry else []), timeout=120)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert proc.stderr.count("\n") == 1, proc.stderr[-2000:]
+    assert proc.stderr.startswith(f"loralay: {cfg}: from_date: '2024-13-45' is not valid: "
+                                  f"no such day"), proc.stderr
+    assert not out.exists()

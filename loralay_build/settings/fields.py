@@ -43,8 +43,14 @@ def _yaml_date(value: object) -> object:
 
 
 def _iso_date(value: str) -> str:
+    """The shape and the calendar: a repository asked for February 30th answers with an
+    error the harvest takes for a stop to resume, a traceback or a rerun later."""
     if not _ISO_DATE.match(value):
         raise ValueError("a date as YYYY-MM-DD")
+    try:
+        dt.date.fromisoformat(value)
+    except ValueError:
+        raise ValueError("no such day (a date as YYYY-MM-DD)") from None
     return value
 
 

@@ -36,6 +36,19 @@ class _NoAliasLoader(yaml.SafeLoader):
         return super().compose_node(parent, index)
 
 
+def _timestamp_or_text(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
+    """An unquoted `2024-13-45` looks like a YAML date but is none: PyYAML's constructor
+    raises a bare ValueError (a traceback); kept as its text, the key's own type says
+    what is wrong with it in the one line every other bad value gets."""
+    try:
+        return loader.construct_yaml_timestamp(node)
+    except ValueError:
+        return loader.construct_scalar(node)
+
+
+_NoAliasLoader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_or_text)
+
+
 def read_config_file(path: str | Path) -> dict[str, Any]:
     """The mapping a user's YAML file holds; ConfigError naming the file otherwise."""
     path = Path(path)

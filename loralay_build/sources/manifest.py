@@ -288,12 +288,17 @@ def candidate_from_line(obj: Any, base: Path, raw: bytes | None = None,
 
 def read_manifest(path: Path, split_mode: str = "chronological") -> Iterator[Line]:
     """Every non-blank line as a Candidate or a Rejection naming `path:line`; an id seen
-    before is rejected as `duplicate` under the line's own name (the first one stands)."""
+    before is rejected as `duplicate` under the line's own name (the first one stands).
+
+    The first line naming an id holds it whatever that line's outcome: a faulty line
+    (a `file` in a symlink loop, a bad date) is its id's outcome in the run state, so a
+    later good copy under that id, or a faulty copy after a good line, would fight over
+    one record (the build kept 0 of 1 where `--dry-run` said 1 ready)."""
     base = path.parent
     first_line: dict[str, int] = {}
     for n, raw in numbered_lines(path):
         item = parse_line(raw, n, path, base, split_mode)
-        if isinstance(item, Candidate):
+        if not (isinstance(item, Rejection) and item.bad_record):
             if item.id in first_line:
                 item = Rejection(f"{path.name}:{n}", "local", FailureClass.DUPLICATE.value,
                                  f"{path}:{n}: id {item.id!r} is already on line "
