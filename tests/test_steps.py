@@ -11,7 +11,6 @@ import pytest
 
 from loralay_build.corpus.prints import DocPrint, doc_print
 from loralay_build.failures import FailureClass
-from loralay_build.language import LanguageGuess, main_language
 from loralay_build.pdf import steps
 from loralay_build.pdf.steps import STEP_NAMES, DocumentJob, process_candidate, run_steps
 from loralay_build.records import Candidate
@@ -121,8 +120,8 @@ def stated_english(languages: tuple[str, ...] | None) -> Candidate:
     """The sample's Spanish paper (Spanish body, es and en abstracts) as a record stating
     English would give it: English first and main."""
     c = sample_candidate("es_scielo_suelos")
-    return replace(c, language="en", abstracts={"en": c.abstracts["en"], "es": c.abstracts["es"]},
-                   languages=languages)
+    c = replace(c, language="en", abstracts={"en": c.abstracts["en"], "es": c.abstracts["es"]})
+    return c if languages is None else replace(c, languages=languages)
 
 
 @pytest.mark.parametrize("languages", [None, ("es", "en"), ("en", "es")])
@@ -155,6 +154,8 @@ def test_a_body_in_a_language_without_an_abstract_keeps_the_sources_pick():
 
 
 def test_main_language_the_one_rule():
+    from loralay_build.language import LanguageGuess, main_language
+
     sure_es = LanguageGuess("es", {"es": 0.9, "en": 0.1}, True)
     unsure_es = LanguageGuess("es", {"es": 0.6}, False)
     both = {"pt": "resumo", "en": "abstract", "es": "resumen"}
