@@ -916,11 +916,15 @@ def test_the_summary_is_the_abstract_in_the_records_language_whatever_the_order(
     assert got.languages == tuple(languages)
 
 
-def test_a_record_in_a_language_not_kept_is_wrong_language_though_it_has_a_kept_abstract():
+def test_a_record_stating_a_language_not_kept_is_fetched_for_its_body_to_decide():
+    """A repository's label can be wrong (the OpenAIRE sample below states eng for a
+    Spanish paper): the record's language is the candidate's, the body step drops it
+    unless the body is Spanish (tests/test_steps.py)."""
     got = eng_spa_candidate(["es"])
-    assert got.cls == "wrong_language"
-    assert got.message == ("record is in en (the language it states), not in languages: es "
-                           "(abstracts found: en, es)")
+    assert got.language == "en" and got.languages == ("es",)
+    none_kept = eng_spa_candidate(["fr"])
+    assert none_kept.cls == "wrong_language"
+    assert none_kept.message == "record has no abstract in fr (found: en, es)"
 
 
 def test_a_record_stating_no_language_keeps_its_first_kept_abstract_until_the_body_says():

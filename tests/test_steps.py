@@ -141,8 +141,18 @@ def test_a_body_in_a_language_the_run_does_not_keep_drops_the_paper():
     assert out.failure is not None and out.stored is None
     stage, fail = out.failure
     assert (stage, fail.cls) == ("language", FailureClass.WRONG_LANGUAGE)
-    assert fail.message == ("the body reads as es (its es abstract is the summary), not en: "
-                            "not in languages en")
+    assert fail.message == ("the paper is in es (its body reads as es, one of its abstracts' "
+                            "languages), not in languages: en")
+
+
+def test_a_paper_whose_body_confirms_a_language_not_kept_is_dropped():
+    """An English record fetched by a run keeping Spanish (oai: a label can be wrong, so it
+    is fetched): the body says English too."""
+    c = replace(sample_candidate("en_twocol_graphs"), languages=("es",))
+    out = process_candidate(c, job())
+    assert out.failure is not None and out.failure[0] == "language"
+    assert out.failure[1].message == ("the paper is in en (as its record says; the body does "
+                                      "not say otherwise), not in languages: es")
 
 
 def test_a_body_in_a_language_without_an_abstract_keeps_the_sources_pick():

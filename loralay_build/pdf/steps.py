@@ -167,15 +167,16 @@ def check_language(w: DocWork) -> Failure | None:
     assert w.stripped is not None
     c, s = w.candidate, w.job.settings
     guess = detect(" ".join(w.stripped.body.words))
-    main = main_language(c.abstracts, (c.language,), guess, c.languages)
-    if main is not None and main != c.language:
-        if c.languages is not None and main not in c.languages:
-            return Failure(FailureClass.WRONG_LANGUAGE,
-                           f"the body reads as {main} (its {main} abstract is the summary), "
-                           f"not {c.language}: not in languages {', '.join(c.languages)}")
-        c = w.candidate = replace(c, language=main, abstracts={
-            main: c.abstracts[main], **c.abstracts}, extra={**c.extra, "stated_language":
-                                                           c.language})
+    main = main_language(c.abstracts, (c.language,), guess, c.languages) or c.language
+    if c.languages is not None and main not in c.languages:
+        why = (f"its body reads as {main}, one of its abstracts' languages"
+               if main != c.language else "as its record says; the body does not say otherwise")
+        return Failure(FailureClass.WRONG_LANGUAGE, f"the paper is in {main} ({why}), not in "
+                       f"languages: {', '.join(c.languages)}")
+    if main != c.language:
+        c = w.candidate = replace(c, language=main,
+                                  abstracts={main: c.abstracts[main], **c.abstracts},
+                                  extra={**c.extra, "stated_language": c.language})
     share = guess.share(c.language) if guess.top else None
     floor = s.min_language_share
     if floor is not None and (share or 0.0) < floor:
