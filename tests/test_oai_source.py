@@ -489,6 +489,22 @@ def test_build_oai_openaire_es(fake_server, tmp_path):
         assert row["license_url"] == "http://creativecommons.org/licenses/by-nc/4.0/"
 
 
+@pytest.mark.e2e
+def test_build_oai_the_order_of_languages_never_picks_the_summary(fake_server, tmp_path):
+    """Issue 41 item 4 end to end: the OpenAIRE sample states `eng`, the two Spanish papers
+    grafted on it have spa and eng abstracts; with `languages: [en, es]` the summary was
+    the English one. Their bodies are Spanish: the Spanish abstract is the summary."""
+    base = fake_server.url("").rstrip("/")
+    world, kept = openaire_world(base)
+    out = build(fake_server, tmp_path, world, "oai_openaire", ["en", "es"])
+    assert_outcomes(out, set(kept), ids(world))
+    rows = dataset_rows(out, tmp_path)
+    for ident, corpus_id in kept.items():
+        assert rows[ident]["language"] == "es"
+        assert_cut(rows[ident], corpus_id)
+        assert [a["language"] for a in rows[ident]["other_abstracts"]] == ["en"]
+
+
 def jpcoar_world(base: str) -> tuple[World, dict[str, str]]:
     rec0 = records_of("jpcoar_2.0_tsukuba-repo-nii_GetRecord_02000144.xml")[0]
     jp = "https://github.com/JPCOAR/schema/blob/master/2.0/"
