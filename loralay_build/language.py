@@ -8,6 +8,7 @@ characters and invalid UTF-8, so the text is cleaned first.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 import pycld2
@@ -61,3 +62,24 @@ def detect(text: str) -> LanguageGuess:
             shares[code] = shares.get(code, 0.0) + percent / 100.0
     top = max(shares, key=shares.__getitem__) if shares else None
     return LanguageGuess(top, shares, bool(reliable))
+
+
+def main_language(abstracts: Mapping[str, str], stated: Iterable[str] = (),
+                  body: LanguageGuess | None = None,
+                  kept: Collection[str] | None = None) -> str | None:
+    """The paper's own language, whose abstract is the summary: every source and the body
+    step pick it by this one rule (docs/abstract-matching.md), never by the order of the
+    languages a run keeps, which only filter papers (`kept`; None: any).
+
+    1. the body's language, when cld2 is sure of it and the paper has an abstract in it:
+       the text itself outweighs a record that states no language or another one;
+    2. else the first language the record states that has an abstract;
+    3. else the first abstract, in the record's order, in a kept language; else the first.
+    None only without any abstract."""
+    if body is not None and body.reliable and body.top in abstracts:
+        return body.top
+    for lang in stated:
+        if lang in abstracts:
+            return lang
+    return next((lang for lang in abstracts if kept is None or lang in kept),
+                next(iter(abstracts), None))

@@ -35,7 +35,10 @@ class Candidate:
     """A paper a source proposes: metadata, abstracts, and (once fetched) a local PDF.
 
     `abstracts` maps an ISO 639-1 code to the abstract text; the main language's
-    abstract is the summary, every other one is only cut out of the body.
+    abstract is the summary, every other one is only cut out of the body. `language` is
+    the source's pick by `language.main_language`, which the body step checks against
+    the body; `languages` are those its run keeps (None: any, as a manifest's), so a
+    paper the body shows to be in another language is dropped, not relabelled.
 
     Licence and provenance (issue 27), each None when the source does not say:
     `license` is the licence exactly as the source's metadata states it (an id, a URL or
@@ -59,6 +62,7 @@ class Candidate:
     record_url: str | None = None
     retrieved_at: str | None = None
     pdf_sha256: str | None = None
+    languages: tuple[str, ...] | None = None
 
     def with_pdf(self, path: str) -> Candidate:
         return replace(self, pdf_path=path)
@@ -79,6 +83,8 @@ class Candidate:
             "record_url": self.record_url,
             "retrieved_at": self.retrieved_at,
             "pdf_sha256": self.pdf_sha256,
+            # absent when any language is kept: a manifest's candidates print as before
+            **({} if self.languages is None else {"languages": list(self.languages)}),
         }
 
     @classmethod
@@ -102,6 +108,7 @@ class Candidate:
             record_url=d.get("record_url"),
             retrieved_at=d.get("retrieved_at"),
             pdf_sha256=sha,
+            languages=None if d.get("languages") is None else tuple(d["languages"]),
         )
 
 

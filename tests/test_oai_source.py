@@ -489,6 +489,22 @@ def test_build_oai_openaire_es(fake_server, tmp_path):
         assert row["license_url"] == "http://creativecommons.org/licenses/by-nc/4.0/"
 
 
+@pytest.mark.e2e
+def test_build_oai_the_order_of_languages_never_picks_the_summary(fake_server, tmp_path):
+    """Issue 41 item 4 end to end: the OpenAIRE sample states `eng`, the two Spanish papers
+    grafted on it have spa and eng abstracts; with `languages: [en, es]` the summary was
+    the English one. Their bodies are Spanish: the Spanish abstract is the summary."""
+    base = fake_server.url("").rstrip("/")
+    world, kept = openaire_world(base)
+    out = build(fake_server, tmp_path, world, "oai_openaire", ["en", "es"])
+    assert_outcomes(out, set(kept), ids(world))
+    rows = dataset_rows(out, tmp_path)
+    for ident, corpus_id in kept.items():
+        assert rows[ident]["language"] == "es"
+        assert_cut(rows[ident], corpus_id)
+        assert [a["language"] for a in rows[ident]["other_abstracts"]] == ["en"]
+
+
 def jpcoar_world(base: str) -> tuple[World, dict[str, str]]:
     rec0 = records_of("jpcoar_2.0_tsukuba-repo-nii_GetRecord_02000144.xml")[0]
     jp = "https://github.com/JPCOAR/schema/blob/master/2.0/"
@@ -882,3 +898,59 @@ def test_build_mets_mit_en(fake_server, tmp_path):
     # the others: their ORIGINAL PDFs, moved to the server, answer 404
     assert {docs[i]["class"] for i in ids(world) if i not in kept} <= {"unavailable"}
     assert rows[ids(world)[0]]["publication_date"] == "2022-06-08"
+
+
+# --- the summary is the abstract in the paper's own language (issue 41 item 4) -------------
+ENG_SPA_RECORD = f"""<record xmlns="{OAI}"><header><identifier>oai:test:eng-spa</identifier>
+<datestamp>2024-01-02</datestamp></header><metadata>
+<oai_dc:dc xmlns:oai_dc="http://www.openarchives.org/OAI/2.0/oai_dc/" xmlns:dc="{DC}">
+<dc:title>Soil moisture under olive groves in southern Spain</dc:title>
+<dc:language>eng</dc:language>
+<dc:description xml:lang="spa">Medimos la humedad del suelo bajo olivares del sur de España
+durante tres años y comparamos el riego por goteo con el secano en doce parcelas de ensayo
+repartidas por la provincia.</dc:description>
+<dc:description xml:lang="eng">We measured soil moisture under olive groves in southern
+Spain for three years and compared drip irrigation with rain-fed plots on twelve trial plots
+spread over the province.</dc:description>
+<dc:identifier>http://127.0.0.1:9/files/eng-spa.pdf</dc:identifier>
+</oai_dc:dc></metadata></record>"""
+
+
+def eng_spa_candidate(languages: list[str]):
+    rec = etree.fromstring(ENG_SPA_RECORD)
+    s = load_settings("oai", overrides={"base_url": "http://h/oai", "languages": languages})
+    return to_candidate(OaiRecord(rec, _record(rec).header), s, dt.date(2026, 1, 1), None)
+
+
+@pytest.mark.parametrize("languages", [["es", "en"], ["en", "es"]])
+def test_the_summary_is_the_abstract_in_the_records_language_whatever_the_order(languages):
+    """dc:language eng, an English title, spa and eng descriptions: the paper is English,
+    its English abstract the summary; `languages` only decides it is kept."""
+    got = eng_spa_candidate(languages)
+    assert got.language == "en" and next(iter(got.abstracts)) == "en"
+    assert got.abstracts["en"].startswith("We measured") and set(got.abstracts) == {"en", "es"}
+    assert got.languages == tuple(languages)
+
+
+def test_a_record_stating_a_language_not_kept_is_fetched_for_its_body_to_decide():
+    """A repository's label can be wrong (the OpenAIRE sample below states eng for a
+    Spanish paper): the record's language is the candidate's, the body step drops it
+    unless the body is Spanish (tests/test_steps.py)."""
+    got = eng_spa_candidate(["es"])
+    assert got.language == "en" and got.languages == ("es",)
+    none_kept = eng_spa_candidate(["fr"])
+    assert none_kept.cls == "wrong_language"
+    assert none_kept.message == "record has no abstract in fr (found: en, es)"
+
+
+def test_a_record_stating_no_language_keeps_its_first_kept_abstract_until_the_body_says():
+    """Without a stated language the record's own order (never `languages`'s) picks the
+    abstract the body step then checks (pdf/steps.py)."""
+    rec = etree.fromstring(ENG_SPA_RECORD.replace("<dc:language>eng</dc:language>", ""))
+    for languages in (["en", "es"], ["es", "en"]):
+        s = load_settings("oai", overrides={"base_url": "http://h/oai", "languages": languages})
+        got = to_candidate(OaiRecord(rec, _record(rec).header), s, dt.date(2026, 1, 1), None)
+        assert got.language == "es"
+    s = load_settings("oai", overrides={"base_url": "http://h/oai", "languages": ["en"]})
+    got = to_candidate(OaiRecord(rec, _record(rec).header), s, dt.date(2026, 1, 1), None)
+    assert got.language == "en"

@@ -4,6 +4,7 @@ run the same steps, and a failure is recorded under the step that raised it."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -112,3 +113,66 @@ def test_show_recuts_a_document_with_the_builds_glyph_repair(tmp_path):
 
 def sample_free_candidate(manifest: Path) -> Candidate:
     return next(line.item for line in read_manifest(manifest) if isinstance(line.item, Candidate))
+
+
+# --- the body checks the source's main language (issue 41 item 4) --------------------------
+def stated_english(languages: tuple[str, ...] | None) -> Candidate:
+    """The sample's Spanish paper (Spanish body, es and en abstracts) as a record stating
+    English would give it: English first and main."""
+    c = sample_candidate("es_scielo_suelos")
+    c = replace(c, language="en", abstracts={"en": c.abstracts["en"], "es": c.abstracts["es"]})
+    return c if languages is None else replace(c, languages=languages)
+
+
+@pytest.mark.parametrize("languages", [None, ("es", "en"), ("en", "es")])
+def test_a_body_sure_of_its_language_makes_that_abstract_the_summary(languages):
+    c = stated_english(languages)
+    work, results = run_steps(c, job())
+    assert all(fail is None for _, fail, _ in results.stages)
+    done = work.processed()
+    assert done.candidate.language == "es" and done.summary == c.abstracts["es"]
+    assert next(iter(done.candidate.abstracts)) == "es"
+    assert done.candidate.extra["stated_language"] == "en"
+    assert done.detected_language == "es" and (done.language_share or 0) > 0.5
+
+
+def test_a_body_in_a_language_the_run_does_not_keep_drops_the_paper():
+    out = process_candidate(stated_english(("en",)), job())
+    assert out.failure is not None and out.stored is None
+    stage, fail = out.failure
+    assert (stage, fail.cls) == ("language", FailureClass.WRONG_LANGUAGE)
+    assert fail.message == ("the paper is in es (its body reads as es, one of its abstracts' "
+                            "languages), not in languages: en")
+
+
+def test_a_paper_whose_body_confirms_a_language_not_kept_is_dropped():
+    """An English record fetched by a run keeping Spanish (oai: a label can be wrong, so it
+    is fetched): the body says English too."""
+    c = replace(sample_candidate("en_twocol_graphs"), languages=("es",))
+    out = process_candidate(c, job())
+    assert out.failure is not None and out.failure[0] == "language"
+    assert out.failure[1].message == ("the paper is in en (as its record says; the body does "
+                                      "not say otherwise), not in languages: es")
+
+
+def test_a_body_in_a_language_without_an_abstract_keeps_the_sources_pick():
+    c = sample_candidate("es_scielo_suelos")
+    c = replace(c, language="en", abstracts={"en": c.abstracts["en"]}, languages=("en",))
+    work, results = run_steps(c, job())
+    assert all(fail is None for _, fail, _ in results.stages)
+    assert work.processed().candidate.language == "en"
+
+
+def test_main_language_the_one_rule():
+    from loralay_build.language import LanguageGuess, main_language
+
+    sure_es = LanguageGuess("es", {"es": 0.9, "en": 0.1}, True)
+    unsure_es = LanguageGuess("es", {"es": 0.6}, False)
+    both = {"pt": "resumo", "en": "abstract", "es": "resumen"}
+    assert main_language(both, ["en"]) == "en"  # the stated language, whatever the order
+    assert main_language(both, ["de", "es"]) == "es"  # the first stated with an abstract
+    assert main_language(both, ["en"], sure_es) == "es"  # the body outweighs the record
+    assert main_language(both, ["en"], unsure_es) == "en"  # unless cld2 is unsure
+    assert main_language(both, [], None, kept=["es", "en"]) == "en"  # record order, kept
+    assert main_language(both, [], None, kept=["de"]) == "pt"  # none kept: the first
+    assert main_language({}, ["en"], sure_es) is None

@@ -22,14 +22,15 @@ from ..state import connect_shared
 
 # the candidate fields that reach a stage or a column; pdf_path is where, not what;
 # retrieved_at is when: a record fetched again unchanged keeps the document (and the time
-# its record was first read); pdf_sha256 is the `pdf` part already
+# its record was first read); pdf_sha256 is the `pdf` part already; `languages` (those
+# kept) only when the source names them
 CANDIDATE_FIELDS = ("id", "source", "language", "abstracts", "pdf_url", "publication_date",
-                    "split", "title", "license", "record_url")
+                    "split", "title", "license", "record_url", "languages")
 
 
 def candidate_print(c: Candidate) -> str:
     d = c.to_json()
-    return digest({k: d[k] for k in CANDIDATE_FIELDS})
+    return digest({k: d[k] for k in CANDIDATE_FIELDS if k in d})
 
 
 def settings_print(s: DocumentSettings) -> tuple[str, str]:

@@ -27,7 +27,7 @@ from ..failures import Failure, FailureClass, internal_error
 from ..group.labels import CODE, group_and_label, known_abstract
 from ..images.detector import detect_labels
 from ..images.render import RenderedPages
-from ..language import detect
+from ..language import detect, main_language
 from ..records import Candidate, Document, ProcessedDoc
 from ..settings import DocumentSettings, LimitSettings
 from ..strip import Stripped, leakage, strip_document
@@ -160,11 +160,23 @@ def drop_labelled(stripped: Stripped, names: list[str]) -> Stripped:
 
 
 def check_language(w: DocWork) -> Failure | None:
-    """The body's share of the main language; an optional floor; an optional check that
-    the summary itself reads as the main language."""
+    """The source's main language checked against the body (`main_language`: a body cld2
+    is sure of, with an abstract in its language, is the paper's language, and that
+    abstract the summary; a language the run does not keep drops the paper); then the
+    body's share of it, an optional floor, an optional check that the summary reads as it."""
     assert w.stripped is not None
     c, s = w.candidate, w.job.settings
     guess = detect(" ".join(w.stripped.body.words))
+    main = main_language(c.abstracts, (c.language,), guess, c.languages) or c.language
+    if c.languages is not None and main not in c.languages:
+        why = (f"its body reads as {main}, one of its abstracts' languages"
+               if main != c.language else "as its record says; the body does not say otherwise")
+        return Failure(FailureClass.WRONG_LANGUAGE, f"the paper is in {main} ({why}), not in "
+                       f"languages: {', '.join(c.languages)}")
+    if main != c.language:
+        c = w.candidate = replace(c, language=main,
+                                  abstracts={main: c.abstracts[main], **c.abstracts},
+                                  extra={**c.extra, "stated_language": c.language})
     share = guess.share(c.language) if guess.top else None
     floor = s.min_language_share
     if floor is not None and (share or 0.0) < floor:

@@ -176,7 +176,7 @@ class OaiSettings(CommonSettings):
     window_days: int = Field(365, ge=1, le=36_500,
                              description="from..until split into windows of this many days")
     languages: list[Language] = Field(["en"], min_length=1,
-                                      description="keep records with an abstract in these")
+                                      description="keep papers in these (never picks the summary)")
     landing_page_pdf: bool = Field(True, description="no PDF link: read the landing page's "
                                    "citation_pdf_url")
     attempts: Count = Field(3, description=ATTEMPTS)

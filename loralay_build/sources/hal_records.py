@@ -229,6 +229,7 @@ def to_candidate(doc: dict[str, Any], today: dt.date, max_future_years: int = 1,
         extra={**_extra(doc), **abstract_notes, **date_notes,
                **({"license_field": "licence_s"} if licence else {})},
         license=licence, record_url=record_url_of(doc, api_url), retrieved_at=retrieved_at,
+        languages=(language,),
     )
     if language not in abstracts:
         return Rejection(doc_id, SOURCE, FailureClass.NO_ABSTRACT.value,

@@ -14,8 +14,12 @@ checkpoint, retry rule, skip-known, download).
 - A deleted record already recorded is withdrawn (`ctx.withdraw`: a refresh lists it as
   missing upstream and keeps its row); one never seen is skipped.
 - Each record becomes a candidate through its format's parser (`oai_formats.py`): its
-  abstracts by language (labelled, else detected), the first of `languages` it has an
-  abstract in is the summary; its issue date; its licence (a statement naming one first,
+  abstracts by language (labelled, else detected); the summary is the abstract in the
+  paper's own language (`language.main_language`: the first the record states that has an
+  abstract, else its first abstract in one of `languages`; the body step checks it against
+  the body and drops a paper in no language of `languages` as `wrong_language`, so a record
+  with no abstract in one is not fetched; the order of `languages` never picks the
+  summary); its issue date; its licence (a statement naming one first,
   else the first stated); the PDF link the format gives, else the landing page's
   `citation_pdf_url`.
 - The newest datestamp seen is the kit's `HighWater` (`oai.high_water`), raised as PubMed's
@@ -39,7 +43,7 @@ from urllib.parse import urlencode, urljoin
 
 from ..failures import FailureClass, StageError
 from ..http import HostDown, HostForbidden, PoliteClient
-from ..language import detect
+from ..language import detect, main_language
 from ..licenses import UNKNOWN, normalise_license
 from ..records import Candidate, Rejection
 from ..settings import OaiSettings
@@ -98,7 +102,8 @@ def abstracts_by_language(fields: Fields, wanted: list[str]
                           ) -> tuple[dict[str, str], dict[str, Any]]:
     """Every abstract keyed by its language: the record's label (`xml:lang`, `lang`, ISO
     639-2), else the detector's reliable guess, else the record's only language, else `und`;
-    the first of `wanted` found comes first. One abstract per language (the first)."""
+    one abstract per language (the first). The summary comes first, `main_language` over
+    the record's own order; then the first of `wanted` found (the order they are cut in)."""
     record_langs = fields.record_languages()
     out: dict[str, str] = {}
     how: dict[str, str] = {}
@@ -116,8 +121,9 @@ def abstracts_by_language(fields: Fields, wanted: list[str]
         if lang not in out:
             out[lang] = ab.text
             how[lang] = source
-    order = sorted(out, key=lambda k: (k not in wanted, wanted.index(k) if k in wanted else 0,
-                                       k))
+    main = main_language(out, record_langs, kept=wanted)
+    order = sorted(out, key=lambda k: (k != main, k not in wanted,
+                                       wanted.index(k) if k in wanted else 0, k))
     return {k: out[k] for k in order}, {"abstract_language_from": {k: how[k] for k in order}}
 
 
@@ -156,26 +162,27 @@ def to_candidate(record: OaiRecord, s: OaiSettings, today: dt.date,
     wanted = list(s.languages)
     abstracts, notes = abstracts_by_language(fields, wanted)
     date, date_notes = pick_date(fields, today, s.max_future_years)
-    main = next((lang for lang in abstracts if lang in wanted), None)
+    stated = fields.record_languages()
+    main = next(iter(abstracts), None)
     extra: dict[str, Any] = {"oai_identifier": identifier, "datestamp": record.datestamp,
                              **notes, **({"date_notes": date_notes} if date_notes else {}),
-                             **({"record_languages": fields.record_languages()}
-                                if fields.record_languages() else {})}
+                             **({"record_languages": stated} if stated else {})}
     if fields.landing_urls:
         extra["landing_url"] = fields.landing_urls[0]
     cand = Candidate(
         id=identifier, source=SOURCE, language=main or wanted[0], abstracts=abstracts,
         pdf_url=fields.pdf_urls[0] if fields.pdf_urls else None, publication_date=date,
         title=fields.title, extra=extra, license=pick_license(fields.rights),
-        record_url=record_url(s, identifier), retrieved_at=retrieved_at)
+        record_url=record_url(s, identifier), retrieved_at=retrieved_at,
+        languages=tuple(wanted))
     if not abstracts:
         return Rejection(identifier, SOURCE, FailureClass.NO_ABSTRACT.value,
                          "record has no abstract", cand)
-    if main is None:
+    if not any(lang in wanted for lang in abstracts):
         return Rejection(identifier, SOURCE, FailureClass.WRONG_LANGUAGE.value,
                          f"record has no abstract in {', '.join(wanted)} (found: "
                          f"{', '.join(abstracts)})", cand)
-    return cand
+    return cand  # in a language not kept, perhaps: the body step decides (a label can be wrong)
 
 
 def citation_pdf_url(page: str, base: str) -> str | None:

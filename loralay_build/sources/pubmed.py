@@ -204,7 +204,8 @@ def record_to_candidate(article_id: str, split: str | None, root: etree._Element
                      publication_date=jats.publication_date(meta), split=split,
                      title=jats.title(meta),
                      extra={k: v for k, v in extra.items() if v is not None},
-                     license=licence, record_url=record_url, retrieved_at=retrieved_at)
+                     license=licence, record_url=record_url, retrieved_at=retrieved_at,
+                     languages=("en",))
 
 
 def with_cloud_license(item: Candidate, root: etree._Element, code: str | None

@@ -139,5 +139,5 @@ class KoreaScienceSpider(PdfSpider):
             pdf_url=response.urljoin(pdf) if pdf else None,
             publication_date=date.group(0).replace(".", "-") if date else None,
             title=title, extra={"article_url": response.url},
-            record_url=response.url, retrieved_at=retrieved_now(),
+            record_url=response.url, retrieved_at=retrieved_now(), languages=("ko",),
         )

@@ -174,4 +174,5 @@ class ScieloSpider(PdfSpider):
             title=title_in(record, self.language),
             extra={**extra, "license_field": where} if where else extra,
             license=licence, record_url=record_url, retrieved_at=retrieved_now(),
+            languages=(self.language,),
         )
