@@ -28,7 +28,10 @@ strictly: no entity expansion, no network, no silent repair of a body cut short.
 lists so): `from`..`until` cut into windows of `window_days` (a resumption token lives
 minutes to hours; a window restarted after `badResumptionToken` costs only that window), the
 position is the window and the token within it, and an expired token restarts its window
-(records already recorded are skipped) at most `MAX_RESTARTS` times in a row. `ListedMark`
+(records already recorded are skipped) at most `MAX_RESTARTS` times in a row. A token the
+repository gives again within a window (the same one back, `a -> b -> a`) would make the
+list endless: that window stops there with one line, the next goes on, and its datestamps
+do not raise the mark (it is not known to be all listed). `ListedMark`
 is its `HighWater` rule: a listing comes in no date order, so a window's datestamps raise
 the mark only once the whole window is recorded.
 """
@@ -379,6 +382,8 @@ class OaiListing:
     source: str  # in messages
     log: logging.Logger
     restarts: int = 0
+    # the tokens asked for in the window being listed: one given again is a cycle
+    tokens: set[str] = field(default_factory=set)
 
     def describe(self, pos: str) -> str:
         """A position in messages."""
@@ -392,6 +397,10 @@ class OaiListing:
         if window >= len(self.windows):  # a checkpoint past the last window: done
             return ListPage(pos, [], None)
         w = self.windows[window]
+        if token is None:
+            self.tokens.clear()
+        else:
+            self.tokens.add(token)
         try:
             if token is None:
                 got = self.oai.list_records(self.metadata_prefix, from_=w.start, until=w.end,
@@ -410,12 +419,20 @@ class OaiListing:
                              "already fetched are skipped)", self.source, self.describe(pos))
             return self.page(position(window, None))
         self.restarts = 0
-        if got.token:
+        cycle = bool(got.token) and got.token in self.tokens
+        if cycle:
+            self.log.warning("%s: %s: the repository gave again the resumption token %s, "
+                             "already asked for in this window (a cycle: the list would "
+                             "never end); this window stops here, the others go on",
+                             self.source, self.describe(pos), got.token)
+        if got.token and not cycle:
             nxt: str | None = position(window, got.token)
         elif window + 1 < len(self.windows):
             nxt = position(window + 1, None)
         else:
             nxt = None
+        # a window cut short by a cycle is not known to be all listed: its datestamps do
+        # not raise the high-water mark (a refresh lists it again)
         return ListPage(pos, list(got.records), nxt, retrieved_at=retrieved_now(),
                         total=got.complete_list_size, ends_window=not got.token)
 
