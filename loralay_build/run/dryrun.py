@@ -18,7 +18,9 @@ from ..machinery.request import BuildRequest
 from ..owned import BUILD, check_folder, unwritable
 from ..pdf.preflight import fresh_deletions
 from ..records import Candidate
+from ..settings import OaiSettings
 from ..sources.manifest import read_manifest
+from ..sources.oai import check_repository
 from .pipeline import plan
 
 Echo = Callable[[str], None]
@@ -50,6 +52,8 @@ def dry_run(req: BuildRequest, echo: Echo) -> bool:
     else:
         echo(f"would harvest {s.source} into {req.out} (limit: {req.limit or 'none'}), "
              f"then process with {req.workers} worker(s)")
+        if isinstance(s, OaiSettings):  # the repository asked once: its address, formats
+            ok = check_repository(s, echo)
     if req.refresh:
         echo(f"--refresh: would add what is new to the dataset in {req.out} (a new version); "
              "its rows, splits and files would stay as they are")
