@@ -14,7 +14,6 @@ import ctypes
 import logging
 import os
 import platform
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,6 +25,7 @@ from ..corpus.split import SPLITS
 from ..dataset import exclude_datasets
 from ..layout import RunLayout
 from ..machinery.request import NOTHING_NEW
+from ..owned import remove
 from ..paths import DATA_DIR, README
 from ..records import ColumnDoc
 from ..settings import CommonSettings, CorpusSettings
@@ -221,8 +221,8 @@ def _write_outputs(settings: CommonSettings, layout: RunLayout, d: Decisions,
 def remove_dataset(layout: RunLayout) -> None:
     """The card and `data/` an earlier build of this folder left, which a build keeping no
     document replaces by none."""
-    (layout.out / README).unlink(missing_ok=True)
-    shutil.rmtree(layout.out / DATA_DIR, ignore_errors=True)
+    for name in (README, DATA_DIR):
+        remove(layout.out / name)
 
 
 def _warn_if_refreshed(layout: RunLayout) -> None:

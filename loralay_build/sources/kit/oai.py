@@ -17,6 +17,10 @@ strictly: no entity expansion, no network, no silent repair of a body cut short.
   request or a resumption token, with HTTP 200 or 422.
 - An HTTP 400/404/422 whose body is an OAI-PMH document is read as that document; any other
   such body fails as the status (`<url>: HTTP 404`), as every other request does.
+- A listing's first request refused for good (`cannotDisseminateFormat`, `noSetHierarchy`,
+  `badArgument`, a 404 or 410 that is no OAI-PMH answer) is `HarvestRefused`, its message
+  what to change (`refusal`: for a format, the ones `ListMetadataFormats` offers): a rerun
+  of the same query would be refused again.
 - A `ListRecords` page whose XML does not parse is read again record by record: a record
   whose own XML is broken is a `BrokenRecord` (one bad record) and the rest of its page goes
   on; an envelope that does not parse is the page's failure (`unavailable`, retried).
