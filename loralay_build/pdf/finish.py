@@ -25,6 +25,8 @@ from ..corpus.split import SPLITS
 from ..dataset import exclude_datasets
 from ..layout import RunLayout
 from ..machinery.request import NOTHING_NEW
+from ..owned import remove
+from ..paths import DATA_DIR, README
 from ..records import ColumnDoc
 from ..settings import CommonSettings, CorpusSettings
 from ..state import RunState
@@ -115,11 +117,14 @@ def give_back_freed_memory() -> None:
 
 
 def finish_run(settings: CommonSettings, layout: RunLayout, num_shards: int,
-               versions: ToolVersions, workers: int = 1, refresh: bool = False) -> Decisions:
+               versions: ToolVersions, workers: int = 1, refresh: bool = False,
+               stopped: str | None = None) -> Decisions:
     """Decide every document's fate from the current results, write the dataset and report.
     `workers` > 1: a second core makes each next row group while one is written.
     `refresh`: the dataset already built grows by what is new (`refresh.py`); the base it
-    grows is committed again only once every file of the new version is in place."""
+    grows is committed again only once every file of the new version is in place.
+    `stopped`: why this run's harvest stopped early, for the report (its reader sees why
+    there are so few documents, or none)."""
 
     lean_memory_pool()
     cs = settings.corpus()
@@ -140,7 +145,7 @@ def finish_run(settings: CommonSettings, layout: RunLayout, num_shards: int,
         record_decisions(layout.finish_db, d)
         with RecordedDecisions(layout.finish_db) as recorded:
             d.verdict = _write_outputs(settings, layout, d, recorded, states, workers,
-                                       versions, base, diff)
+                                       versions, base, diff, stopped)
     finally:
         for st in states:
             st.close()
@@ -150,13 +155,14 @@ def finish_run(settings: CommonSettings, layout: RunLayout, num_shards: int,
 def _write_outputs(settings: CommonSettings, layout: RunLayout, d: Decisions,
                    recorded: RecordedDecisions, states: list[RunState], workers: int,
                    versions: ToolVersions, base: Base | None = None,
-                   diff: Diff | None = None) -> str:
+                   diff: Diff | None = None, stopped: str | None = None) -> str:
     """The dataset, its card and the report, every count and outcome read from the
     recorded decisions; the rows themselves from the shard states. Returns the verdict.
     A refresh (`base`, `diff`) writes its new rows (and pages) only, beside the base's
     files, then `diff.json`; any other build removes a `diff.json` left by one. The base
-    is committed last."""
-    from ..write import CardFacts, RunFacts, write_dataset, write_report
+    is committed last. A build that keeps no document writes no dataset (a card of no
+    rows would be published as one): only the report, which says why."""
+    from ..write import CardFacts, RunFacts, WriteResult, write_dataset, write_report
     from ..write.report import licenses_of
 
     cs = settings.corpus()
@@ -186,17 +192,21 @@ def _write_outputs(settings: CommonSettings, layout: RunLayout, d: Decisions,
     else:  # only the splits that grow: none leaves data/ untouched
         splits = {s: kept_documents(d, states, s) for s in SPLITS
                   if next(d.new_rows(s), None) is not None}
-    written = write_dataset(layout.out, splits, facts, rows_per_shard=cs.rows_per_shard,
-                            row_group_bytes=cs.row_group_bytes, features=cs.features,
-                            read_ahead=workers > 1, carry=base.files if base else None,
-                            carried=base.counts() if base else None)
+    if base is None and not any(counts.values()):
+        remove_dataset(layout)
+        written = WriteResult({})
+    else:
+        written = write_dataset(layout.out, splits, facts, rows_per_shard=cs.rows_per_shard,
+                                row_group_bytes=cs.row_group_bytes, features=cs.features,
+                                read_ahead=workers > 1, carry=base.files if base else None,
+                                carried=base.counts() if base else None)
     run = RunFacts(name=name, source=settings.source,
                    funnel=[(str(s), int(n)) for s, n in recorded.fact("funnel")],
                    thresholds=thresholds, outcomes=recorded,
                    leak_threshold=cs.leak_threshold, leak_ngram=settings.leak_ngram,
                    language=language, split_rule=split_rule(cs),
                    duplicates=recorded.fact("duplicates"),
-                   bad_records=d.bad_records,
+                   bad_records=d.bad_records, stopped=stopped,
                    extra={**provenance(write_config(settings, layout), layout, versions),
                           **costs, **refresh_facts(version, base, diff)})
     report = write_report(layout.out, run, _doc_table(d))
@@ -211,6 +221,13 @@ def _write_outputs(settings: CommonSettings, layout: RunLayout, d: Decisions,
                 {*(base.languages if base else ()), *written.languages}, thresholds,
                 row_settings(settings), changelog, d.missing, image_files)
     return verdict
+
+
+def remove_dataset(layout: RunLayout) -> None:
+    """The card and `data/` an earlier build of this folder left, which a build keeping no
+    document replaces by none."""
+    for name in (README, DATA_DIR):
+        remove(layout.out / name)
 
 
 def _warn_if_refreshed(layout: RunLayout) -> None:

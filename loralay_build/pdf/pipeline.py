@@ -14,7 +14,7 @@ from ..errors import BuildStopped, ConfigError
 from ..extract import parse
 from ..layout import RunLayout, claim_shards, recorded_shards
 from ..machinery.request import NOTHING_NEW, BuildRequest, BuildResult
-from ..sources import BadRunInput, SourceNotBuilt
+from ..sources import BadRunInput, HarvestRefused, SourceNotBuilt
 from .driver import fetch_phase, plan_shard_of, process_phase
 from .finish import Decisions, IncompleteRun, finish_run
 from .preflight import ToolVersions, check_detector, check_inputs, fresh_deletions, tool_versions
@@ -68,6 +68,10 @@ class PdfPipeline:
             counts = fetch_phase(req.settings, layout, req.limit, req.retry, req.refresh)
         except (SourceNotBuilt, BadRunInput) as e:
             raise ConfigError(str(e)) from e
+        except HarvestRefused as e:  # the message says what to change: no rerun helps
+            message = f"fetch {req.settings.source} stopped: {e}"
+            log.error(message)
+            return message
         except (ValueError, OSError) as e:
             message = (f"fetch {req.settings.source} stopped early: {e}; rerun the same "
                        f"command to resume")
@@ -91,7 +95,7 @@ class PdfPipeline:
         num_shards = recorded_shards(layout) or 1
         try:
             decisions = finish_run(req.settings, layout, num_shards, self.versions,
-                                   req.workers, req.refresh)
+                                   req.workers, req.refresh, stopped)
         except IncompleteRun as e:
             raise BuildStopped(str(e)) from e
         result = _result(req, decisions)

@@ -17,7 +17,9 @@ from ..layout import RunLayout
 from ..machinery.request import BuildRequest
 from ..owned import BUILD, check_folder, unwritable
 from ..records import Candidate
+from ..settings import OaiSettings
 from ..sources.manifest import read_manifest
+from ..sources.oai import check_repository
 from .pipeline import plan
 
 Echo = Callable[[str], None]
@@ -49,6 +51,8 @@ def dry_run(req: BuildRequest, echo: Echo) -> bool:
     else:
         for line in pipeline.would_do(req):
             echo(line)
+        if isinstance(s, OaiSettings):  # the repository asked once: its address, formats
+            ok = check_repository(s, echo)
     if req.refresh:
         echo(f"--refresh: would add what is new to the dataset in {req.out} (a new version); "
              "its rows, splits and files would stay as they are")

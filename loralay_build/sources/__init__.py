@@ -58,6 +58,12 @@ class HarvestStopped(ConnectionError):
     An OSError, so the driver reports it as one line and goes on to build what it has."""
 
 
+class HarvestRefused(HarvestStopped):
+    """The service refused the query itself (a format or set it does not have, an address
+    that is no endpoint): a rerun of the same command is refused again, so the message
+    says which setting to change, never to rerun."""
+
+
 @dataclass
 class FetchContext:
     source: str

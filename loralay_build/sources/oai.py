@@ -36,7 +36,7 @@ from __future__ import annotations
 import datetime as dt
 import html
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 from urllib.parse import urlencode, urljoin
@@ -59,9 +59,11 @@ from .kit.oai import (
     OaiRecord,
     Window,
     date_windows,
+    formats_offered,
     position,
+    refusal,
 )
-from .oai_formats import Fields, is_access_term, parser_for
+from .oai_formats import FORMATS, Fields, is_access_term, parser_for
 
 SOURCE = "oai"
 CHECKPOINT = "oai.position"
@@ -218,7 +220,7 @@ class OaiHarvest(PagedHarvest[Item]):
         self.checkpoint = Checkpoint(ctx, CHECKPOINT, query_fingerprint(settings, self.today),
                                      position(0, None), key="position")
         self.listing = OaiListing(self.oai, settings.metadata_prefix, settings.set,
-                                  self.windows, SOURCE, ctx.log)
+                                  self.windows, SOURCE, ctx.log, readable=FORMATS)
 
     def page_what(self, pos: str) -> str:
         return self.listing.describe(pos)
@@ -305,6 +307,32 @@ def require_inputs(s: OaiSettings) -> OaiSettings:
         raise BadRunInput("oai: set base_url (the repository's OAI-PMH endpoint) with "
                           "--config FILE")
     return s
+
+
+def check_repository(s: OaiSettings, echo: Callable[[str], None]) -> bool:
+    """`build --dry-run`: `Identify` and `ListMetadataFormats`, once each, so a base URL
+    that is no endpoint or a format the repository does not offer is found before a build
+    (the set is not asked: `ListSets` may run to thousands of pages). True: no problem."""
+    s = require_inputs(s)
+    assert s.base_url is not None
+    oai = OaiClient(s.base_url, PoliteClient(s.http_fields()))
+    try:
+        info = oai.identify()
+        offered = oai.metadata_formats()
+    except (StageError, OSError) as e:
+        why = refusal(oai, e, s.metadata_prefix, s.set) if isinstance(e, StageError) else None
+        echo(f"{SOURCE}: {why or f'base_url {s.base_url}: {e}'}")
+        return False
+    echo(f"{SOURCE}: {s.base_url}: {info.get('repositoryName') or 'an OAI-PMH repository'} "
+         f"(granularity {info.get('granularity') or '?'}, deleted records: "
+         f"{info.get('deletedRecord') or '?'})")
+    if s.metadata_prefix not in offered:
+        echo(f"{SOURCE}: the repository at {s.base_url} does not offer metadata_prefix "
+             f"{s.metadata_prefix!r}; {formats_offered(offered, FORMATS)}")
+        return False
+    echo(f"{SOURCE}: metadata_prefix {s.metadata_prefix!r} is offered"
+         + (f"; set {s.set!r} is asked for as it is (not checked)" if s.set else ""))
+    return True
 
 
 def fetch(ctx: FetchContext) -> Iterator[Candidate | Rejection]:

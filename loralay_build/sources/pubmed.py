@@ -356,7 +356,7 @@ class PubmedListHarvest(PagedHarvest[Listed]):
         start = high_water.start(s.from_date)
         windows = date_windows(start, s.until_date, s.window_days, today or dt.date.today())
         self.listing = OaiListing(records.oai, s.metadata_prefix, s.set, windows, SOURCE,
-                                  ctx.log)
+                                  ctx.log, url_key="oai_url")
         # `from` is the start asked for: a refresh's moves with the mark, and a position
         # saved under another start is not resumed (its records are skipped as recorded)
         query = fingerprint({"oai_url": s.oai_url, "metadata_prefix": s.metadata_prefix,

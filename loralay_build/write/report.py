@@ -46,6 +46,7 @@ class RunFacts:
     duplicates: Sequence[Mapping[str, Any]] = ()  # corpus/duplicates.py `Duplicate.to_json`
     bad_records: BadRecords = field(default_factory=BadRecords)  # inputs that name no document
     extra: Mapping[str, Any] = field(default_factory=dict)  # version, git sha, elapsed ...
+    stopped: str | None = None  # why the harvest stopped early, when it did
 
 
 def describe(values: Sequence[float] | np.ndarray) -> dict[str, float] | None:
@@ -323,10 +324,13 @@ def _report_body(run: RunFacts, docs: DocTable) -> dict[str, Any]:
     total = len(run.outcomes) or (run.funnel[0][1] if run.funnel else len(docs))
     hosts = refusing_hosts(run.outcomes)
     warnings = run_warnings(run, docs, drops, hosts)
+    if run.stopped:
+        warnings.insert(0, f"the harvest stopped early: {run.stopped}")
     stats = split_stats(docs, order)
     return {
         "verdict": verdict(len(docs), total, leak["above_threshold"], drops,
                            run.bad_records.total),
+        **({"stopped": run.stopped} if run.stopped else {}),
         "warnings": warnings,
         "dataset": run.name, "source": run.source, "language": run.language,
         "split_rule": run.split_rule,

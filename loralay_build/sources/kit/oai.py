@@ -17,6 +17,10 @@ strictly: no entity expansion, no network, no silent repair of a body cut short.
   request or a resumption token, with HTTP 200 or 422.
 - An HTTP 400/404/422 whose body is an OAI-PMH document is read as that document; any other
   such body fails as the status (`<url>: HTTP 404`), as every other request does.
+- A listing's first request refused for good (`cannotDisseminateFormat`, `noSetHierarchy`,
+  `badArgument`, a 404 or 410 that is no OAI-PMH answer) is `HarvestRefused`, its message
+  what to change (`refusal`: for a format, the ones `ListMetadataFormats` offers): a rerun
+  of the same query would be refused again.
 - A `ListRecords` page whose XML does not parse is read again record by record: a record
   whose own XML is broken is a `BrokenRecord` (one bad record) and the rest of its page goes
   on; an envelope that does not parse is the page's failure (`unavailable`, retried).
@@ -28,7 +32,10 @@ strictly: no entity expansion, no network, no silent repair of a body cut short.
 lists so): `from`..`until` cut into windows of `window_days` (a resumption token lives
 minutes to hours; a window restarted after `badResumptionToken` costs only that window), the
 position is the window and the token within it, and an expired token restarts its window
-(records already recorded are skipped) at most `MAX_RESTARTS` times in a row. `ListedMark`
+(records already recorded are skipped) at most `MAX_RESTARTS` times in a row. A token the
+repository gives again within a window (the same one back, `a -> b -> a`) would make the
+list endless: that window stops there with one line, the next goes on, and its datestamps
+do not raise the mark (it is not known to be all listed). `ListedMark`
 is its `HighWater` rule: a listing comes in no date order, so a window's datestamps raise
 the mark only once the whole window is recorded.
 """
@@ -39,7 +46,7 @@ import datetime as dt
 import json
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
 import requests
@@ -49,7 +56,7 @@ from sickle.models import Header
 
 from ...failures import FailureClass, StageError
 from ...http import PoliteClient
-from .. import FetchContext, retrieved_now
+from .. import FetchContext, HarvestRefused, retrieved_now
 from .harvest import HighWater, Page
 
 OAI_NS = "http://www.openarchives.org/OAI/2.0/"
@@ -58,6 +65,9 @@ _NS = f"{{{OAI_NS}}}"
 OAI_BODY_STATUSES = frozenset({400, 404, 422})
 NO_RECORDS = "noRecordsMatch"
 BAD_TOKEN = "badResumptionToken"
+# the query itself refused: every rerun of it would be
+REFUSED = frozenset({"cannotDisseminateFormat", "noSetHierarchy", "badArgument"})
+NOT_FOUND = frozenset({404, 410})  # a base URL that is no endpoint
 MAX_RESTARTS = 3  # restarts of one window after an expired token, in a row
 # a record element's start and end tags, any prefix; `record` elements nested in the
 # metadata (MARCXML's) are counted so a page splits at the OAI records only
@@ -81,6 +91,14 @@ class NotXml(StageError):
 
     def __init__(self, e: etree.XMLSyntaxError) -> None:
         super().__init__(FailureClass.UNAVAILABLE, f"OAI response is not XML ({e})")
+
+
+class StatusError(StageError):
+    """An HTTP error status whose body is no OAI-PMH document (`unavailable`, retried)."""
+
+    def __init__(self, endpoint: str, status: int) -> None:
+        self.status = status
+        super().__init__(FailureClass.UNAVAILABLE, f"{endpoint}: HTTP {status}")
 
 
 class OaiError(StageError):
@@ -192,7 +210,7 @@ class OaiClient:
     def _status_error(self, resp: requests.Response) -> StageError | None:
         if resp.status_code < 400:
             return None
-        return StageError(FailureClass.UNAVAILABLE, f"{self.endpoint}: HTTP {resp.status_code}")
+        return StatusError(self.endpoint, resp.status_code)
 
     def _check_error(self, root: etree._Element) -> etree._Element:
         error = _find(root, "error")
@@ -201,6 +219,18 @@ class OaiClient:
         return root
 
     # --- verbs ------------------------------------------------------------------------
+    def identify(self) -> dict[str, str]:
+        """`Identify`'s plain fields (repositoryName, granularity, deletedRecord, ...)."""
+        found = _find(self.request(verb="Identify"), "Identify")
+        return {etree.QName(el).localname: (el.text or "").strip()
+                for el in (found if found is not None else ()) if isinstance(el.tag, str)}
+
+    def metadata_formats(self) -> list[str]:
+        """The `metadataPrefix`es `ListMetadataFormats` names, in its order."""
+        root = self.request(verb="ListMetadataFormats")
+        return [p for el in root.iter(f"{_NS}metadataFormat")
+                if (p := (el.findtext(f"{_NS}metadataPrefix") or "").strip())]
+
     def get_record(self, identifier: str, metadata_prefix: str) -> OaiRecord:
         """The record; a deleted one or an answer without one is `unavailable`."""
         root = self.request(verb="GetRecord", identifier=identifier,
@@ -267,6 +297,43 @@ class OaiClient:
                 page.records.append(BrokenRecord(index, ident, f"record XML does not parse "
                                                  f"({e})"))
         return page
+
+
+def refusal(oai: OaiClient, error: StageError, metadata_prefix: str, set_: str | None,
+            url_key: str = "base_url", readable: Collection[str] = ()) -> str | None:
+    """What to change when the repository refuses the query itself (a format or a set it
+    does not have, a base URL that is no endpoint), so no rerun of the same command could
+    succeed; None for any other failure. A refused format is told with the formats the
+    repository offers (`ListMetadataFormats`), those this tool reads (`readable`) named."""
+    where = f"the repository at {oai.endpoint}"
+    if isinstance(error, StatusError) and error.status in NOT_FOUND:
+        return (f"{url_key} {oai.endpoint} answers HTTP {error.status}: no OAI-PMH endpoint "
+                f"there; check {url_key} (the address that answers `?verb=Identify`)")
+    if not isinstance(error, OaiError) or error.code not in REFUSED:
+        return None
+    said = error.code + (f": {error.text}" if error.text else "")
+    if error.code == "cannotDisseminateFormat":
+        try:
+            offer = formats_offered(oai.metadata_formats(), readable)
+        except StageError as e:
+            offer = f"ListMetadataFormats did not say which formats it offers ({e})"
+        return f"{where} does not offer metadata_prefix {metadata_prefix!r} ({said}); {offer}"
+    if error.code == "noSetHierarchy" and set_:
+        return f"{where} has no sets ({said}): remove set {set_!r}"
+    asked = ", ".join(f"{k} {v!r}" for k, v in (("metadata_prefix", metadata_prefix),
+                                                ("set", set_)) if v)
+    return (f"{where} refuses the request ({said}) for {asked}: change the one it names"
+            + (f" (its sets: {oai.endpoint}?verb=ListSets)" if set_ else ""))
+
+
+def formats_offered(offered: list[str], readable: Collection[str] = ()) -> str:
+    """The formats a repository offers (`ListMetadataFormats`), as advice to set
+    `metadata_prefix` to one this tool reads."""
+    usable = [f for f in offered if f in readable]
+    return (f"it offers {', '.join(offered) or 'none'}"
+            + (f"; set metadata_prefix to one this tool reads: {', '.join(usable)}"
+               if usable else (f"; none of them is one this tool reads "
+                               f"({', '.join(sorted(readable))})" if readable else "")))
 
 
 def record_spans(body: bytes) -> list[tuple[int, int]]:
@@ -351,6 +418,7 @@ def parse_position(text: str) -> tuple[int, str | None]:
 
 
 Listed = OaiRecord | BrokenRecord
+Tokens = set[str]  # named here: inside `OaiListing`, `set` is its setSpec
 
 
 @dataclass
@@ -379,6 +447,10 @@ class OaiListing:
     source: str  # in messages
     log: logging.Logger
     restarts: int = 0
+    url_key: str = "base_url"  # the setting naming the endpoint, in messages
+    readable: Collection[str] = ()  # the formats the source has a parser for
+    # the tokens asked for in the window being listed: one given again is a cycle
+    tokens: Tokens = field(default_factory=Tokens)
 
     def describe(self, pos: str) -> str:
         """A position in messages."""
@@ -387,19 +459,33 @@ class OaiListing:
         return (f"window {window + 1}/{len(self.windows)} ({w.start or '…'}..{w.end or '…'})"
                 + (f" token {token}" if token else ""))
 
+    def refused(self, error: StageError) -> None:
+        """A first request of a window refused for good stops the harvest with what to
+        change (`HarvestRefused`): retried, or rerun, it would be refused again."""
+        why = refusal(self.oai, error, self.metadata_prefix, self.set, self.url_key,
+                      self.readable)
+        if why is not None:
+            raise HarvestRefused(f"{self.source}: {why}") from error
+
     def page(self, pos: str) -> ListPage:
         window, token = parse_position(pos)
         if window >= len(self.windows):  # a checkpoint past the last window: done
             return ListPage(pos, [], None)
         w = self.windows[window]
+        if token is None:
+            self.tokens.clear()
+        else:
+            self.tokens.add(token)
         try:
             if token is None:
                 got = self.oai.list_records(self.metadata_prefix, from_=w.start, until=w.end,
                                             set=self.set)
             else:
                 got = self.oai.list_records(token=token)
-        except OaiError as e:
-            if e.code != BAD_TOKEN or token is None:
+        except StageError as e:
+            if token is None:
+                self.refused(e)
+            if not isinstance(e, OaiError) or e.code != BAD_TOKEN or token is None:
                 raise
             self.restarts += 1
             if self.restarts > MAX_RESTARTS:
@@ -410,12 +496,20 @@ class OaiListing:
                              "already fetched are skipped)", self.source, self.describe(pos))
             return self.page(position(window, None))
         self.restarts = 0
-        if got.token:
+        cycle = bool(got.token) and got.token in self.tokens
+        if cycle:
+            self.log.warning("%s: %s: the repository gave again the resumption token %s, "
+                             "already asked for in this window (a cycle: the list would "
+                             "never end); this window stops here, the others go on",
+                             self.source, self.describe(pos), got.token)
+        if got.token and not cycle:
             nxt: str | None = position(window, got.token)
         elif window + 1 < len(self.windows):
             nxt = position(window + 1, None)
         else:
             nxt = None
+        # a window cut short by a cycle is not known to be all listed: its datestamps do
+        # not raise the high-water mark (a refresh lists it again)
         return ListPage(pos, list(got.records), nxt, retrieved_at=retrieved_now(),
                         total=got.complete_list_size, ends_window=not got.token)
 
