@@ -44,6 +44,7 @@ from .refresh import (
     read_base,
     remove_diff,
     row_settings,
+    source_identity,
     write_diff,
 )
 
@@ -204,7 +205,8 @@ def _write_outputs(settings: CommonSettings, layout: RunLayout, d: Decisions,
         remove_diff(layout.out)
     commit_base(layout.finish_db, version, written.shards,
                 {*(base.languages if base else ()), *written.languages}, thresholds,
-                row_settings(settings), changelog, d.missing, image_files)
+                row_settings(settings), source_identity(settings), changelog, d.missing,
+                image_files)
     return verdict
 
 

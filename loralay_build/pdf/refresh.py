@@ -5,7 +5,8 @@ What a refresh stands on is the **base**: the dataset as its last finish wrote i
 committed in the finish's state (`state/finish.sqlite`) only once that finish's files are
 all in place: a copy of its decisions (`base_decisions`: every id it decided, the kept ones
 with split and shard, in the dataset's row order) beside a checkpoint `dataset` (its
-version, its data files per split, their languages, the thresholds it applied, the
+version, its data files per split, their languages, the thresholds it applied, where its
+papers came from (`identity`: the source and the keys naming its repository or query), the
 settings its rows were made with, the changelog, and with `images: true` its page images'
 files per split). A refresh killed at any moment finds the same base when run again, so it
 decides and writes the same version.
@@ -74,6 +75,9 @@ class Base:
     changelog: list[str]
     prior: Prior
     missing: list[str] = field(default_factory=list)  # kept ids gone upstream, as listed
+    # `source_identity` of the build; None: a base committed before it was recorded (taken
+    # to be today's, as an older build's row settings are)
+    identity: dict[str, Any] | None = None
     # the `images` config's files per split, as `files`; None: a base committed before
     # they were recorded (`record_image_files` reads them from `images/` once)
     image_files: dict[str, list[str]] | None = None
@@ -87,6 +91,14 @@ def row_settings(settings: CommonSettings) -> dict[str, Any]:
     """The settings an old row is made with: the per-document ones and the columns."""
     return {**settings.document().model_dump(mode="json"),
             "features": settings.corpus().features}
+
+
+def source_identity(settings: CommonSettings) -> dict[str, Any]:
+    """Where the papers come from: the source, and its keys naming the repository or the
+    query (`IDENTITY`; a date window is not among them, a refresh moves it)."""
+    keys = settings.IDENTITY
+    values = settings.model_dump(mode="json", include=set(keys))
+    return {"source": settings.source, **{k: values[k] for k in keys}}
 
 
 def _dump(value: Any) -> str:
@@ -116,17 +128,18 @@ def read_base(finish_db: Path) -> Base | None:
                 list(facts["languages"]), dict(facts["thresholds"]),
                 dict(facts["row_settings"]), list(facts["changelog"]), prior,
                 list(facts.get("missing_upstream", [])),
+                facts.get("identity"),
                 None if images is None else {s: list(v) for s, v in images.items()})
 
 
 def commit_base(finish_db: Path, version: int, files: Mapping[str, Sequence[str]],
                 languages: Iterable[str], thresholds: Mapping[str, Any],
-                settings: Mapping[str, Any], changelog: Sequence[str],
-                missing: Sequence[str] = (),
+                settings: Mapping[str, Any], identity: Mapping[str, Any],
+                changelog: Sequence[str], missing: Sequence[str] = (),
                 image_files: Mapping[str, Sequence[str]] | None = None) -> None:
     """The decisions just written become the base, in one transaction, once every file
-    of the version is in place (called last). `image_files`: the `images` config's files
-    per split (none without images)."""
+    of the version is in place (called last). `identity`: `source_identity`;
+    `image_files`: the `images` config's files per split (none without images)."""
     with RunState(finish_db) as st:
         st.db.executescript(BASE_SCHEMA)
         with st.transaction():
@@ -136,7 +149,8 @@ def commit_base(finish_db: Path, version: int, files: Mapping[str, Sequence[str]
             st.set_checkpoint(DATASET_KEY, {
                 "version": version, "files": {s: list(v) for s, v in files.items()},
                 "languages": sorted(languages), "thresholds": dict(thresholds),
-                "row_settings": dict(settings), "changelog": list(changelog),
+                "row_settings": dict(settings), "identity": dict(identity),
+                "changelog": list(changelog),
                 "missing_upstream": sorted(missing),
                 "image_files": {s: list(v) for s, v in (image_files or {}).items()}})
 
@@ -199,7 +213,8 @@ def adopt_older_build(layout: RunLayout, settings: CommonSettings) -> None:
     images = _shard_files(layout.out, IMAGES_DIR)
     commit_base(layout.finish_db, 1, files, _languages(layout.out, files), thresholds,
                 {**row_settings(settings), "images": bool(images)},
-                [f"v1: {count_line(counts)}"], image_files=images)
+                source_identity(settings), [f"v1: {count_line(counts)}"],
+                image_files=images)
 
 
 def _languages(out: Path, files: Mapping[str, Sequence[str]]) -> list[str]:
@@ -228,16 +243,34 @@ def check_refresh(layout: RunLayout, settings: CommonSettings, adopt: bool = Tru
             return None
         raise ConfigError(f"{layout.out}: --refresh needs a dataset this tool built there, "
                           f"and holds none; build it first, without --refresh")
-    now = row_settings(settings)
-    for key in sorted(set(now) | set(base.row_settings)):
-        if now.get(key) != base.row_settings.get(key):
-            raise ConfigError(
-                f"--refresh: `{key}` is {_dump(now.get(key))}, the dataset's rows were made "
-                f"with {_dump(base.row_settings.get(key))}; its old rows cannot change: "
-                f"refresh with the same `{key}`, or rebuild without --refresh")
+    _check_same(layout, base, settings)
     if settings.images:
         _check_old_images(layout, base, adopt)
     return base
+
+
+def _check_same(layout: RunLayout, base: Base, settings: CommonSettings) -> None:
+    """One rule for what a refresh must share with its base: the source and its repository
+    or query (else the dataset would mix papers of two places, and call every old one
+    missing upstream), and the settings its rows were made with (its old rows cannot
+    change); the first key that differs is named, with both values."""
+    identity = source_identity(settings)
+    was = {**(identity if base.identity is None else base.identity), **base.row_settings}
+    now = {**identity, **row_settings(settings)}
+    where = list(dict.fromkeys([*identity, *(base.identity or {})]))
+    for key in where + sorted((set(now) | set(was)) - set(where)):
+        if now.get(key) == was.get(key):
+            continue
+        old, new = _dump(was.get(key)), _dump(now.get(key))
+        if key in where:
+            raise ConfigError(
+                f"--refresh: `{key}` is {new}, the dataset in {layout.out} was built with "
+                f"{old}; a refresh adds papers from the same source and query: refresh "
+                f"with `{key}` {old}, or build the other one into a new --out")
+        raise ConfigError(
+            f"--refresh: `{key}` is {new}, the dataset's rows were made with {old}; its "
+            f"old rows cannot change: refresh with the same `{key}`, or rebuild without "
+            f"--refresh")
 
 
 def _check_old_images(layout: RunLayout, base: Base, adopt: bool) -> None:

@@ -196,6 +196,9 @@ class CommonSettings(DocumentSettings, LimitSettings, CorpusSettings, HttpFields
     # old key -> its new name: a config file written for an earlier version still works
     # (both spelled with different values is refused, in one line naming the new one)
     RENAMED: ClassVar[dict[str, str]] = {}
+    # the keys naming where a source's papers come from (its repository, its query), its
+    # date window aside: a refresh takes papers from the same place only (pdf/refresh.py)
+    IDENTITY: ClassVar[tuple[str, ...]] = ()
     source: str = Field("local", description="set by --source; not a key of the YAML files")
 
     @model_validator(mode="before")
