@@ -133,7 +133,9 @@ def finish_run(settings: CommonSettings, layout: RunLayout, num_shards: int,
         give_back_freed_memory()
         diff = None
         if base is not None:
-            diff = make_diff(base, list(d.outcomes.items()), d.duplicates, d.missing)
+            diff = make_diff(base, list(d.outcomes.items()), d.duplicates, d.missing,
+                             d.untaken)
+            diff.untaken.say()
             if diff.nothing_new(base):
                 d.verdict = f"{NOTHING_NEW} v{base.version}; no file rewritten"
                 return d
@@ -206,7 +208,7 @@ def _write_outputs(settings: CommonSettings, layout: RunLayout, d: Decisions,
     commit_base(layout.finish_db, version, written.shards,
                 {*(base.languages if base else ()), *written.languages}, thresholds,
                 row_settings(settings), source_identity(settings), changelog, d.missing,
-                image_files)
+                image_files, diff.untaken if diff else None)
     return verdict
 
 
