@@ -51,6 +51,7 @@ DIFF = {
          "similarity": 1.0, "via": None, "dataset": None}],
     "missing_upstream": [GONE],
     "dropped": {"corrupted": 1},
+    "pdf_changed": [], "split_moves_refused": [],
 }
 V2_LINE = ("v2: 4 added (train 2, validation 1, test 1), 2 duplicates dropped, 1 missing "
            "upstream, dropped: corrupted 1")
