@@ -89,8 +89,8 @@ class Untaken:
 
     def within(self, other: Untaken) -> bool:
         """Every entry already in `other` (what the base's version said)."""
-        mine, theirs = self.to_json(), other.to_json()
-        return all(e in theirs[k] for k, v in mine.items() for e in v)
+        theirs = {(k, _dump(e)) for k, v in other.to_json().items() for e in v}
+        return all((k, _dump(e)) in theirs for k, v in self.to_json().items() for e in v)
 
     def parts(self) -> list[str]:
         """The changelog's counts."""
