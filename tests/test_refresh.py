@@ -635,7 +635,8 @@ def test_a_refresh_that_adds_no_row_leaves_data_untouched_and_still_makes_a_vers
         "version_before": 2, "version": 3, "added": {},
         "duplicates": [{"id": "bmc_again", "kept": "en_bmc_trauma", "kind": "same_pdf",
                         "similarity": 1.0, "via": None, "dataset": None}],
-        "missing_upstream": [GONE], "dropped": {}}
+        "missing_upstream": [GONE], "dropped": {}, "pdf_changed": [],
+        "split_moves_refused": []}
     front, body = _card(out)
     assert "This is version 3." in body and (
         "- " + V2_LINE + "\n- v3: 0 added, 1 duplicates dropped, 1 missing upstream\n") in body
