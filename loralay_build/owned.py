@@ -125,11 +125,32 @@ def check_folder(path: Path, kind: str, flag: str = "--out", fresh: bool = False
         raise ConfigError(f"{path}: a folder of `loralay {marked}`, not of `loralay {kind}`; "
                           f"give another {flag}")
     foreign = [n for n in names if not is_owned_name(n, kind)]
-    if kind == BUILD and not foreign and any((path / s).is_file() for s in _OLD_STATES):
+    if kind == BUILD and _older_run(path, names):
         return _no_links(Folder(path, kind, "older"), fresh)
     shown = ", ".join(foreign[:3] or names[:3]) + (", ..." if len(foreign or names) > 3 else "")
     raise ConfigError(f"{path}: not a folder this tool made (it holds {shown}, and no "
                       f"{MARKER} marker); give a new or empty {flag}, nothing was touched")
+
+
+def _older_run(path: Path, names: list[str]) -> bool:
+    """A run folder of a version before the marker: only the tool's entries, and its state."""
+    return all(is_owned_name(n, BUILD) for n in names) and \
+        any((path / s).is_file() for s in _OLD_STATES)
+
+
+def made_as(path: Path) -> str | None:
+    """Which kind of folder the tool made at `path` (`build` or `export`, as its marker
+    says; `build` for a run folder of a version before the marker), None when none: what
+    a command that only reads a folder (`publish`) checks before trusting it. Writes
+    nothing."""
+    marked = _marker_kind(path)
+    if marked is not None:
+        return marked
+    try:
+        names = sorted(os.listdir(path))
+    except OSError:
+        return None
+    return BUILD if names and _older_run(path, names) else None
 
 
 def unwritable(path: Path) -> str | None:

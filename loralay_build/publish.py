@@ -17,7 +17,8 @@ name and is not uploaded again) and removes the earlier version's shards that th
 longer has; the earlier tag keeps them.
 
 Checked before any request, each a one-line `ConfigError`: the repository id, the folder
-(read as every reader reads a dataset, `dataset.Dataset`), `diff.json`, the rows' licences
+(one this tool built and finished: its marker and its report, `check_built`; then read as
+every reader reads a dataset, `dataset.Dataset`), `diff.json`, the rows' licences
 (a licence that lets nobody but its holder redistribute, `unknown` included, refuses
 unless `allow_restricted`), and the token. The run folder's lock is held shared, so a
 build rewriting the dataset meanwhile is refused, never read half-way.
@@ -36,10 +37,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .atomic import MARKER
 from .dataset import Dataset
 from .errors import ConfigError
 from .licenses import OPEN_REDISTRIBUTABLE, UNKNOWN
 from .locks import ReadLock
+from .owned import BUILD, EXPORT, made_as
 from .paths import DATA_DIR, DIFF_JSON, IMAGES_DIR, README, REPORT_JSON, REPORT_MD, SHARD_NAME
 from .version import __version__
 
@@ -369,6 +372,7 @@ def publish(root: str | Path, repo: str, *, private: bool = False,
     root = Path(root)
     check_repo_id(repo)
     with ReadLock(root, "a build"):
+        check_built(root)
         ds = Dataset.open(root)
         if not (root / README).is_file():
             raise ConfigError(f"{root}: no {README} (the card); give the --out folder of a "
@@ -387,6 +391,29 @@ def publish(root: str | Path, repo: str, *, private: bool = False,
         files = local_files(root, ds)
         token = _token()
         return _push(repo, version, files, token, private, endpoint, echo)
+
+
+def check_built(root: Path) -> None:
+    """Only what this tool built and finished goes up: its marker says `loralay build` made
+    the folder, and the finish's report is there (a folder of Parquet files and a card made
+    otherwise, or a build killed before its first finish, is not a dataset to publish)."""
+    if not root.is_dir():
+        return  # `Dataset.open` names what is there instead
+    kind = made_as(root)
+    if kind == EXPORT:
+        raise ConfigError(f"{root}: a folder of `loralay export` (its {MARKER} marker says "
+                          "so), not a dataset: publish the dataset folder it was exported "
+                          "from, the --out of its `loralay build`; nothing was uploaded")
+    if kind != BUILD:
+        raise ConfigError(f"{root}: not a dataset this tool built (no {MARKER} marker of "
+                          "`loralay build`); publish the --out folder of a finished "
+                          "`loralay build`; nothing was uploaded")
+    report = root / REPORT_JSON
+    data = _read_json(report) if report.is_file() else None
+    if not isinstance(data, dict) or not isinstance(data.get("verdict"), str):
+        why = "its report.json has no verdict" if report.is_file() else "no report.json"
+        raise ConfigError(f"{root}: a build that has not finished ({why}): rerun the same "
+                          "`loralay build`, then publish; nothing was uploaded")
 
 
 def _push(repo: str, version: Version, files: list[LocalFile], token: str,

@@ -309,3 +309,54 @@ def test_the_refresh_windows_start_at_the_mark_less_the_overlap_and_stay_within_
                                                         Window("2015-06-08", "2015-06-30")]
         state.set_checkpoint("oai.high_water", "2016-01-10")
         assert harvest_windows(state, refresh=True) == [Window("2015-06-30", "2015-06-30")]
+
+
+def test_a_refresh_from_another_source_or_query_is_refused_naming_the_key(
+        fake_server, tmp_path):
+    """Built with `oai`, then refreshed with `--source local` (a manifest of one sample
+    PDF), or with another `set` or `metadata_prefix`: each is refused in one line naming
+    the key and both values, before any request and with nothing written; the same query
+    with another date window is a refresh."""
+    from .conftest import SAMPLE, build_local
+
+    base = fake_server.url("").rstrip("/")
+    world, recs = repository(base)
+    repo = Repository(recs[:6])
+    serve(fake_server, world, repo)
+    out = tmp_path / "oai"
+    url = fake_server.url("/oai")
+    cfg = write_config(tmp_path, url, "oai_dc", ["pt"])
+    first = loralay("build", "--source", "oai", "--config", str(cfg), "--out", str(out))
+    assert first.returncode == 0, first.stderr[-3000:]
+    files, sent = data_files(out), len(fake_server.requests)
+    report = (out / "report.json").read_bytes()
+
+    line = json.loads(SAMPLE.read_text().splitlines()[0])
+    manifest = tmp_path / "one.jsonl"
+    manifest.write_text(json.dumps(dict(line, file=str(SAMPLE.parent / line["file"]))) + "\n")
+    local = build_local(manifest, out, "--refresh")
+    assert local.returncode == 2, local.stderr[-2000:]
+    assert local.stderr.strip().splitlines()[-1] == (
+        f'loralay: --refresh: `source` is "local", the dataset in {out} was built with '
+        '"oai"; a refresh adds papers from the same source and query: refresh with '
+        '`source` "oai", or build the other one into a new --out')
+    for key, value, was in (("set", "driver", "null"),
+                            ("metadata_prefix", "oai_openaire", '"oai_dc"')):
+        (tmp_path / key).mkdir()
+        other = write_config(tmp_path / key, url, "oai_dc", ["pt"], **{key: value})
+        proc = loralay("build", "--source", "oai", "--config", str(other), "--out", str(out),
+                       "--refresh")
+        assert proc.returncode == 2, proc.stderr[-2000:]
+        assert proc.stderr.strip().splitlines()[-1] == (
+            f'loralay: --refresh: `{key}` is "{value}", the dataset in {out} was built with '
+            f"{was}; a refresh adds papers from the same source and query: refresh with "
+            f"`{key}` {was}, or build the other one into a new --out")
+    assert len(fake_server.requests) == sent  # refused before any request
+    assert data_files(out) == files and (out / "report.json").read_bytes() == report
+
+    later = tmp_path / "later"
+    later.mkdir()
+    window = write_config(later, url, "oai_dc", ["pt"], from_date="2015-12-24")
+    proc = loralay("build", "--source", "oai", "--config", str(window), "--out", str(out),
+                   "--refresh", "--dry-run")
+    assert proc.returncode == 0, proc.stderr[-2000:]

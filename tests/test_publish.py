@@ -252,11 +252,36 @@ def test_restricted_licences_are_refused_naming_the_count_per_licence(sample_cop
 
 @pytest.mark.e2e
 def test_not_a_built_dataset_is_one_line(hub, tmp_path):
+    """A card and one Parquet file in the dataset's layout, made by hand: not published."""
     folder = tmp_path / "notes"
-    folder.mkdir()
+    (folder / "data").mkdir(parents=True)
     (folder / "README.md").write_text("my notes\n")
-    one_line_error(publish(folder, hub_env(hub, tmp_path / "home")), "no data/ folder")
+    pq.write_table(pa.table({"article_id": ["x"]}),
+                   folder / "data" / "train-00000-of-00001.parquet")
+    assert one_line_error(publish(folder, hub_env(hub, tmp_path / "home"))) == (
+        f"loralay: {folder}: not a dataset this tool built (no .loralay marker of `loralay "
+        "build`); publish the --out folder of a finished `loralay build`; nothing was "
+        "uploaded")
     one_line_error(publish(tmp_path / "absent", hub_env(hub, tmp_path / "home")), "not found")
+    assert hub.log == []
+
+
+@pytest.mark.e2e
+def test_an_export_folder_or_an_unfinished_build_is_refused_saying_what_it_is(
+        built_sample, hub, tmp_path):
+    env = hub_env(hub, tmp_path / "home")
+    vila = tmp_path / "vila"
+    export = loralay("export", "vila", str(built_sample[0]), "--out", str(vila))
+    assert export.returncode == 0, export.stderr[-2000:]
+    assert one_line_error(publish(vila, env)) == (
+        f"loralay: {vila}: a folder of `loralay export` (its .loralay marker says so), not a "
+        "dataset: publish the dataset folder it was exported from, the --out of its "
+        "`loralay build`; nothing was uploaded")
+    ds = copy_run(built_sample[0], tmp_path / "ds")
+    (ds / "report.json").unlink()  # as a build killed before its first finish leaves it
+    assert one_line_error(publish(ds, env, "--allow-restricted")) == (
+        f"loralay: {ds}: a build that has not finished (no report.json): rerun the same "
+        "`loralay build`, then publish; nothing was uploaded")
     assert hub.log == []
 
 

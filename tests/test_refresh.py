@@ -24,6 +24,7 @@ from .conftest import (
     REPO,
     SAMPLE,
     build_local,
+    config,
     copy_run,
     local_refresh_exited_at,
     local_refresh_killed_when,
@@ -50,6 +51,7 @@ DIFF = {
          "similarity": 1.0, "via": None, "dataset": None}],
     "missing_upstream": [GONE],
     "dropped": {"corrupted": 1},
+    "pdf_changed": [], "split_moves_refused": [],
 }
 V2_LINE = ("v2: 4 added (train 2, validation 1, test 1), 2 duplicates dropped, 1 missing "
            "upstream, dropped: corrupted 1")
@@ -633,7 +635,8 @@ def test_a_refresh_that_adds_no_row_leaves_data_untouched_and_still_makes_a_vers
         "version_before": 2, "version": 3, "added": {},
         "duplicates": [{"id": "bmc_again", "kept": "en_bmc_trauma", "kind": "same_pdf",
                         "similarity": 1.0, "via": None, "dataset": None}],
-        "missing_upstream": [GONE], "dropped": {}}
+        "missing_upstream": [GONE], "dropped": {}, "pdf_changed": [],
+        "split_moves_refused": []}
     front, body = _card(out)
     assert "This is version 3." in body and (
         "- " + V2_LINE + "\n- v3: 0 added, 1 duplicates dropped, 1 missing upstream\n") in body
@@ -656,3 +659,56 @@ def test_a_sharded_refresh_gives_what_a_plain_one_gives(refreshed, manifests, tm
         build_local(manifest, out, "--finish", *more, check=True)
     assert rows_as_written(out) == rows_as_written(refreshed[0])
     assert (out / "diff.json").read_text() == (refreshed[0] / "diff.json").read_text()
+
+
+def test_a_refresh_says_what_it_does_not_take_changed_pdfs_and_split_moves(tmp_path):
+    """`split_mode: given`, two sample papers (train, test). The refresh's manifest gives the
+    first one a PDF with other bytes (qpdf's re-save) and moves the second to validation:
+    both rows stay as they were, and diff.json, the card's changelog and the log say what
+    was not taken and how to take it; a rebuild without --refresh then takes both."""
+    import hashlib
+
+    by_id = {d["id"]: d for d in _lines(SAMPLE)}
+    first, second = "en_onecol_timing_note", "es_scielo_suelos"
+    papers = [dict(by_id[first], file=str(SAMPLE.parent / by_id[first]["file"]),
+                   split="train"),
+              dict(by_id[second], file=str(SAMPLE.parent / by_id[second]["file"]),
+                   split="test")]
+    resaved = tmp_path / "resaved.pdf"
+    subprocess.run(["qpdf", papers[0]["file"], str(resaved)], check=True)
+    old_sha, new_sha = (hashlib.sha256(Path(f).read_bytes()).hexdigest()
+                        for f in (papers[0]["file"], resaved))
+    assert old_sha != new_sha
+    v1, v2 = tmp_path / "v1.jsonl", tmp_path / "v2.jsonl"
+    v1.write_text("".join(json.dumps(d) + "\n" for d in papers))
+    v2.write_text(json.dumps(dict(papers[0], file=str(resaved))) + "\n"
+                  + json.dumps(dict(papers[1], split="validation")) + "\n")
+    given = ("--config", str(config(tmp_path, split_mode="given")))
+    out = tmp_path / "ds"
+    build_local(v1, out, *given, check=True)
+    rows = rows_as_written(out)
+
+    proc = build_local(v2, out, *given, "--refresh", check=True)
+    diff = json.loads((out / "diff.json").read_text())
+    assert diff["pdf_changed"] == [{"id": first, "old_pdf_sha256": old_sha,
+                                    "new_pdf_sha256": new_sha}]
+    assert diff["split_moves_refused"] == [{"id": second, "kept": "test",
+                                            "asked": "validation"}]
+    assert diff["version"] == 2 and diff["added"] == {}
+    assert rows_as_written(out) == rows  # frozen: the old sha256, the old split
+    line = "v2: 0 added, 1 changed PDFs not taken, 1 split moves refused"
+    assert f"- {line}" in _card(out)[1]
+    assert (f"refresh: 1 old documents' PDFs changed upstream (e.g. {first}: sha256 "
+            f"{old_sha[:12]}, now {new_sha[:12]}); their rows are kept as they were "
+            "(diff.json `pdf_changed`): rebuild without --refresh to take them") in proc.stderr
+    assert (f"refresh: 1 old documents are given another split (e.g. {second}: kept in "
+            "test, given validation); a refresh keeps their split (diff.json "
+            "`split_moves_refused`): rebuild without --refresh") in proc.stderr
+
+    again = build_local(v2, out, *given, "--refresh", check=True)
+    assert "refresh: nothing new since v2; no file rewritten" in again.stderr
+
+    build_local(v2, out, *given, check=True)  # the rebuild the lines advise
+    rebuilt = {r["article_id"]: (name.split("-")[0], r["pdf_sha256"])
+               for name, file_rows in rows_as_written(out) for r in file_rows}
+    assert rebuilt == {first: ("train", new_sha), second: ("validation", rebuilt[second][1])}

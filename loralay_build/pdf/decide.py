@@ -29,7 +29,8 @@ from ..settings import CorpusSettings
 from ..sources import read_bad_records
 from ..state import OK, RunState
 from ..write.doctable import DocTable
-from .refresh import Prior
+from .fingerprint import real_sha256
+from .refresh import OldOffers, Prior, Untaken
 
 log = logging.getLogger("loralay.finish")
 
@@ -84,6 +85,7 @@ class Decisions:
     verdict: str = ""
     old: frozenset[int] = frozenset()  # a refresh: the rows already in the dataset
     missing: list[str] = field(default_factory=list)  # ... that the source no longer offers
+    untaken: Untaken | None = None  # ... what the source says of the others, not taken
 
     @property
     def outcomes(self) -> Outcomes:
@@ -290,10 +292,12 @@ CORPUS_STEPS: tuple[CorpusStep, ...] = (Licences(), Duplicates(), Filters(), Spl
 
 def read_table(states: list[RunState], current: set[str], failed: set[str],
                cs: CorpusSettings, steps: Sequence[CorpusStep], drops: list[tuple[str, Outcome]],
-               detector: DuplicateDetector, prior: Prior | None = None) -> DocTable:
+               detector: DuplicateDetector, prior: Prior | None = None,
+               offers: OldOffers | None = None) -> DocTable:
     """The processed documents of this run as table rows, each shown to the duplicate
     detector; a document a step does not `admit` joins the drops instead. A refresh's old
-    documents are rows whatever the source offers now (read from the shard they are in)."""
+    documents are rows whatever the source offers now (read from the shard they are in),
+    each shown to `offers`."""
     rows = DocTable()
     old = prior.kept if prior else {}
     for i, st in enumerate(states):
@@ -301,6 +305,8 @@ def read_table(states: list[RunState], current: set[str], failed: set[str],
             if s["id"] in old:
                 if old[s["id"]][1] != i:
                     continue
+                if offers is not None:
+                    offers.see(s)
             elif s["id"] not in current or s["id"] in failed:
                 continue
             refused = None if s["id"] in old else next(
@@ -309,14 +315,9 @@ def read_table(states: list[RunState], current: set[str], failed: set[str],
                 drops.append((s["id"], refused))
                 continue
             rows.add_summary(i, s)
-            detector.add(s["id"], s.get("publication_date"), _sha(s.get("pdf_sha256")),
+            detector.add(s["id"], s.get("publication_date"), real_sha256(s.get("pdf_sha256")),
                          DocPrint.from_str(s["print"]))
     return rows
-
-
-def _sha(value: str | None) -> str | None:
-    """A real sha256 ("missing", "none" say the PDF could not be hashed)."""
-    return value if value and len(value) == 64 else None
 
 
 def decide(cs: CorpusSettings, layout: RunLayout, states: list[RunState],
@@ -330,6 +331,8 @@ def decide(cs: CorpusSettings, layout: RunLayout, states: list[RunState],
         drops, proposed, fetched = fetch_outcomes(fstate)
         current = fstate.ids_with("fetch", OK)
         bad_records = read_bad_records(fstate)
+        offers = None if prior is None else OldOffers(
+            fstate, prior, current, layout.checksums_db, cs.split_mode == "given")
     proc_drops, done = process_outcomes(states, current)
     check_complete(current, done)
     del done
@@ -340,7 +343,7 @@ def decide(cs: CorpusSettings, layout: RunLayout, states: list[RunState],
     detector = DuplicateDetector()
     admitted: list[tuple[str, Outcome]] = []
     rows = read_table(states, current, {i for i, _ in proc_drops}, cs, active, admitted,
-                      detector, prior)
+                      detector, prior, offers)
     del current
     if prior is not None:
         have = set(rows.ids)
@@ -355,7 +358,8 @@ def decide(cs: CorpusSettings, layout: RunLayout, states: list[RunState],
                 ("processed", len(rows) + len(admitted))]
     run_steps(c, active)
     return Decisions(c.thresholds, rows, c.drops, c.order, c.fates, c.funnel, c.duplicates,
-                     bad_records, old=c.old, missing=sorted(missing))
+                     bad_records, old=c.old, missing=sorted(missing),
+                     untaken=offers.untaken() if offers else None)
 
 
 def run_steps(c: CorpusRun, steps: Sequence[CorpusStep]) -> None:

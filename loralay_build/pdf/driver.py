@@ -34,7 +34,7 @@ from ..records import Candidate, Rejection
 from ..settings import CommonSettings, DocumentSettings
 from ..sources import BAD_RECORDS, FetchContext, get_fetcher, read_bad_records, record_fetch_item
 from ..state import OK, RunState
-from .fingerprint import PdfChecksums, document_fingerprint, settings_print
+from .fingerprint import PdfChecksums, document_fingerprint, real_sha256, settings_print
 from .payload import FORMAT
 from .preflight import ToolVersions
 from .refresh import read_base
@@ -232,7 +232,7 @@ def with_checksum(c: Candidate, fingerprint: Fingerprint) -> Candidate:
     hash of its download is the same file's; a file that could not be hashed ("missing")
     fails extraction anyway."""
     sha = fingerprint.part("pdf")
-    if sha and len(sha) == 64 and sha != c.pdf_sha256:
+    if real_sha256(sha) and sha != c.pdf_sha256:
         return replace(c, pdf_sha256=sha)
     return c
 

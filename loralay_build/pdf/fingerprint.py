@@ -33,6 +33,12 @@ def candidate_print(c: Candidate) -> str:
     return digest({k: d[k] for k in CANDIDATE_FIELDS if k in d})
 
 
+def real_sha256(value: str | None) -> str | None:
+    """A real sha256, or None for the words `PdfChecksums` gives when there is nothing to
+    hash ("none", "missing", "not-a-file")."""
+    return value if value and len(value) == 64 else None
+
+
 def settings_print(s: DocumentSettings) -> tuple[str, str]:
     """The hash of the per-document settings, and their JSON (kept to name changed keys)."""
     body = s.model_dump(mode="json")

@@ -46,6 +46,7 @@ from .refresh import (
     read_base,
     remove_diff,
     row_settings,
+    source_identity,
     write_diff,
 )
 
@@ -138,7 +139,9 @@ def finish_run(settings: CommonSettings, layout: RunLayout, num_shards: int,
         give_back_freed_memory()
         diff = None
         if base is not None:
-            diff = make_diff(base, list(d.outcomes.items()), d.duplicates, d.missing)
+            diff = make_diff(base, list(d.outcomes.items()), d.duplicates, d.missing,
+                             d.untaken)
+            diff.untaken.say()
             if diff.nothing_new(base):
                 d.verdict = f"{NOTHING_NEW} v{base.version}; no file rewritten"
                 return d
@@ -219,7 +222,8 @@ def _write_outputs(settings: CommonSettings, layout: RunLayout, d: Decisions,
         remove_diff(layout.out)
     commit_base(layout.finish_db, version, written.shards,
                 {*(base.languages if base else ()), *written.languages}, thresholds,
-                row_settings(settings), changelog, d.missing, image_files)
+                row_settings(settings), source_identity(settings), changelog, d.missing,
+                image_files, diff.untaken if diff else None)
     return verdict
 
 

@@ -5,7 +5,8 @@ What a refresh stands on is the **base**: the dataset as its last finish wrote i
 committed in the finish's state (`state/finish.sqlite`) only once that finish's files are
 all in place: a copy of its decisions (`base_decisions`: every id it decided, the kept ones
 with split and shard, in the dataset's row order) beside a checkpoint `dataset` (its
-version, its data files per split, their languages, the thresholds it applied, the
+version, its data files per split, their languages, the thresholds it applied, where its
+papers came from (`identity`: the source and the keys naming its repository or query), the
 settings its rows were made with, the changelog, and with `images: true` its page images'
 files per split). A refresh killed at any moment finds the same base when run again, so it
 decides and writes the same version.
@@ -16,6 +17,11 @@ written again; their files are carried into the new `data/`, and their page imag
 the new `images/`, unchanged), they win against
 any new copy of themselves, the percentile filters apply the base's thresholds, and the
 splits share out the new documents alone.
+
+What the source now says of an old document that its frozen row does not take (its PDF
+changed: the same id, another sha256; with `split_mode: given`, another split) is not
+dropped in silence: `Untaken` lists it in diff.json, the changelog counts it and the log
+says that a rebuild without --refresh takes it.
 """
 
 from __future__ import annotations
@@ -23,20 +29,21 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..atomic import write_text_atomic
 from ..corpus.filters import Thresholds
-from ..corpus.split import SPLITS
+from ..corpus.split import SPLITS, SplitError, given_name
 from ..errors import ConfigError
 from ..failures import FailureClass
 from ..layout import RunLayout
 from ..paths import DATA_DIR, DIFF_JSON, IMAGES_DIR, SHARD_NAME
 from ..settings import CommonSettings
 from ..state import RunState
+from .fingerprint import PdfChecksums, real_sha256
 
 log = logging.getLogger("loralay.refresh")
 
@@ -63,6 +70,93 @@ class Prior:
 
 
 @dataclass
+class Untaken:
+    """What the source now says of old documents that their rows, kept as they are, do not
+    take (diff.json's `pdf_changed` and `split_moves_refused`), each list by id."""
+
+    pdf_changed: list[dict[str, str]] = field(default_factory=list)  # id, old/new sha256
+    split_moves_refused: list[dict[str, str]] = field(default_factory=list)  # id, kept, asked
+
+    def to_json(self) -> dict[str, list[dict[str, str]]]:
+        return {"pdf_changed": self.pdf_changed,
+                "split_moves_refused": self.split_moves_refused}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | None) -> Untaken:
+        data = data or {}
+        return cls([dict(e) for e in data.get("pdf_changed", [])],
+                   [dict(e) for e in data.get("split_moves_refused", [])])
+
+    def within(self, other: Untaken) -> bool:
+        """Every entry already in `other` (what the base's version said)."""
+        theirs = {(k, _dump(e)) for k, v in other.to_json().items() for e in v}
+        return all((k, _dump(e)) in theirs for k, v in self.to_json().items() for e in v)
+
+    def parts(self) -> list[str]:
+        """The changelog's counts."""
+        n, m = len(self.pdf_changed), len(self.split_moves_refused)
+        return ([f"{n:,} changed PDFs not taken"] if n else []) + \
+            ([f"{m:,} split moves refused"] if m else [])
+
+    def say(self) -> None:
+        """One line each in the log: what was not taken, and how to take it."""
+        how = ("rebuild without --refresh to take them (a new version 1: every document "
+               "decided again, its splits too)")
+        if self.pdf_changed:
+            e = self.pdf_changed[0]
+            log.warning("refresh: %d old documents' PDFs changed upstream (e.g. %s: sha256 "
+                        "%s, now %s); their rows are kept as they were (diff.json "
+                        "`pdf_changed`): %s", len(self.pdf_changed), e["id"],
+                        e["old_pdf_sha256"][:12], e["new_pdf_sha256"][:12], how)
+        if self.split_moves_refused:
+            e = self.split_moves_refused[0]
+            log.warning("refresh: %d old documents are given another split (e.g. %s: kept "
+                        "in %s, given %s); a refresh keeps their split (diff.json "
+                        "`split_moves_refused`): %s", len(self.split_moves_refused),
+                        e["id"], e["kept"], e["asked"], how)
+
+
+class OldOffers:
+    """The old documents the source offers again as it offers them now (the sha256 of
+    their PDF, the split it gives), compared with each old row's summary as the finish
+    reads it (`see`): hashed as a document's fingerprint hashes its PDF (`PdfChecksums`,
+    cached by path, size and mtime, so unchanged files are not read again)."""
+
+    def __init__(self, fstate: RunState, prior: Prior, current: Container[str],
+                 checksums: Path, given: bool) -> None:
+        sums = PdfChecksums(checksums)
+        try:
+            self.now = {c.id: (sums.sha256(c.pdf_path), c.split) for c in fstate.candidates(
+                keep=lambda i: i in prior.kept and i in current)}
+        finally:
+            sums.close()
+        self.kept, self.given = prior.kept, given
+        self.found = Untaken()
+
+    def see(self, summary: Mapping[str, Any]) -> None:
+        doc_id = summary["id"]
+        if doc_id not in self.now:  # not offered now: missing upstream
+            return
+        sha, asked = self.now[doc_id]
+        old = real_sha256(summary.get("pdf_sha256"))
+        if old and real_sha256(sha) and sha != old:
+            self.found.pdf_changed.append({"id": doc_id, "old_pdf_sha256": old,
+                                           "new_pdf_sha256": sha})
+        if self.given and asked is not None:
+            try:
+                asked = given_name(doc_id, asked)
+            except SplitError:  # what was asked, as it was asked
+                pass
+            if asked != self.kept[doc_id][0]:
+                self.found.split_moves_refused.append(
+                    {"id": doc_id, "kept": self.kept[doc_id][0], "asked": asked})
+
+    def untaken(self) -> Untaken:
+        return Untaken(sorted(self.found.pdf_changed, key=lambda e: e["id"]),
+                       sorted(self.found.split_moves_refused, key=lambda e: e["id"]))
+
+
+@dataclass
 class Base:
     """The dataset as the last complete finish wrote it."""
 
@@ -74,9 +168,13 @@ class Base:
     changelog: list[str]
     prior: Prior
     missing: list[str] = field(default_factory=list)  # kept ids gone upstream, as listed
+    # `source_identity` of the build; None: a base committed before it was recorded (taken
+    # to be today's, as an older build's row settings are)
+    identity: dict[str, Any] | None = None
     # the `images` config's files per split, as `files`; None: a base committed before
     # they were recorded (`record_image_files` reads them from `images/` once)
     image_files: dict[str, list[str]] | None = None
+    untaken: Untaken = field(default_factory=Untaken)  # what its diff.json listed so
 
     def counts(self) -> dict[str, int]:
         got = Counter(split for split, _ in self.prior.kept.values())
@@ -87,6 +185,14 @@ def row_settings(settings: CommonSettings) -> dict[str, Any]:
     """The settings an old row is made with: the per-document ones and the columns."""
     return {**settings.document().model_dump(mode="json"),
             "features": settings.corpus().features}
+
+
+def source_identity(settings: CommonSettings) -> dict[str, Any]:
+    """Where the papers come from: the source, and its keys naming the repository or the
+    query (`IDENTITY`; a date window is not among them, a refresh moves it)."""
+    keys = settings.IDENTITY
+    values = settings.model_dump(mode="json", include=set(keys))
+    return {"source": settings.source, **{k: values[k] for k in keys}}
 
 
 def _dump(value: Any) -> str:
@@ -114,17 +220,20 @@ def read_base(finish_db: Path) -> Base | None:
                 list(facts["languages"]), dict(facts["thresholds"]),
                 dict(facts["row_settings"]), list(facts["changelog"]), prior,
                 list(facts.get("missing_upstream", [])),
-                None if images is None else {s: list(v) for s, v in images.items()})
+                facts.get("identity"),
+                None if images is None else {s: list(v) for s, v in images.items()},
+                Untaken.from_json(facts.get("untaken")))
 
 
 def commit_base(finish_db: Path, version: int, files: Mapping[str, Sequence[str]],
                 languages: Iterable[str], thresholds: Mapping[str, Any],
-                settings: Mapping[str, Any], changelog: Sequence[str],
-                missing: Sequence[str] = (),
-                image_files: Mapping[str, Sequence[str]] | None = None) -> None:
+                settings: Mapping[str, Any], identity: Mapping[str, Any],
+                changelog: Sequence[str], missing: Sequence[str] = (),
+                image_files: Mapping[str, Sequence[str]] | None = None,
+                untaken: Untaken | None = None) -> None:
     """The decisions just written become the base, in one transaction, once every file
-    of the version is in place (called last). `image_files`: the `images` config's files
-    per split (none without images)."""
+    of the version is in place (called last). `identity`: `source_identity`;
+    `image_files`: the `images` config's files per split (none without images)."""
     with RunState(finish_db) as st:
         st.db.executescript(BASE_SCHEMA)
         with st.transaction():
@@ -134,9 +243,11 @@ def commit_base(finish_db: Path, version: int, files: Mapping[str, Sequence[str]
             st.set_checkpoint(DATASET_KEY, {
                 "version": version, "files": {s: list(v) for s, v in files.items()},
                 "languages": sorted(languages), "thresholds": dict(thresholds),
-                "row_settings": dict(settings), "changelog": list(changelog),
+                "row_settings": dict(settings), "identity": dict(identity),
+                "changelog": list(changelog),
                 "missing_upstream": sorted(missing),
-                "image_files": {s: list(v) for s, v in (image_files or {}).items()}})
+                "image_files": {s: list(v) for s, v in (image_files or {}).items()},
+                "untaken": (untaken or Untaken()).to_json()})
 
 
 def record_image_files(layout: RunLayout, base: Base) -> dict[str, list[str]]:
@@ -197,7 +308,8 @@ def adopt_older_build(layout: RunLayout, settings: CommonSettings) -> None:
     images = _shard_files(layout.out, IMAGES_DIR)
     commit_base(layout.finish_db, 1, files, _languages(layout.out, files), thresholds,
                 {**row_settings(settings), "images": bool(images)},
-                [f"v1: {count_line(counts)}"], image_files=images)
+                source_identity(settings), [f"v1: {count_line(counts)}"],
+                image_files=images)
 
 
 def _languages(out: Path, files: Mapping[str, Sequence[str]]) -> list[str]:
@@ -226,16 +338,34 @@ def check_refresh(layout: RunLayout, settings: CommonSettings, adopt: bool = Tru
             return None
         raise ConfigError(f"{layout.out}: --refresh needs a dataset this tool built there, "
                           f"and holds none; build it first, without --refresh")
-    now = row_settings(settings)
-    for key in sorted(set(now) | set(base.row_settings)):
-        if now.get(key) != base.row_settings.get(key):
-            raise ConfigError(
-                f"--refresh: `{key}` is {_dump(now.get(key))}, the dataset's rows were made "
-                f"with {_dump(base.row_settings.get(key))}; its old rows cannot change: "
-                f"refresh with the same `{key}`, or rebuild without --refresh")
+    _check_same(layout, base, settings)
     if settings.images:
         _check_old_images(layout, base, adopt)
     return base
+
+
+def _check_same(layout: RunLayout, base: Base, settings: CommonSettings) -> None:
+    """One rule for what a refresh must share with its base: the source and its repository
+    or query (else the dataset would mix papers of two places, and call every old one
+    missing upstream), and the settings its rows were made with (its old rows cannot
+    change); the first key that differs is named, with both values."""
+    identity = source_identity(settings)
+    was = {**(identity if base.identity is None else base.identity), **base.row_settings}
+    now = {**identity, **row_settings(settings)}
+    where = list(dict.fromkeys([*identity, *(base.identity or {})]))
+    for key in where + sorted((set(now) | set(was)) - set(where)):
+        if now.get(key) == was.get(key):
+            continue
+        old, new = _dump(was.get(key)), _dump(now.get(key))
+        if key in where:
+            raise ConfigError(
+                f"--refresh: `{key}` is {new}, the dataset in {layout.out} was built with "
+                f"{old}; a refresh adds papers from the same source and query: refresh "
+                f"with `{key}` {old}, or build the other one into a new --out")
+        raise ConfigError(
+            f"--refresh: `{key}` is {new}, the dataset's rows were made with {old}; its "
+            f"old rows cannot change: refresh with the same `{key}`, or rebuild without "
+            f"--refresh")
 
 
 def _check_old_images(layout: RunLayout, base: Base, adopt: bool) -> None:
@@ -271,17 +401,20 @@ class Diff:
     duplicates: list[dict[str, Any]]
     missing_upstream: list[str]
     dropped: dict[str, int]
+    untaken: Untaken = field(default_factory=Untaken)
 
     def to_json(self) -> dict[str, Any]:
         return {"version_before": self.version_before, "version": self.version,
                 "added": self.added, "duplicates": self.duplicates,
-                "missing_upstream": self.missing_upstream, "dropped": self.dropped}
+                "missing_upstream": self.missing_upstream, "dropped": self.dropped,
+                **self.untaken.to_json()}
 
     def nothing_new(self, base: Base) -> bool:
-        """Nothing added, no new id dropped, no id newly gone upstream."""
+        """Nothing added, no new id dropped, no id newly gone upstream, nothing newly
+        left untaken."""
         before = set(base.missing)
         return not self.added and not self.duplicates and not self.dropped \
-            and set(self.missing_upstream) <= before
+            and set(self.missing_upstream) <= before and self.untaken.within(base.untaken)
 
     def line(self) -> str:
         """The changelog's line for this version."""
@@ -295,13 +428,15 @@ class Diff:
         if self.dropped:
             parts.append("dropped: " + ", ".join(f"{c} {n:,}" for c, n in
                                                   self.dropped.items()))
+        parts += self.untaken.parts()
         return f"v{self.version}: " + ", ".join(parts)
 
 
 def make_diff(base: Base, outcomes: Sequence[tuple[str, Any]], duplicates: Mapping[str, Any],
-              missing: Sequence[str]) -> Diff:
+              missing: Sequence[str], untaken: Untaken | None = None) -> Diff:
     """`outcomes`: the refresh's (id, Outcome) in the report's order; `duplicates`: its
-    dropped id -> `Duplicate`; `missing`: the base's kept ids the source no longer offers."""
+    dropped id -> `Duplicate`; `missing`: the base's kept ids the source no longer offers;
+    `untaken`: what the source says of the others that their rows do not take."""
     added: dict[str, list[str]] = {}
     dups: list[dict[str, Any]] = []
     dropped: Counter[str] = Counter()
@@ -317,7 +452,7 @@ def make_diff(base: Base, outcomes: Sequence[tuple[str, Any]], duplicates: Mappi
                 dropped[o.cls] += 1
     added = {s: added[s] for s in SPLITS if s in added}
     return Diff(base.version, base.version + 1, added, dups, sorted(missing),
-                dict(sorted(dropped.items())))
+                dict(sorted(dropped.items())), untaken or Untaken())
 
 
 def write_diff(out: Path, diff: Diff) -> None:

@@ -203,6 +203,9 @@ class CommonSettings(DocumentSettings, LimitSettings, CorpusSettings, HttpFields
     # the key as the docs spell it -> its field, for a name Python cannot use (`from`);
     # read like an old name, and `loralay settings` prints this spelling
     ALIASES: ClassVar[dict[str, str]] = {}
+    # the keys naming where a source's papers come from (its repository, its query), its
+    # date window aside: a refresh takes papers from the same place only (pdf/refresh.py)
+    IDENTITY: ClassVar[tuple[str, ...]] = ()
     source: str = Field("local", description="set by --source; not a key of the YAML files")
 
     @model_validator(mode="before")
@@ -219,15 +222,6 @@ class CommonSettings(DocumentSettings, LimitSettings, CorpusSettings, HttpFields
             if new in values and values[new] != value:
                 what = "is read as" if old in cls.ALIASES else "is the old name of"
                 raise ValueError(f"`{old}` {what} `{new}`: set only `{new}`")
-            values.setdefault(new, value)
-        return values
-        values = dict(values)
-        for old, new in cls.RENAMED.items():
-            if old not in values:
-                continue
-            value = values.pop(old)
-            if new in values and values[new] != value:
-                raise ValueError(f"`{old}` is the old name of `{new}`: set only `{new}`")
             values.setdefault(new, value)
         return values
 

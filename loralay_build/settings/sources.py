@@ -39,12 +39,14 @@ class LocalSettings(CommonSettings):
     INPUT_PATHS = ("manifest",)
     REQUIRED_INPUTS = ("manifest",)
     INPUT_FILES = ("manifest",)
+    IDENTITY = ()  # any manifest: a refresh's own manifest is how papers are added
     manifest: str | None = Field(None, min_length=1, description="the JSON-lines manifest")
     max_pages_percentile: Percentile | None = None
     min_summary_percentile: Percentile | None = None
 
 
 class HalSettings(CommonSettings):
+    IDENTITY = ("api_url", "language", "submit_type", "doc_types", "extra_filters")
     api_url: HttpUrl = Field("https://api.archives-ouvertes.fr/search/",
                              description="the search API (a portal: .../search/<portal>/)")
     rows: int = Field(500, ge=1, le=10_000, description="records per search page")
@@ -65,6 +67,7 @@ class HalSettings(CommonSettings):
 class ArxivSettings(CommonSettings):
     INPUT_PATHS = ("ids_dir", "metadata_path")
     INPUT_FILES = ("metadata_path",)
+    IDENTITY = ("select", "categories")  # not the files: a refresh reads a newer snapshot
     select: Literal["ids", "snapshot"] = Field(
         "ids", description="the papers: Cohan et al.'s ids, or the snapshot's lines of "
         "categories and update_date (docs/arxiv.md)")
@@ -115,6 +118,7 @@ class PubmedSettings(CommonSettings):
 
     INPUT_PATHS = ("ids_dir",)
     ALIASES = {"from": "from_date", "until": "until_date"}
+    IDENTITY = ("harvest", "oai_url", "metadata_prefix", "set")
     harvest: Literal["ids", "list_records"] = Field(
         "ids", description="ids: GetRecord of ids_dir's ids; list_records: ListRecords by date")
     ids_dir: str | None = Field(None, min_length=1, description="Cohan et al.'s id files")
@@ -166,6 +170,7 @@ class OaiSettings(CommonSettings):
     keys are `from_date` / `until_date`, and `from:` / `until:` in a file are read as them."""
 
     ALIASES = {"from": "from_date", "until": "until_date"}
+    IDENTITY = ("base_url", "metadata_prefix", "set", "languages")
     base_url: HttpUrl | None = Field(None, description="the repository's OAI-PMH endpoint")
     metadata_prefix: Literal["oai_dc", "oai_openaire", "jpcoar_1.0", "jpcoar_2.0",
                              "xMetaDissPlus", "dim", "mets", "datacite", "oai_datacite"] = Field(
@@ -190,6 +195,7 @@ class OaiSettings(CommonSettings):
 
 
 class ScieloSettings(CommonSettings):
+    IDENTITY = ("articlemeta_url", "collections")
     articlemeta_url: HttpUrl = Field("https://articlemeta.scielo.org/api/v1/",
                                      description="ArticleMeta")
     collections: list[str] = Field(SCIELO_COLLECTIONS, min_length=1,
@@ -203,6 +209,7 @@ class ScieloSettings(CommonSettings):
 
 
 class KoreaScienceSettings(CommonSettings):
+    IDENTITY = ("search_url", "publisher_filter")
     search_url: HttpUrl = Field("https://koreascience.kr/search/advanced.page",
                                 description="the advanced search")
     years: list[int] = Field(list(range(2012, 2022)), min_length=1, description="years searched")
