@@ -31,30 +31,35 @@ class Source:
     # their bad lines are counted anew each run, not added to an earlier run's count
     rereads_inputs: bool = False
     summary: str = ""  # one line for `--help`
+    title: str = ""  # how the card names where the papers come from ("HAL", ...)
 
 
 SOURCES: dict[str, Source] = {s.name: s for s in (
     Source("local", "LocalSettings", "pdf", "loralay_build.sources.local", network=False,
-           relists=True, summary="your PDFs, listed in a JSON-lines manifest"),
+           relists=True, summary="your PDFs, listed in a JSON-lines manifest",
+           title="a local manifest of PDFs"),
     Source("hal", "HalSettings", "pdf", "loralay_build.sources.hal", network=True,
-           summary="HAL's search API (French articles with a file)"),
+           summary="HAL's search API (French articles with a file)", title="HAL"),
     Source("arxiv", "ArxivSettings", "pdf", "loralay_build.sources.arxiv", network=True,
            rereads_inputs=True,
-           summary="arXiv-Lay: Cohan et al.'s ids, the metadata snapshot, the PDF bucket"),
+           summary="arXiv-Lay: Cohan et al.'s ids, the metadata snapshot, the PDF bucket",
+           title="arXiv"),
     Source("pubmed", "PubmedSettings", "pdf", "loralay_build.sources.pubmed", network=True,
            rereads_inputs=True,
-           summary="PubMed-Lay: PMC OAI-PMH front matter, the PMC cloud bucket"),
+           summary="PubMed-Lay: PMC OAI-PMH front matter, the PMC cloud bucket",
+           title="PubMed Central"),
     Source("scielo-es", "ScieloSettings", "pdf", "loralay_build.sources.scielo",
-           network=True, summary="SciELO ArticleMeta, Spanish articles"),
+           network=True, summary="SciELO ArticleMeta, Spanish articles", title="SciELO"),
     Source("scielo-pt", "ScieloSettings", "pdf", "loralay_build.sources.scielo",
-           network=True, summary="SciELO ArticleMeta, Portuguese articles"),
+           network=True, summary="SciELO ArticleMeta, Portuguese articles", title="SciELO"),
     Source("koreascience", "KoreaScienceSettings", "pdf",
            "loralay_build.sources.koreascience", network=True,
-           summary="KoreaScience search pages, Korean articles"),
+           summary="KoreaScience search pages, Korean articles", title="KoreaScience"),
     Source("oai", "OaiSettings", "pdf", "loralay_build.sources.oai", network=True,
-           summary="any OAI-PMH repository (oai_dc, oai_openaire, jpcoar, xMetaDissPlus, dim)"),
+           summary="any OAI-PMH repository (oai_dc, oai_openaire, jpcoar, xMetaDissPlus, dim)",
+           title="an OAI-PMH repository"),
     Source("citesum", "CiteSumSettings", "citesum", None, network=False,
-           summary="CiteSum from S2ORC shards on disk"),
+           summary="CiteSum from S2ORC shards on disk", title="S2ORC"),
 )}
 
 

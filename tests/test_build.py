@@ -305,3 +305,26 @@ def test_the_licence_filter_keeps_exactly_the_allowed(built, manifest, tmp_path,
     assert sorted(r["article_id"] for _, rs in table(out) for r in rs) == \
         sorted(before - set(excluded))
     assert front_matter(out)["license"] == card_license
+
+
+def test_one_config_per_language_loads_in_a_new_process(built_sample):
+    """Issue 46, 1: `load_dataset(DIR, "pt")` failed: only `default` (and `images`)."""
+    out = built_sample[0]
+    code = ("import json, sys; from datasets import load_dataset\n"
+            "out = {c: {s: [r['article_id'] for r in d] for s, d in load_dataset(sys.argv[1], c)"
+            ".items()} for c in sys.argv[2:]}\nprint(json.dumps(out))")
+    langs = ["en", "es", "fr", "ko", "pt"]
+    proc = subprocess.run([sys.executable, "-c", code, str(out), *langs, "default"],
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    got = json.loads(proc.stdout)
+    assert got["ko"] == {"test": ["ko_kci_wifi_parks"]}
+    assert got["fr"] == {"train": ["fr_hal_cover_glaciers"], "validation": ["fr_twocol_acoustique"]}
+    assert got["en"] == {"train": ["en_onecol_timing_note", "en_twocol_graphs",
+                                   "en_structured_trial"]}
+    for split, ids in got["default"].items():  # the languages' configs partition default's
+        assert sorted(ids) == sorted(i for lang in langs for i in got[lang].get(split, []))
+    card = (out / "README.md").read_text()
+    assert "- config_name: pt\n" in card and "`load_dataset(\"path/to/" in card
+    assert len(list((out / "data").glob("*.parquet"))) == 3  # no copies: the same files

@@ -339,7 +339,7 @@ def test_card_yaml_and_prose(tmp_path):
     assert {"name": "article_norm_bboxes", "list": {"list": "int16", "length": 4}} in \
         front["dataset_info"]["features"]
     assert "splits" not in front["dataset_info"]  # datasets would warn without num_bytes
-    for needle in ("Poppler", "max_pages", "31.0", "chronological 80/10/10", "0-1000",
+    for needle in ("Poppler", "max_pages", "at most 31 ", "chronological 80/10/10", "0-1000",
                    "VILA", 'load_dataset("path/to/hal-fr-test")', "not the PDFs", "| train | 7 |",
                    "pages <= p95"):
         assert needle in text, needle
@@ -604,3 +604,33 @@ def test_a_build_s_card_follows_its_settings(tmp_path, settings):
     build_local(manifest, out, "--config", str(config(tmp_path, **settings)), check=True)
     text, columns = card_and_columns(out)
     assert_card_agrees(text, columns, settings.get("groups", "geometry"))
+
+
+def test_card_prose_names_the_source_the_filters_the_drops_and_cites(tmp_path):
+    """Issue 46, 12: `max_pages = None` (Python's None) in prose, "papers from local", no
+    citation block, dropped papers not mentioned."""
+    import dataclasses  # noqa: PLC0415
+
+    from loralay_build.write.card import CardFacts, card_text  # noqa: PLC0415
+
+    facts = CardFacts(name="x", source="local", thresholds={
+        "max_pages": None, "max_pages_percentile": None, "min_summary_words": None,
+        "min_summary_percentile": None}, dropped={"scanned": 2, "corrupted": 1})
+    text = card_text(facts, {"train": 3, "validation": 0, "test": 0})
+    assert "None" not in text.split("---", 2)[2]
+    assert "scientific papers from a local manifest of PDFs" in text
+    assert "- No length filter was applied (no page or summary-length percentile set)." in text
+    assert "- 3 papers were left out (scanned 2, corrupted 1); the build's `report.md`" in text
+    assert "@inproceedings{nguyen-etal-2023-loralay," in text and "shen-etal-2022-vila" in text
+    hal = dataclasses.replace(facts, source="hal", dropped={}, thresholds={
+        "max_pages": 31.0, "max_pages_percentile": 95, "min_summary_words": 52.5,
+        "min_summary_percentile": 1})
+    text = card_text(hal, {"train": 3, "validation": 0, "test": 0})
+    assert "- Length filters: pages at most 31 (`max_pages`, the run's p95); summary words at " \
+           "least 52.5 (`min_summary_words`, the run's p1)." in text
+    assert "scientific papers from HAL" in text
+    assert "left out" not in text
+    few = dataclasses.replace(facts, thresholds={"max_pages": None, "not_applied":
+                                                 "2 candidates < 200 (percentile_min_candidates)"})
+    assert "- No length filter was applied: the percentile filters were set, but 2 candidates " \
+           "< 200 (percentile_min_candidates)." in card_text(few, {"train": 3})

@@ -14,6 +14,7 @@ import ctypes
 import logging
 import os
 import platform
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -65,6 +66,15 @@ def open_shard_states(layout: RunLayout, num_shards: int) -> list[RunState]:
     if not paths:
         raise IncompleteRun(f"{layout.state_dir}: no processed shards to finish")
     return [RunState(p, any_thread=True) for p in paths]  # read ahead while writing
+
+
+def language_splits(d: Decisions) -> dict[str, list[str]]:
+    """Each kept language's splits, in split order (the card's per-language configs)."""
+    held: dict[str, set[str]] = {}
+    for split in SPLITS:
+        for j in d.kept_rows(split):
+            held.setdefault(d.rows.languages[j], set()).add(split)
+    return {lang: [s for s in SPLITS if s in splits] for lang, splits in held.items()}
 
 
 def _doc_table(d: Decisions) -> DocTable:
@@ -189,7 +199,9 @@ def _write_outputs(settings: CommonSettings, layout: RunLayout, d: Decisions,
                       images=settings.images, image_files=image_files,
                       counts=counts, languages=base.languages if base else (),
                       version=version, changelog=changelog, groups=settings.groups,
-                      labels=settings.labels, drop_labels=tuple(settings.drop_labels))
+                      labels=settings.labels, drop_labels=tuple(settings.drop_labels),
+                      language_splits=language_splits(d),
+                      dropped=dict(Counter(o.cls or "" for _, o in d.drops)))
     if base is None:
         splits = {s: kept_documents(d, states, s) for s in SPLITS}
     else:  # only the splits that grow: none leaves data/ untouched

@@ -26,6 +26,7 @@ from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard, DatasetCardData
 
 from ..atomic import write_text_atomic
+from ..corpus.split import SPLITS
 from ..licenses import UNKNOWN, is_hub_license
 from .features import COMPACT, PUBLISHED, features_for
 from .parquet import DATA_DIR
@@ -71,6 +72,9 @@ class CardFacts:
     # `datasets`' cache, keyed on the card, never serves an earlier build's rows)
     data_files: Mapping[str, Sequence[str]] = field(default_factory=dict)
     image_files: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    # language -> the splits holding its rows: one config per language (`language_configs`)
+    language_splits: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    dropped: Mapping[str, int] = field(default_factory=dict)  # failure class -> papers left out
     version: int = 1  # the dataset's version: 1 when built, one more per refresh
     changelog: Sequence[str] = ()  # one line of counts per version, oldest first
 
@@ -112,12 +116,29 @@ def card_data(facts: CardFacts, counts: Mapping[str, int],
         configs[IMAGES_CONFIG] = {"data_files": _data_files(present, facts.image_files,
                                                              IMAGES_DIR)}
         infos[IMAGES_CONFIG] = DatasetInfo(features=IMAGE_FEATURES)
+    for lang, splits in language_configs(facts, features).items():
+        configs[lang] = {"data_files": _data_files(splits, facts.data_files, DATA_DIR),
+                         "filters": [["language", "==", lang]]}
+        infos[lang] = DatasetInfo(features=features_for(features))
     license_name = card_license(facts)[1]
     if license_name:  # the Hub's field for an `other` licence with a name
         data["license_name"] = license_name
     MetadataConfigs(configs).to_dataset_card_data(data)
     DatasetInfosDict(infos).to_dataset_card_data(data)
     return data
+
+
+def language_configs(facts: CardFacts, features: str) -> dict[str, list[str]]:
+    """One config per language of a multilingual dataset, named by its code, holding the
+    splits that have its rows: the same Parquet files as `default`, read through a
+    `language == code` filter (no copies; `load_dataset(DIR, "pt")`, as the published
+    LoRaLay sets are one per language). None with `--features published`: no `language`
+    column to filter on."""
+    if features != COMPACT or len(facts.language_splits) < 2:
+        return {}
+    return {lang: [s for s in SPLITS if s in splits]
+            for lang, splits in sorted(facts.language_splits.items())
+            if lang and lang not in (facts.config_name, "images", "default")}
 
 
 def _data_files(splits: Sequence[str], files: Mapping[str, Sequence[str]], folder: str
@@ -249,10 +270,40 @@ def _words_sentence(facts: CardFacts, columns: Sequence[str]) -> str:
     return said + "."
 
 
+_BOUNDS = {"max_pages": ("pages", "at most", "max_pages_percentile"),
+           "min_summary_words": ("summary words", "at least", "min_summary_percentile")}
+
+
+def _thresholds_sentence(thresholds: Mapping[str, Any]) -> str:
+    """The run's length filters in words: which bound, from which percentile, or none;
+    never a Python value (`None`) in prose."""
+    said = [f"{what} {how} {thresholds[key]:g} (`{key}`"
+            + (f", the run's p{thresholds[pct]:g})" if isinstance(thresholds.get(pct),
+                                                                  (int, float)) else ")")
+            for key, (what, how, pct) in _BOUNDS.items()
+            if isinstance(thresholds.get(key), (int, float))]
+    skipped = thresholds.get("not_applied")
+    if said:
+        return f"Length filters: {'; '.join(said)}."
+    if skipped:
+        return f"No length filter was applied: the percentile filters were set, but {skipped}."
+    return "No length filter was applied (no page or summary-length percentile set)."
+
+
+def _source_title(source: str) -> str:
+    from .. import registry
+
+    try:
+        return registry.source(source).title or source
+    except ValueError:
+        return source
+
+
 def _build_section(facts: CardFacts, features: str = COMPACT) -> list[str]:
     lines = [
         "## How it was built", "",
-        f"- Papers and their abstracts come from **{facts.source}**; the summary is the "
+        f"- Papers and their abstracts come from **{_source_title(facts.source)}** "
+        f"(`--source {facts.source}`); the summary is the "
         f"abstract in {_in_languages(facts)}.",
         f"- {_words_sentence(facts, list(features_for(features)))}",
         "- Every abstract the source gives (in any language) was located in the body and "
@@ -262,9 +313,12 @@ def _build_section(facts: CardFacts, features: str = COMPACT) -> list[str]:
         lines.append(f"- Words labelled {' or '.join(facts.drop_labels)} were left out of "
                      "the body (`drop_labels`).")
     lines += [f"- Filter: {f}" for f in facts.filters]
-    if facts.thresholds:
-        applied = ", ".join(f"`{k}` = {v}" for k, v in facts.thresholds.items())
-        lines.append(f"- Thresholds applied: {applied}.")
+    lines.append(f"- {_thresholds_sentence(facts.thresholds)}")
+    if facts.dropped:
+        classes = ", ".join(f"{cls} {n:,}" for cls, n in sorted(facts.dropped.items(),
+                                                               key=lambda kv: (-kv[1], kv[0])))
+        lines.append(f"- {sum(facts.dropped.values()):,} papers were left out ({classes}); "
+                     "the build's `report.md` says why, paper by paper.")
     if facts.split_rule:
         lines.append(f"- Splits: {facts.split_rule}")
     lines += [f"- {n}" for n in facts.notes]
@@ -291,17 +345,27 @@ def _versions_section(facts: CardFacts) -> list[str]:
             *[f"- {line}" for line in facts.changelog], ""]
 
 
-def _usage_section(facts: CardFacts) -> list[str]:
+def _usage_section(facts: CardFacts, features: str = COMPACT) -> list[str]:
     config = "" if facts.config_name == "default" else f', "{facts.config_name}"'
-    return [
+    per_language = language_configs(facts, features)
+    lines = [
         "## Loading", "", "```python", "from datasets import load_dataset", "",
         f'ds = load_dataset("path/to/{facts.name}"{config})  # or the Hub repository id',
         'doc = ds["train"][0]',
         'words, boxes = doc["article_words"], doc["article_norm_bboxes"]',
-        "```", "",
+        "```", ""]
+    if per_language:
+        first = next(iter(per_language))
+        lines += [f"One config per language holds that language's papers alone, from the same "
+                  f"files: {', '.join(f'`{k}`' for k in per_language)} (e.g. "
+                  f'`load_dataset("path/to/{facts.name}", "{first}")`).', ""]
+    if features == COMPACT:
+        lines += ["Readable text, line-end hyphens mended and blocks apart (the words "
+                  "themselves stay as extracted):", "", "```python",
+                  "from loralay_build import text", 'print(text(doc, by="block"))', "```", ""]
+    return lines + [
         "Only `data/` holds data; `state/`, `report*` and `pdfs/` beside it belong to the "
-        "build and are ignored by the configuration above.", "",
-    ]
+        "build and are ignored by the configuration above.", ""]
 
 
 def card_license(facts: CardFacts) -> tuple[str, str | None]:
@@ -332,6 +396,33 @@ def _rows_say(facts: CardFacts, columns: Sequence[str]) -> str:
     return ("The rows have the published LoRaLay columns only, which carry neither a "
             "paper's licence nor where it came from (build with the default compact "
             f"features to have both in every row).{table}")
+
+
+_CITATIONS = """@inproceedings{nguyen-etal-2023-loralay,
+  title = {{LoRaLay}: A Multilingual and Multimodal Dataset for Long Range and Layout-Aware
+           Summarization},
+  author = {Nguyen, Laura and Scialom, Thomas and Piwowarski, Benjamin and Staiano, Jacopo},
+  booktitle = {Proceedings of the 17th Conference of the European Chapter of the Association
+               for Computational Linguistics},
+  year = {2023}
+}
+
+@article{shen-etal-2022-vila,
+  title = {{VILA}: Improving Structured Content Extraction from Scientific {PDF}s Using
+           Visual Layout Groups},
+  author = {Shen, Zejiang and Lo, Kyle and Wang, Lucy Lu and Kuehl, Bailey and Weld,
+            Daniel S. and Downey, Doug},
+  journal = {Transactions of the Association for Computational Linguistics},
+  volume = {10},
+  year = {2022}
+}"""
+
+
+def _citation_section() -> list[str]:
+    """The works whose format the rows follow: LoRaLay's corpora, VILA's layout groups."""
+    return ["## Citation", "", "The rows follow the format of the LoRaLay corpora, and the "
+            "line and block groups and labels VILA's layout groups:", "", "```bibtex",
+            _CITATIONS, "```", ""]
 
 
 def _license_section(facts: CardFacts, features: str = COMPACT) -> list[str]:
@@ -370,12 +461,14 @@ def dataset_card(facts: CardFacts, counts: Mapping[str, int],
     body = [
         f"# {facts.pretty_name or facts.name}", "",
         f"A layout-aware long-document summarization dataset of {sum(counts.values()):,} "
-        f"scientific papers from {facts.source}{in_langs}, in the format of the LoRaLay "
+        f"scientific papers from {_source_title(facts.source)}{in_langs}, in the format of "
+        "the LoRaLay "
         "corpora: each row is the body of a paper as words with boxes, and its abstract as "
         "summary.", "",
         *_build_section(facts, features), *_splits_section(counts), *_versions_section(facts),
         *_columns_section(facts, features),
-        *_usage_section(facts), *_license_section(facts, features),
+        *_usage_section(facts, features), *_license_section(facts, features),
+        *_citation_section(),
     ]
     front = card_data(facts, counts, features).to_yaml()
     return DatasetCard(f"---\n{front}\n---\n\n" + "\n".join(body))
