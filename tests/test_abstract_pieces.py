@@ -104,7 +104,7 @@ def test_a_short_abstract_across_a_page_break_is_found_and_the_footer_stays():
     words = SHORT.split()
     for k in range(2, len(words) - 1, 3):
         body, matches = _found(BEFORE + words[:k] + FOOTER + words[k:] + AFTER, SHORT)
-        assert body.words == BEFORE + FOOTER + AFTER, k
+        assert body.words == AUTHORS + FOOTER + AFTER, k
         assert [m.method for m in matches] == ["split"]
 
 
@@ -114,7 +114,7 @@ def test_parts_in_another_order_are_found():
     words, box = ABSTRACT.split(), ["Keywords:", "corpus,", "text", "mining"]
     for k in (5, 15, 30, 40):
         body, matches = _found(BEFORE + words[k:] + box + words[:k] + AFTER)
-        assert body.words == BEFORE + box + AFTER, k
+        assert body.words == AUTHORS + box + AFTER, k
 
 
 def test_a_part_after_the_next_heading_and_a_long_paragraph_is_found():
@@ -124,7 +124,7 @@ def test_a_part_after_the_next_heading_and_a_long_paragraph_is_found():
     intro = ["1", "Introduction"] + PARAGRAPH
     for k in (10, 30, 45):
         body, _ = _found(BEFORE + words[:k] + intro + words[k:] + AFTER)
-        assert body.words == BEFORE + intro + AFTER, k
+        assert body.words == AUTHORS + intro + AFTER, k
 
 
 def test_a_side_box_read_line_by_line_into_the_abstract_stays_in_the_body():
@@ -135,7 +135,7 @@ def test_a_side_box_read_line_by_line_into_the_abstract_stays_in_the_body():
     for i in range(0, len(words), 12):
         mixed += words[i:i + 12] + (box[i // 12] if i // 12 < len(box) else [])
     body, _ = _found(mixed + AFTER)
-    assert body.words == BEFORE + [w for line in box for w in line] + AFTER
+    assert body.words == AUTHORS + [w for line in box for w in line] + AFTER
 
 
 def _without(part: list[str], chars: int) -> list[str]:
@@ -184,7 +184,7 @@ def test_more_pieces_than_max_pieces_drop_the_paper():
             out += words[i:i + 12] + (box if i // 12 < lines else [])
         return out + AFTER
     body, _ = _found(interleaved(MAX_PIECES - 1), LONG)
-    assert body.words == BEFORE + (MAX_PIECES - 1) * box + AFTER
+    assert body.words == AUTHORS + (MAX_PIECES - 1) * box + AFTER
     assert _dropped(interleaved(MAX_PIECES + 2), LONG)
 
 

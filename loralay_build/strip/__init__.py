@@ -29,9 +29,9 @@ from ..failures import Failure, FailureClass
 from ..records import AbstractMatch, Candidate, Document
 from .cover import cover_page
 from .leakage import leakage
-from .locate import Budget, Haystack, Span, more_copies
+from .locate import Budget, Haystack, Lines, Span, more_copies
 from .locate import locate as locate_abstract
-from .normalise import KeyedText, text_key, word_keys
+from .normalise import KeyedText, is_heading, text_key, word_keys
 
 # in the tool version the run state fingerprints (as group.GROUP_RULE, pdf/preflight.py):
 # a change to where an abstract is found or what a cover page is redoes earlier results
@@ -83,7 +83,9 @@ def strip_document(doc: Document, candidate: Candidate, settings: DocumentSettin
     text = KeyedText(keys, doc.words)
     # each character's page: an abstract's parts are looked for far from its pieces only
     # on the pages those lie on
-    hay = Haystack(text.text, np.repeat(pages, text.lengths))
+    # and each character's printed line: a part printed apart from the rest fills its lines
+    lines = pages * (1 + max(doc.line_ids, default=0)) + np.asarray(doc.line_ids, dtype=np.int64)
+    hay = Haystack(text.text, np.repeat(pages, text.lengths), Lines.of(text.lengths, lines))
     budget = budget_from(settings)
     matches: list[AbstractMatch] = []
     for lang, abstract in candidate.abstracts.items():
@@ -100,7 +102,7 @@ def strip_document(doc: Document, candidate: Candidate, settings: DocumentSettin
         hay.mask(spans)
         copies = [spans, *more_copies(hay, abstract, budget)]
         for group in copies:
-            match = _remove(text, group, lang, pages, removed)
+            match = _remove(text, group, lang, pages, lines, removed)
             if match is not None:
                 matches.append(match)
     kept = (~removed).tolist()
@@ -109,12 +111,14 @@ def strip_document(doc: Document, candidate: Candidate, settings: DocumentSettin
 
 
 def _remove(text: KeyedText, spans: list[Span], lang: str, pages: np.ndarray,
-            removed: np.ndarray) -> AbstractMatch | None:
-    """Mark the words of one located copy as removed; its summary as an AbstractMatch."""
+            lines: np.ndarray, removed: np.ndarray) -> AbstractMatch | None:
+    """Mark the words of one located copy as removed, with its heading; its summary as an
+    AbstractMatch."""
     idx: list[int] = []
     for s in spans:
         first, last = text.words_covered(s.start, s.end)
         if last > first:
+            first = _heading(text.keys, lines, removed, first)
             removed[first:last] = True
             idx.extend((first, last))
     if not idx:
@@ -125,6 +129,23 @@ def _remove(text: KeyedText, spans: list[Span], lang: str, pages: np.ndarray,
     touched = sorted({int(p) for s in spans for p in _pages_of(text, s, pages)})
     return AbstractMatch(lang, start, end, sum(s.distance for s in spans), method,
                          tuple(touched))
+
+
+def _heading(keys: list[str], lines: np.ndarray, removed: np.ndarray, first: int) -> int:
+    """Where the cut starting at word `first` starts with its heading: an abstract's
+    heading ("Abstract", "RESUMO:", "요 약") that fills its printed line up to the cut, on
+    a line of its own or run in before the abstract's first word. The heading belongs
+    to the abstract; left alone in the body, it would be a paragraph of one word. A
+    keywords line is the paper's, not the abstract's, and stays."""
+    last = first - 1
+    while last >= 0 and not keys[last] and not removed[last]:
+        last -= 1  # a lone dash or bullet
+    if last < 0 or removed[last]:
+        return first
+    begin = last
+    while begin > 0 and lines[begin - 1] == lines[last] and not removed[begin - 1]:
+        begin -= 1
+    return begin if is_heading("".join(keys[begin:last + 1])) else first
 
 
 def _pages_of(text: KeyedText, span: Span, pages: np.ndarray) -> set[int]:

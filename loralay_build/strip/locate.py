@@ -52,7 +52,7 @@ from dataclasses import dataclass
 import edlib
 import numpy as np
 
-from .normalise import text_key
+from .normalise import is_heading, text_key
 
 _CIGAR = re.compile(r"(\d+)([=XID])")
 # Matches this long are anchors; shorter ones are chance (aligned with each other, the
@@ -88,6 +88,33 @@ class Budget:
 
 
 @dataclass(frozen=True, slots=True)
+class Lines:
+    """For every character of a key text: the first and end character of its word and of
+    its printed line (`Lines.of`)."""
+
+    word_begin: np.ndarray
+    word_end: np.ndarray
+    line_begin: np.ndarray
+    line_end: np.ndarray
+
+    @classmethod
+    def of(cls, lengths: np.ndarray, line_keys: np.ndarray) -> Lines:
+        """From each word's key length and its line's identity (words in reading order)."""
+        ends = np.cumsum(lengths)
+        word = np.repeat(np.arange(len(lengths)), lengths)
+        begins = ends - lengths
+        # a line is a run of words with one identity; words with empty keys hold no character
+        new = np.concatenate(([True], line_keys[1:] != line_keys[:-1])) if len(lengths) \
+            else np.zeros(0, dtype=bool)
+        run = np.cumsum(new) - 1
+        starts = np.flatnonzero(new)
+        line_begin = begins[starts]
+        line_end = np.append(begins[starts[1:]], ends[-1] if len(ends) else 0)
+        of_char = run[word]
+        return cls(begins[word], ends[word], line_begin[of_char], line_end[of_char])
+
+
+@dataclass(frozen=True, slots=True)
 class Span:
     """Character range [start, end) of the key text that belongs to the abstract."""
 
@@ -105,11 +132,31 @@ class Haystack:
     Korean or Chinese body with thousands of distinct characters still fits edlib's alphabet.
     """
 
-    def __init__(self, text: str, pages: np.ndarray | None = None) -> None:
+    def __init__(self, text: str, pages: np.ndarray | None = None,
+                 lines: Lines | None = None) -> None:
         self.text = text
         self.codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
         self.masked = np.zeros(len(text), dtype=bool)  # spans already given to an abstract
         self.pages = pages  # the page of every character, or None: all on one page
+        self.lines = lines  # where words and printed lines start and end, or None: unknown
+
+    def fills_lines(self, span: Span) -> bool:
+        """Whether `span` shares no printed line with the body: the words on its first and
+        its last line beyond it are the abstract's (masked), or, before it, its heading
+        ("Abstract:" run in). A part of an abstract printed apart from the rest (after a
+        page break, the other column, a box) starts and ends its lines; the same sentence
+        in the introduction or the conclusion shares its lines with the paragraph around
+        it. Without lines (a bare word list), every span does."""
+        ln = self.lines
+        if ln is None or span.end <= span.start:
+            return True
+        s, e = int(ln.word_begin[span.start]), int(ln.word_end[span.end - 1])
+        head = int(ln.line_begin[s])
+        before = self.masked[head:s]
+        if not before.all() and not is_heading(self.text[head:s]):
+            return False
+        tail = int(ln.line_end[e - 1])
+        return bool(self.masked[e:tail].all())
 
     def scope(self, lo: int, hi: int) -> tuple[int, int]:
         """From the first to the last character of the pages that [lo, hi) touches and of
@@ -249,8 +296,9 @@ def more_copies(hay: Haystack, abstract: str, budget: Budget, limit: int = 3
                      else MAX_DEPTH)
         if found is None:
             break
-        if max(s.end for s in found.spans) - min(s.start for s in found.spans) > 2 * len(key):
-            hay.masked[:] = saved  # sentences spread over the body: not a copy
+        if max(s.end for s in found.spans) - min(s.start for s in found.spans) > 2 * len(key) \
+                or len(found.spans) > 1 and not all(map(hay.fills_lines, found.spans)):
+            hay.masked[:] = saved  # sentences spread over the body, or inside it: not a copy
             break
         copies.append(found.spans)  # find() left them masked
     return copies
@@ -376,14 +424,47 @@ def _elsewhere(hay: Haystack, part: str, near: tuple[int, int], scope: tuple[int
     lines between, which an alignment substitutes rather than skips), down to halves of
     `min_chars`. What was found, and how many characters of `part` are placed nowhere;
     stops once those exceed `room`."""
-    found = find(hay, part, near[0], near[1], budget, depth + 1 if whole else MAX_DEPTH,
-                 scope)
-    if found is None and whole and len(part) > room and len(part) >= budget.min_chars:
-        found = find(hay, part, scope[0], scope[1], budget, depth + 1, scope)
+    if whole:
+        found = _apart(hay, part, near, budget, depth + 1, scope)
+        if found is None and len(part) > room and len(part) >= budget.min_chars:
+            found = _apart(hay, part, scope, budget, depth + 1, scope)
+    else:
+        found = find(hay, part, near[0], near[1], budget, MAX_DEPTH, scope)
     if found is not None:
         return found, 0
     if len(part) < 2 * budget.min_chars:
         return None, len(part)
+    saved = hay.masked.copy()
+    halves = _halves(hay, part, near, scope, budget, depth, room)
+    if whole and halves[0] is not None and not all(map(hay.fills_lines, halves[0].spans)):
+        hay.masked[:] = saved  # halves of a body sentence: placed nowhere
+        return None, len(part)
+    return halves
+
+
+def _apart(hay: Haystack, part: str, where: tuple[int, int], budget: Budget, depth: int,
+           scope: tuple[int, int], tries: int = 3) -> Found | None:
+    """`find` of a part in `where`, taken only where it fills its printed lines
+    (`Haystack.fills_lines`): a copy that shares its lines with the body (the introduction
+    restating a sentence, the conclusion repeating it) is set aside and the next one
+    looked for, up to `tries` copies."""
+    saved = hay.masked.copy()
+    refused: list[Span] = []
+    found = None
+    for _ in range(tries):
+        found = find(hay, part, where[0], where[1], budget, depth, scope)
+        if found is None or all(map(hay.fills_lines, found.spans)):
+            break
+        refused.extend(found.spans)  # left masked while the next copy is looked for
+        found = None
+    for s in refused:
+        hay.masked[s.start:s.end] = saved[s.start:s.end]
+    return found
+
+
+def _halves(hay: Haystack, part: str, near: tuple[int, int], scope: tuple[int, int],
+            budget: Budget, depth: int, room: int) -> tuple[Found | None, int]:
+    """`part` looked for by halves near its pieces (`_elsewhere`)."""
     mid = len(part) // 2
     one, lost = _elsewhere(hay, part[:mid], near, scope, budget, depth, room, False)
     if lost > room:

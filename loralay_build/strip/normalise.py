@@ -134,3 +134,15 @@ class KeyedText:
             return False
         ends = np.cumsum([len(t) for t in tokens(self.words[word])])
         return offset in ends[:-1]
+
+
+# An abstract's heading in the languages the tool builds, as keys: "ABSTRACT:",
+# "a b s t r a c t" and "요 약" all give one of these.
+ABSTRACT_HEADINGS = ("Abstract", "Summary", "Résumé", "Resumo", "Resumen", "Zusammenfassung",
+                     "요약", "초록", "국문초록", "영문초록")
+_HEADING_KEYS = frozenset(text_key(h) for h in ABSTRACT_HEADINGS)
+
+
+def is_heading(key: str) -> bool:
+    """Whether a key text is an abstract's heading and nothing else."""
+    return key in _HEADING_KEYS
