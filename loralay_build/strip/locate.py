@@ -140,23 +140,30 @@ class Haystack:
         self.pages = pages  # the page of every character, or None: all on one page
         self.lines = lines  # where words and printed lines start and end, or None: unknown
 
-    def fills_lines(self, span: Span) -> bool:
-        """Whether `span` shares no printed line with the body: the words on its first and
-        its last line beyond it are the abstract's (masked), or, before it, its heading
-        ("Abstract:" run in). A part of an abstract printed apart from the rest (after a
-        page break, the other column, a box) starts and ends its lines; the same sentence
-        in the introduction or the conclusion shares its lines with the paragraph around
-        it. Without lines (a bare word list), every span does."""
+    def fills_lines(self, span: Span, before: str = "", after: str = "") -> bool:
+        """Whether `span` shares no printed line with the body: what its first line holds
+        before it is the abstract's (masked, or the abstract's text just before the part,
+        `before`) or its heading ("Abstract:" run in), and what its last line holds after
+        it is the abstract's too (masked, or `after`, the text that follows the part). A
+        part of an abstract printed apart from the rest (after a page break, the other
+        column, a box) starts and ends its lines; the same sentence in the introduction or
+        the conclusion shares its lines with the paragraph around it. Without lines (a bare
+        word list), every span does."""
         ln = self.lines
         if ln is None or span.end <= span.start:
             return True
-        s, e = int(ln.word_begin[span.start]), int(ln.word_end[span.end - 1])
-        head = int(ln.line_begin[s])
-        before = self.masked[head:s]
-        if not before.all() and not is_heading(self.text[head:s]):
+        # the line's words around the part's own (the edge words whole: an alignment may
+        # start or end inside a word), up to the nearest masked character
+        head, start = int(ln.line_begin[span.start]), int(ln.word_begin[span.start])
+        held = np.flatnonzero(self.masked[head:start])
+        rest = self.text[head + (int(held[-1]) + 1 if len(held) else 0):start]
+        if rest and not before.endswith(rest + self.text[start:span.start]) and not (
+                not len(held) and is_heading(rest)):
             return False
-        tail = int(ln.line_end[e - 1])
-        return bool(self.masked[e:tail].all())
+        tail, end = int(ln.line_end[span.end - 1]), int(ln.word_end[span.end - 1])
+        held = np.flatnonzero(self.masked[end:tail])
+        rest = self.text[end:end + (int(held[0]) if len(held) else tail - end)]
+        return not rest or after.startswith(self.text[span.end:end] + rest)
 
     def scope(self, lo: int, hi: int) -> tuple[int, int]:
         """From the first to the last character of the pages that [lo, hi) touches and of
@@ -382,6 +389,7 @@ def _aligned(hay: Haystack, key: str, lo: int, enc: tuple[bytes, bytes], budget:
             extra, unplaced = None, b - a
         elif b - a >= GAP:  # near the rest, else paid, else far on the abstract's pages
             extra, unplaced = _elsewhere(hay, key[a:b], near, scope, budget, depth,
+                                         (key[:a], key[b:]),
                                          limit - cost)
         else:  # a word or two cut off by junk, e.g. the abstract's last line
             extra = _beside(hay, key[a:b], parts, i)
@@ -410,7 +418,8 @@ def _aligned(hay: Haystack, key: str, lo: int, enc: tuple[bytes, bytes], budget:
 
 
 def _elsewhere(hay: Haystack, part: str, near: tuple[int, int], scope: tuple[int, int],
-               budget: Budget, depth: int, room: int, whole: bool = True
+               budget: Budget, depth: int, context: tuple[str, str], room: int,
+               whole: bool = True
                ) -> tuple[Found | None, int]:
     """An unplaced part of >= GAP characters looked for on its own: near its pieces (a
     page break, a box, a moved block); else, only when its characters cost more than the
@@ -425,9 +434,9 @@ def _elsewhere(hay: Haystack, part: str, near: tuple[int, int], scope: tuple[int
     `min_chars`. What was found, and how many characters of `part` are placed nowhere;
     stops once those exceed `room`."""
     if whole:
-        found = _apart(hay, part, near, budget, depth + 1, scope)
+        found = _apart(hay, part, near, budget, depth + 1, scope, context)
         if found is None and len(part) > room and len(part) >= budget.min_chars:
-            found = _apart(hay, part, scope, budget, depth + 1, scope)
+            found = _apart(hay, part, scope, budget, depth + 1, scope, context)
     else:
         found = find(hay, part, near[0], near[1], budget, MAX_DEPTH, scope)
     if found is not None:
@@ -435,15 +444,15 @@ def _elsewhere(hay: Haystack, part: str, near: tuple[int, int], scope: tuple[int
     if len(part) < 2 * budget.min_chars:
         return None, len(part)
     saved = hay.masked.copy()
-    halves = _halves(hay, part, near, scope, budget, depth, room)
-    if whole and halves[0] is not None and not all(map(hay.fills_lines, halves[0].spans)):
+    halves = _halves(hay, part, near, scope, budget, depth, context, room)
+    if whole and halves[0] is not None and not _fills(hay, halves[0], context):
         hay.masked[:] = saved  # halves of a body sentence: placed nowhere
         return None, len(part)
     return halves
 
 
 def _apart(hay: Haystack, part: str, where: tuple[int, int], budget: Budget, depth: int,
-           scope: tuple[int, int], tries: int = 3) -> Found | None:
+           scope: tuple[int, int], context: tuple[str, str], tries: int = 3) -> Found | None:
     """`find` of a part in `where`, taken only where it fills its printed lines
     (`Haystack.fills_lines`): a copy that shares its lines with the body (the introduction
     restating a sentence, the conclusion repeating it) is set aside and the next one
@@ -453,7 +462,7 @@ def _apart(hay: Haystack, part: str, where: tuple[int, int], budget: Budget, dep
     found = None
     for _ in range(tries):
         found = find(hay, part, where[0], where[1], budget, depth, scope)
-        if found is None or all(map(hay.fills_lines, found.spans)):
+        if found is None or _fills(hay, found, context):
             break
         refused.extend(found.spans)  # left masked while the next copy is looked for
         found = None
@@ -462,15 +471,23 @@ def _apart(hay: Haystack, part: str, where: tuple[int, int], budget: Budget, dep
     return found
 
 
+def _fills(hay: Haystack, found: Found, context: tuple[str, str]) -> bool:
+    """Whether every span of a part fills its lines; `context`: the abstract's text before
+    and after the part."""
+    return all(hay.fills_lines(s, *context) for s in found.spans)
+
+
 def _halves(hay: Haystack, part: str, near: tuple[int, int], scope: tuple[int, int],
-            budget: Budget, depth: int, room: int) -> tuple[Found | None, int]:
+            budget: Budget, depth: int, context: tuple[str, str], room: int
+            ) -> tuple[Found | None, int]:
     """`part` looked for by halves near its pieces (`_elsewhere`)."""
     mid = len(part) // 2
-    one, lost = _elsewhere(hay, part[:mid], near, scope, budget, depth, room, False)
+    one, lost = _elsewhere(hay, part[:mid], near, scope, budget, depth,
+                           (context[0], part[mid:] + context[1]), room, False)
     if lost > room:
         return one, lost + len(part) - mid
-    two, lost_two = _elsewhere(hay, part[mid:], near, scope, budget, depth, room - lost,
-                               False)
+    two, lost_two = _elsewhere(hay, part[mid:], near, scope, budget, depth,
+                               (context[0] + part[:mid], context[1]), room - lost, False)
     both = [f for f in (one, two) if f is not None]
     if not both:
         return None, lost + lost_two
