@@ -499,3 +499,74 @@ def test_the_strip_rule_is_in_the_fingerprinted_tool_version():
     from loralay_build.strip import STRIP_RULE
 
     assert f"+{STRIP_RULE}" in tool_versions().loralay_build
+
+
+# The same three edits beside the printed abstract: in the introduction's first column on
+# page 1, within NEAR of the abstract and on its page. A sentence edited into a paragraph
+# takes the line of the word before it (`_edited`): it shares its printed line with the
+# paragraph, as a body sentence does, where a part of the abstract printed apart (after
+# a page break, the other column, a box) fills lines of its own. Before that rule, each
+# of them cut the introduction's sentence as the abstract's.
+
+INTRO_1 = "Different types of resources have been used"  # page 1, ~100 words after it
+
+
+def test_a_sentence_the_print_lacks_is_never_cut_from_the_introduction_beside_it(s2orc):
+    """The metadata's extra sentence is in the introduction right below the abstract: paid
+    for within the budget (the introduction keeps it), dropped beyond; never cut."""
+    at = _at(s2orc, INTRO_1)
+    assert s2orc.word_pages[at] == 1
+    short = "Yet, existing corpora are not without their limitations."  # 41 characters
+    long = ("Some cover a small number of papers, are domain-specific, or may not provide "
+            "usable full text, and few of them link citations to the papers they cite.")
+    doc = _edited(s2orc, at, short.split())
+    r = _s2orc(doc, ABSTRACT_S2ORC + " " + short)
+    assert not isinstance(r, Failure), r
+    assert short in " ".join(r.body.words)
+    assert "We introduce S2ORC, 1 a large corpus" not in " ".join(r.body.words)
+    assert r.matches[0].distance >= len(text_key(short))  # paid for
+    base = _s2orc(s2orc)
+    assert not isinstance(base, Failure)  # the abstract's words are cut, no more
+    assert len(doc.words) - len(r.body.words) == len(s2orc.words) - len(base.body.words)
+    doc = _edited(s2orc, at, long.split())
+    r = _s2orc(doc, ABSTRACT_S2ORC + " " + long)
+    assert isinstance(r, Failure) and r.cls is FailureClass.IRRETRIEVABLE_ABSTRACT, r
+
+
+def test_an_introduction_restating_each_sentence_beside_the_abstract_keeps_them(s2orc):
+    """The five sentences restated in one paragraph right below the abstract, a short
+    remark after each: closer together than twice the abstract (a copy's bound) and more
+    junk than a copy's budget. They share their lines with the remarks: not a copy in
+    pieces, the introduction keeps them; the printed abstract is cut."""
+    remark = "This matters for many readers."
+    block = [w for s in S2ORC_SENTENCES for w in (s + " " + remark).split()]
+    doc = _edited(s2orc, _at(s2orc, INTRO_1), block)
+    r = _s2orc(doc)
+    assert not isinstance(r, Failure), r
+    text = " ".join(r.body.words)
+    assert "We introduce S2ORC, 1 a large corpus" not in text
+    assert all(s in text for s in S2ORC_SENTENCES), [s in text for s in S2ORC_SENTENCES]
+    assert len(r.matches) == 1
+
+
+def test_a_reworded_last_sentence_never_takes_the_introduction_s_copy(s2orc):
+    """The print rewords its last sentence and the introduction right below it has the
+    metadata's wording: reworded a little, the printed sentence is cut as the abstract's
+    and the introduction keeps its copy; reworded beyond the budget, the paper is
+    dropped."""
+    last = S2ORC_SENTENCES[-1]
+    for reworded, found in (
+            ("We hope this new resource can help research and the development of tools and "
+             "tasks for text mining on scientific text.", True),
+            ("We expect that this corpus will help both research and the building of tools "
+             "for mining scholarly writing.", False)):
+        doc = _edited(s2orc, _at(s2orc, INTRO_1), last.split())
+        first = _at(doc, "We hope this resource")
+        doc = _edited(doc, first, reworded.split(), len(last.split()))
+        r = _s2orc(doc)
+        if not found:
+            assert isinstance(r, Failure) and r.cls is FailureClass.IRRETRIEVABLE_ABSTRACT, r
+            continue
+        assert not isinstance(r, Failure), r
+        text = " ".join(r.body.words)
+        assert last in text and "text mining on scientific text." not in text
