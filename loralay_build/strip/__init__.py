@@ -10,7 +10,8 @@ Matching happens on word keys (normalise.py), first exactly, then with edlib, th
 pieces (locate.py; docs/abstract-matching.md). One AbstractMatch per located copy of an
 abstract (a second whole copy, e.g. a thesis printing it twice, gives a second match of
 the same language): `start`/`end` are the first and last removed word + 1, as indices
-into the *input* document (cover page included); the words between them that are not the
+into the *input* document (cover page included), its heading ("Abstract" on its own
+line or run in) included; the words between them that are not the
 abstract's (a footer and running head at a page break, a box or column read in between)
 stay. `method` is "exact", "fuzzy" (one alignment within the budget) or "split" (found
 in pieces, the junk between them free); `distance` is the edits of its parts plus the
@@ -35,7 +36,8 @@ from .normalise import KeyedText, is_heading, text_key, word_keys
 
 # in the tool version the run state fingerprints (as group.GROUP_RULE, pdf/preflight.py):
 # a change to where an abstract is found or what a cover page is redoes earlier results
-STRIP_RULE = "strip2"  # 2: far parts paid for or near the main piece; covers need every sign
+STRIP_RULE = "strip3"  # 2: far parts paid for or near the main piece; covers need every sign
+# 3: a part printed apart fills its lines; an abstract's heading goes with it
 
 if TYPE_CHECKING:
     from ..settings import DocumentSettings
