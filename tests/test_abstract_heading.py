@@ -39,13 +39,19 @@ INTRO = ("Scientific summarization needs long documents whose summaries are writ
          "authors. Abstract art and summary tables are not what this paper is about.")
 
 
-def _paper(tmp_path: Path, heading: str, abstract: str, run_in: bool = False,
-           font: Path = LATIN) -> Path:
+def _page(font: Path):
+    """A page of fpdf2, its font `font` (skipped without it)."""
     if not font.exists():
         pytest.skip(f"{font} is not installed")
     pdf = fpdf.FPDF(unit="pt", format=(612, 792))
     pdf.add_page()
     pdf.add_font("body", fname=str(font))
+    return pdf
+
+
+def _paper(tmp_path: Path, heading: str, abstract: str, run_in: bool = False,
+           font: Path = LATIN) -> Path:
+    pdf = _page(font)
     pdf.set_font("body", size=16)
     pdf.multi_cell(500, 22, "Layout corpora for summarization", new_x="LMARGIN", new_y="NEXT")
     pdf.set_font("body", size=10)
@@ -110,11 +116,7 @@ def test_a_run_in_heading_goes_with_its_abstract(tmp_path, heading):
 def test_a_heading_that_is_not_before_the_abstract_stays(tmp_path):
     """"Abstract" heads the page, the title and authors between it and the abstract: it
     is the paper's word, not the abstract's heading right before the cut."""
-    if not LATIN.exists():
-        pytest.skip(f"{LATIN} is not installed")
-    pdf = fpdf.FPDF(unit="pt", format=(612, 792))
-    pdf.add_page()
-    pdf.add_font("body", fname=str(LATIN))
+    pdf = _page(LATIN)
     pdf.set_font("body", size=10)
     for line in ("Abstract", "Layout corpora for summarization", "Ana Silva"):
         pdf.multi_cell(500, 14, line, new_x="LMARGIN", new_y="NEXT")
