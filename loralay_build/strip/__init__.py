@@ -10,8 +10,8 @@ Matching happens on word keys (normalise.py), first exactly, then with edlib, th
 pieces (locate.py; docs/abstract-matching.md). One AbstractMatch per located copy of an
 abstract (a second whole copy, e.g. a thesis printing it twice, gives a second match of
 the same language): `start`/`end` are the first and last removed word + 1, as indices
-into the *input* document (cover page included); its heading ("Abstract" on its own
-line or run in) is removed with it, before `start`; the words between them that are not the
+into the *input* document (cover page included), its heading ("Abstract" on its own
+line or run in) included; the words between them that are not the
 abstract's (a footer and running head at a page break, a box or column read in between)
 stay. `method` is "exact", "fuzzy" (one alignment within the budget) or "split" (found
 in pieces, the junk between them free); `distance` is the edits of its parts plus the
@@ -120,7 +120,8 @@ def _remove(text: KeyedText, spans: list[Span], lang: str, pages: np.ndarray,
     for s in spans:
         first, last = text.words_covered(s.start, s.end)
         if last > first:
-            removed[_heading(text.keys, lines, removed, first):last] = True
+            first = _heading(text.keys, lines, removed, first)
+            removed[first:last] = True
             idx.extend((first, last))
     if not idx:
         return None
