@@ -106,7 +106,9 @@ def test_show_recuts_a_document_with_the_builds_glyph_repair(tmp_path):
     cand = sample_free_candidate(manifest)
     cuts = recut(pdf, cand, run_settings(out, "local"), row["article_words"])
     assert cuts.differs == 0
-    assert len(cuts.words) == end - start  # the abstract's words, nothing else
+    # the abstract's words and its heading ("Abstract." run in), nothing else
+    assert len(cuts.words) == end - start + 1
+    assert {lang for _, _, lang in cuts.words} == {"en"}
     assert sum("\ufffd" in w for w in row["article_words"]) < 10
 
 
