@@ -17,7 +17,9 @@ them is looked for on its own, near the pieces first (on the next page, or befor
 rest when the reading order puts its block first); when it is not near, it is paid for
 if the budget allows, else looked for far from the pieces on the main piece's page and
 the page before (after the next heading, after the other column), never farther: that is
-the body, where authors repeat their abstract (`_elsewhere`). When it is not found whole,
+the body, where authors repeat their abstract (`_elsewhere`); and near or far, only where
+it fills its printed lines, as a continuation does and a body sentence does not
+(`Haystack.fills_lines`). When it is not found whole,
 it is looked for by halves down to `min_chars` (a part read line by line with a side
 column's lines, which an alignment substitutes rather than skips); a shorter stretch (a
 last line of one word) only exactly, next to its pieces; what is still placed nowhere
