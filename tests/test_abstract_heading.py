@@ -92,8 +92,10 @@ KEPT = ["Keywords:", "corpus,", "layout,", "summarization", "1", "Introduction"]
 @pytest.mark.parametrize(("heading", "lang", "abstract", "font"), [
     ("Abstract", "en", EN, LATIN), ("ABSTRACT", "en", EN, LATIN),
     ("A B S T R A C T", "en", EN, LATIN), ("Summary", "en", EN, LATIN),
-    ("Resumo", "pt", PT, LATIN), ("RÉSUMÉ", "fr", FR, LATIN), ("요 약", "ko", KO, HANGUL)],
-    ids=["Abstract", "ABSTRACT", "spaced", "Summary", "Resumo", "RESUME", "yo-yak"])
+    ("Resumo", "pt", PT, LATIN), ("RÉSUMÉ", "fr", FR, LATIN), ("RÉSUMÉS", "fr", FR, LATIN),
+    ("요 약", "ko", KO, HANGUL), ("한글 요약:", "ko", KO, HANGUL)],
+    ids=["Abstract", "ABSTRACT", "spaced", "Summary", "Resumo", "RESUME", "RESUMES",
+         "yo-yak", "hangeul-yoyak"])
 def test_a_heading_on_its_own_line_goes_with_its_abstract(tmp_path, heading, lang, abstract,
                                                           font):
     words = _body(_paper(tmp_path, heading, abstract, font=font), lang, abstract)

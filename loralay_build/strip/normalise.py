@@ -137,9 +137,11 @@ class KeyedText:
 
 
 # An abstract's heading in the languages the tool builds, as keys: "ABSTRACT:",
-# "a b s t r a c t" and "요 약" all give one of these.
-ABSTRACT_HEADINGS = ("Abstract", "Summary", "Résumé", "Resumo", "Resumen", "Zusammenfassung",
-                     "요약", "초록", "국문초록", "영문초록")
+# "a b s t r a c t" and "요 약" all give one of these; the plurals head the first of a
+# paper's abstracts ("RÉSUMÉS"), the Korean ones may name the language ("영문 요약:").
+ABSTRACT_HEADINGS = ("Abstract", "Abstracts", "Summary", "Résumé", "Résumés", "Resumo",
+                     "Resumos", "Resumen", "Resúmenes", "Zusammenfassung", "요약", "초록",
+                     "국문초록", "영문초록", "한글초록", "국문요약", "영문요약", "한글요약")
 _HEADING_KEYS = frozenset(text_key(h) for h in ABSTRACT_HEADINGS)
 
 
