@@ -433,8 +433,10 @@ def _elsewhere(hay: Haystack, part: str, near: tuple[int, int], scope: tuple[int
     conclusion). When not found whole, the part
     is halved and each half looked for near (a part read line by line with a side column's
     lines between, which an alignment substitutes rather than skips), down to halves of
-    `min_chars`. What was found, and how many characters of `part` are placed nowhere;
-    stops once those exceed `room`."""
+    `min_chars`. Found whole or by halves, the part is taken only where it fills its
+    printed lines (`_apart`; `context`: the abstract's text before and after it, which
+    may share them). What was found, and how many characters of `part` are placed
+    nowhere; stops once those exceed `room`."""
     if whole:
         found = _apart(hay, part, near, budget, depth + 1, scope, context)
         if found is None and len(part) > room and len(part) >= budget.min_chars:
