@@ -62,7 +62,7 @@ from loralay_build.records import Candidate, Document  # noqa: E402
 from loralay_build.settings import load_settings  # noqa: E402
 from loralay_build.sources.manifest import read_manifest  # noqa: E402
 from loralay_build.strip import leakage, strip_document  # noqa: E402
-from loralay_build.strip.normalise import text_key, word_keys  # noqa: E402
+from loralay_build.strip.normalise import is_heading, text_key, word_keys  # noqa: E402
 
 WRONG_CUT = 40  # key characters of body text in one removed stretch
 CUTS = (("third", 1 / 3), ("twothirds", 2 / 3), ("lastline", 1.0))
@@ -391,6 +391,19 @@ def _abstract_lines(doc: Document, start: int, end: int) -> tuple[int, list[tupl
     return page, sorted(((t + b) / 2, b - t) for t, b in lines.values())
 
 
+def _after_heading(doc: Document, start: int) -> int:
+    """The abstract's first word, after the heading its match starts with ("Abstract",
+    "RESUMO:", "요 약"): the page is cut between lines of the abstract itself."""
+    keys = word_keys(doc.words[start:start + 6])
+    heads = [n for n in range(1, len(keys) + 1) if is_heading("".join(keys[:n]))]
+    if not heads:
+        return start
+    n = heads[-1]
+    while n < len(keys) and not keys[n]:
+        n += 1
+    return start + n
+
+
 def pagebreak_cases(shared: Path, work: Path, only: str = "") -> Iterator[Case]:
     """The corpus and docbank papers whose main abstract lies on one page, that page cut
     in two."""
@@ -411,7 +424,7 @@ def pagebreak_cases(shared: Path, work: Path, only: str = "") -> Iterator[Case]:
                 if m.language == case.language][:1]
         if not main or len(main[0].pages) != 1:
             continue
-        page, lines = _abstract_lines(doc, main[0].start, main[0].end)
+        page, lines = _abstract_lines(doc, _after_heading(doc, main[0].start), main[0].end)
         height = doc.pages[page - 1].height
         header, footer = BAND * height, (1 - BAND) * height
         for name, share in CUTS:

@@ -104,7 +104,7 @@ def test_a_short_abstract_across_a_page_break_is_found_and_the_footer_stays():
     words = SHORT.split()
     for k in range(2, len(words) - 1, 3):
         body, matches = _found(BEFORE + words[:k] + FOOTER + words[k:] + AFTER, SHORT)
-        assert body.words == BEFORE + FOOTER + AFTER, k
+        assert body.words == AUTHORS + FOOTER + AFTER, k
         assert [m.method for m in matches] == ["split"]
 
 
@@ -114,7 +114,7 @@ def test_parts_in_another_order_are_found():
     words, box = ABSTRACT.split(), ["Keywords:", "corpus,", "text", "mining"]
     for k in (5, 15, 30, 40):
         body, matches = _found(BEFORE + words[k:] + box + words[:k] + AFTER)
-        assert body.words == BEFORE + box + AFTER, k
+        assert body.words == AUTHORS + box + AFTER, k
 
 
 def test_a_part_after_the_next_heading_and_a_long_paragraph_is_found():
@@ -124,7 +124,7 @@ def test_a_part_after_the_next_heading_and_a_long_paragraph_is_found():
     intro = ["1", "Introduction"] + PARAGRAPH
     for k in (10, 30, 45):
         body, _ = _found(BEFORE + words[:k] + intro + words[k:] + AFTER)
-        assert body.words == BEFORE + intro + AFTER, k
+        assert body.words == AUTHORS + intro + AFTER, k
 
 
 def test_a_side_box_read_line_by_line_into_the_abstract_stays_in_the_body():
@@ -135,7 +135,7 @@ def test_a_side_box_read_line_by_line_into_the_abstract_stays_in_the_body():
     for i in range(0, len(words), 12):
         mixed += words[i:i + 12] + (box[i // 12] if i // 12 < len(box) else [])
     body, _ = _found(mixed + AFTER)
-    assert body.words == BEFORE + [w for line in box for w in line] + AFTER
+    assert body.words == AUTHORS + [w for line in box for w in line] + AFTER
 
 
 def _without(part: list[str], chars: int) -> list[str]:
@@ -184,7 +184,7 @@ def test_more_pieces_than_max_pieces_drop_the_paper():
             out += words[i:i + 12] + (box if i // 12 < lines else [])
         return out + AFTER
     body, _ = _found(interleaved(MAX_PIECES - 1), LONG)
-    assert body.words == BEFORE + (MAX_PIECES - 1) * box + AFTER
+    assert body.words == AUTHORS + (MAX_PIECES - 1) * box + AFTER
     assert _dropped(interleaved(MAX_PIECES + 2), LONG)
 
 
@@ -471,9 +471,15 @@ def test_a_reworded_last_sentence_never_takes_the_conclusion_s_copy(s2orc):
     abstract's (its edits paid for; a reworded phrase of two words between its pieces
     stays) and the conclusion keeps its copy; reworded beyond the budget, the paper is
     dropped: the conclusion's copy is never cut in its place."""
-    last = S2ORC_SENTENCES[-1]
     at = _at(s2orc, "We demonstrate that S2ORC can")
     assert s2orc.word_pages[at] == 9
+    _reworded_last_sentence(s2orc, at)
+
+
+def _reworded_last_sentence(s2orc: Document, at: int) -> None:
+    """The metadata's last sentence edited in at word `at`, the print's reworded a little
+    (found: the print's cut, the copy kept) and beyond the budget (dropped)."""
+    last = S2ORC_SENTENCES[-1]
     for reworded, found in (
             ("We hope this new resource can help research and the development of tools and "
              "tasks for text mining on scientific text.", True),
@@ -499,3 +505,59 @@ def test_the_strip_rule_is_in_the_fingerprinted_tool_version():
     from loralay_build.strip import STRIP_RULE
 
     assert f"+{STRIP_RULE}" in tool_versions().loralay_build
+
+
+# The same three edits beside the printed abstract: in the introduction's first column on
+# page 1, within NEAR of the abstract and on its page. A sentence edited into a paragraph
+# takes the line of the word before it (`_edited`): it shares its printed line with the
+# paragraph, as a body sentence does, where a part of the abstract printed apart (after
+# a page break, the other column, a box) fills lines of its own. Before that rule, each
+# of them cut the introduction's sentence as the abstract's.
+
+INTRO_1 = "Different types of resources have been used"  # page 1, ~100 words after it
+
+
+def test_a_sentence_the_print_lacks_is_never_cut_from_the_introduction_beside_it(s2orc):
+    """The metadata's extra sentence is in the introduction right below the abstract: paid
+    for within the budget (the introduction keeps it), dropped beyond; never cut."""
+    at = _at(s2orc, INTRO_1)
+    assert s2orc.word_pages[at] == 1
+    short = "Yet, existing corpora are not without their limitations."  # 41 characters
+    long = ("Some cover a small number of papers, are domain-specific, or may not provide "
+            "usable full text, and few of them link citations to the papers they cite.")
+    doc = _edited(s2orc, at, short.split())
+    r = _s2orc(doc, ABSTRACT_S2ORC + " " + short)
+    assert not isinstance(r, Failure), r
+    assert short in " ".join(r.body.words)
+    assert "We introduce S2ORC, 1 a large corpus" not in " ".join(r.body.words)
+    assert r.matches[0].distance >= len(text_key(short))  # paid for
+    base = _s2orc(s2orc)
+    assert not isinstance(base, Failure)  # the abstract's words are cut, no more
+    assert len(doc.words) - len(r.body.words) == len(s2orc.words) - len(base.body.words)
+    doc = _edited(s2orc, at, long.split())
+    r = _s2orc(doc, ABSTRACT_S2ORC + " " + long)
+    assert isinstance(r, Failure) and r.cls is FailureClass.IRRETRIEVABLE_ABSTRACT, r
+
+
+def test_an_introduction_restating_each_sentence_beside_the_abstract_keeps_them(s2orc):
+    """The five sentences restated in one paragraph right below the abstract, a short
+    remark after each: closer together than twice the abstract (a copy's bound) and more
+    junk than a copy's budget. They share their lines with the remarks: not a copy in
+    pieces, the introduction keeps them; the printed abstract is cut."""
+    remark = "This matters for many readers."
+    block = [w for s in S2ORC_SENTENCES for w in (s + " " + remark).split()]
+    doc = _edited(s2orc, _at(s2orc, INTRO_1), block)
+    r = _s2orc(doc)
+    assert not isinstance(r, Failure), r
+    text = " ".join(r.body.words)
+    assert "We introduce S2ORC, 1 a large corpus" not in text
+    assert all(s in text for s in S2ORC_SENTENCES), [s in text for s in S2ORC_SENTENCES]
+    assert len(r.matches) == 1
+
+
+def test_a_reworded_last_sentence_never_takes_the_introduction_s_copy(s2orc):
+    """The print rewords its last sentence and the introduction right below it has the
+    metadata's wording: reworded a little, the printed sentence is cut as the abstract's
+    and the introduction keeps its copy; reworded beyond the budget, the paper is
+    dropped."""
+    _reworded_last_sentence(s2orc, _at(s2orc, INTRO_1))

@@ -207,9 +207,10 @@ def test_abstract_from_metadata_decides_when_the_document_cannot():
     assert res.failure is None
     processed = work.processed()
     body, match = processed.document, processed.matches[0]
-    # the repaired abstract is found word for word and cut out
-    assert (match.start, match.end, match.distance) == (start, end, 0)
-    rest = truth[:start] + truth[end:]
+    # the repaired abstract is found word for word and cut out, with its heading
+    # ("Abstract." run in)
+    assert (match.start, match.end, match.distance) == (start - 1, end, 0)
+    rest = truth[:start - 1] + truth[end:]
     right = sum(w == t for w, t in zip(body.words, rest) if "\ufffd" not in w)
     assert len(body.words) == len(rest) and right == len(rest) - body.words_unrepaired
     assert body.words_repaired >= 0.95 * broken

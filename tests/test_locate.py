@@ -25,9 +25,12 @@ AFTER = ["1", "Introduction", "Academic", "papers", "are", "an", "increasingly",
 
 
 def _doc(words: list[str]) -> Document:
+    """A bare word list: no layout, so each word is a printed line of its own (no part of
+    an abstract shares a line with the body, `Haystack.fills_lines`; a heading word before
+    the abstract fills its line and goes with it)."""
     n = len(words)
     return Document("t", [Page(1, 600, 800)], list(words), [(0.0, 0.0, 1.0, 1.0)] * n,
-                    [1] * n, [i // 8 for i in range(n)], [0] * n)
+                    [1] * n, list(range(n)), [0] * n)
 
 
 def _strip(words: list[str], abstract: str = ABSTRACT) -> tuple[Document, list]:

@@ -53,7 +53,9 @@ def test_the_print_is_made_from_the_bodys_keys_as_from_its_words():
     assert summary and summary == c.abstracts[c.language]
     assert work.text_print == doc_print(body, abstract=summary.split())
     assert work.text_print.abstract_words == len(summary.split())
-    assert work.text_print.words == 545  # above MIN_WORDS: the signature is made
+    # above MIN_WORDS: the signature is made (545 before the headings "Résumé" and
+    # "Abstract" went with their abstracts)
+    assert work.text_print.words == 543
     stored = process_candidate(sample_candidate(), job()).stored
     assert stored is not None and DocPrint.from_str(stored[0]["print"]) == work.text_print
 
@@ -107,7 +109,9 @@ def test_show_recuts_a_document_with_the_builds_glyph_repair(tmp_path):
     cand = sample_free_candidate(manifest)
     cuts = recut(pdf, cand, run_settings(out, "local"), row["article_words"])
     assert cuts.differs == 0
-    assert len(cuts.words) == end - start  # the abstract's words, nothing else
+    # the abstract's words and its heading ("Abstract." run in), nothing else
+    assert len(cuts.words) == end - start + 1
+    assert {lang for _, _, lang in cuts.words} == {"en"}
     assert sum("\ufffd" in w for w in row["article_words"]) < 10
 
 

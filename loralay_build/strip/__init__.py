@@ -10,7 +10,8 @@ Matching happens on word keys (normalise.py), first exactly, then with edlib, th
 pieces (locate.py; docs/abstract-matching.md). One AbstractMatch per located copy of an
 abstract (a second whole copy, e.g. a thesis printing it twice, gives a second match of
 the same language): `start`/`end` are the first and last removed word + 1, as indices
-into the *input* document (cover page included); the words between them that are not the
+into the *input* document (cover page included), its heading ("Abstract" on its own
+line or run in) included; the words between them that are not the
 abstract's (a footer and running head at a page break, a box or column read in between)
 stay. `method` is "exact", "fuzzy" (one alignment within the budget) or "split" (found
 in pieces, the junk between them free); `distance` is the edits of its parts plus the
@@ -29,13 +30,14 @@ from ..failures import Failure, FailureClass
 from ..records import AbstractMatch, Candidate, Document
 from .cover import cover_page
 from .leakage import leakage
-from .locate import Budget, Haystack, Span, more_copies
+from .locate import Budget, Haystack, Lines, Span, more_copies
 from .locate import locate as locate_abstract
-from .normalise import KeyedText, text_key, word_keys
+from .normalise import KeyedText, is_heading, text_key, word_keys
 
 # in the tool version the run state fingerprints (as group.GROUP_RULE, pdf/preflight.py):
 # a change to where an abstract is found or what a cover page is redoes earlier results
-STRIP_RULE = "strip2"  # 2: far parts paid for or near the main piece; covers need every sign
+STRIP_RULE = "strip3"  # 2: far parts paid for or near the main piece; covers need every sign
+# 3: a part printed apart fills its lines; an abstract's heading goes with it
 
 if TYPE_CHECKING:
     from ..settings import DocumentSettings
@@ -83,7 +85,9 @@ def strip_document(doc: Document, candidate: Candidate, settings: DocumentSettin
     text = KeyedText(keys, doc.words)
     # each character's page: an abstract's parts are looked for far from its pieces only
     # on the pages those lie on
-    hay = Haystack(text.text, np.repeat(pages, text.lengths))
+    # and each character's printed line: a part printed apart from the rest fills its lines
+    lines = pages * (1 + max(doc.line_ids, default=0)) + np.asarray(doc.line_ids, dtype=np.int64)
+    hay = Haystack(text.text, np.repeat(pages, text.lengths), Lines.of(text.lengths, lines))
     budget = budget_from(settings)
     matches: list[AbstractMatch] = []
     for lang, abstract in candidate.abstracts.items():
@@ -100,7 +104,7 @@ def strip_document(doc: Document, candidate: Candidate, settings: DocumentSettin
         hay.mask(spans)
         copies = [spans, *more_copies(hay, abstract, budget)]
         for group in copies:
-            match = _remove(text, group, lang, pages, removed)
+            match = _remove(text, group, lang, pages, lines, removed)
             if match is not None:
                 matches.append(match)
     kept = (~removed).tolist()
@@ -109,12 +113,14 @@ def strip_document(doc: Document, candidate: Candidate, settings: DocumentSettin
 
 
 def _remove(text: KeyedText, spans: list[Span], lang: str, pages: np.ndarray,
-            removed: np.ndarray) -> AbstractMatch | None:
-    """Mark the words of one located copy as removed; its summary as an AbstractMatch."""
+            lines: np.ndarray, removed: np.ndarray) -> AbstractMatch | None:
+    """Mark the words of one located copy as removed, with its heading; its summary as an
+    AbstractMatch."""
     idx: list[int] = []
     for s in spans:
         first, last = text.words_covered(s.start, s.end)
         if last > first:
+            first = _heading(text.keys, lines, removed, first)
             removed[first:last] = True
             idx.extend((first, last))
     if not idx:
@@ -125,6 +131,23 @@ def _remove(text: KeyedText, spans: list[Span], lang: str, pages: np.ndarray,
     touched = sorted({int(p) for s in spans for p in _pages_of(text, s, pages)})
     return AbstractMatch(lang, start, end, sum(s.distance for s in spans), method,
                          tuple(touched))
+
+
+def _heading(keys: list[str], lines: np.ndarray, removed: np.ndarray, first: int) -> int:
+    """Where the cut starting at word `first` starts with its heading: an abstract's
+    heading ("Abstract", "RESUMO:", "요 약") that fills its printed line up to the cut, on
+    a line of its own or run in before the abstract's first word. The heading belongs
+    to the abstract; left alone in the body, it would be a paragraph of one word. A
+    keywords line is the paper's, not the abstract's, and stays."""
+    last = first - 1
+    while last >= 0 and not keys[last] and not removed[last]:
+        last -= 1  # a lone dash or bullet
+    if last < 0 or removed[last]:
+        return first
+    begin = last
+    while begin > 0 and lines[begin - 1] == lines[last] and not removed[begin - 1]:
+        begin -= 1
+    return begin if is_heading("".join(keys[begin:last + 1])) else first
 
 
 def _pages_of(text: KeyedText, span: Span, pages: np.ndarray) -> set[int]:

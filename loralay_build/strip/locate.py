@@ -17,7 +17,9 @@ them is looked for on its own, near the pieces first (on the next page, or befor
 rest when the reading order puts its block first); when it is not near, it is paid for
 if the budget allows, else looked for far from the pieces on the main piece's page and
 the page before (after the next heading, after the other column), never farther: that is
-the body, where authors repeat their abstract (`_elsewhere`). When it is not found whole,
+the body, where authors repeat their abstract (`_elsewhere`); and near or far, only where
+it fills its printed lines, as a continuation does and a body sentence does not
+(`Haystack.fills_lines`). When it is not found whole,
 it is looked for by halves down to `min_chars` (a part read line by line with a side
 column's lines, which an alignment substitutes rather than skips); a shorter stretch (a
 last line of one word) only exactly, next to its pieces; what is still placed nowhere
@@ -52,7 +54,7 @@ from dataclasses import dataclass
 import edlib
 import numpy as np
 
-from .normalise import text_key
+from .normalise import is_heading, text_key
 
 _CIGAR = re.compile(r"(\d+)([=XID])")
 # Matches this long are anchors; shorter ones are chance (aligned with each other, the
@@ -88,6 +90,33 @@ class Budget:
 
 
 @dataclass(frozen=True, slots=True)
+class Lines:
+    """For every character of a key text: the first and end character of its word and of
+    its printed line (`Lines.of`)."""
+
+    word_begin: np.ndarray
+    word_end: np.ndarray
+    line_begin: np.ndarray
+    line_end: np.ndarray
+
+    @classmethod
+    def of(cls, lengths: np.ndarray, line_keys: np.ndarray) -> Lines:
+        """From each word's key length and its line's identity (words in reading order)."""
+        ends = np.cumsum(lengths)
+        word = np.repeat(np.arange(len(lengths)), lengths)
+        begins = ends - lengths
+        # a line is a run of words with one identity; words with empty keys hold no character
+        new = np.concatenate(([True], line_keys[1:] != line_keys[:-1])) if len(lengths) \
+            else np.zeros(0, dtype=bool)
+        run = np.cumsum(new) - 1
+        starts = np.flatnonzero(new)
+        line_begin = begins[starts]
+        line_end = np.append(begins[starts[1:]], ends[-1] if len(ends) else 0)
+        of_char = run[word]
+        return cls(begins[word], ends[word], line_begin[of_char], line_end[of_char])
+
+
+@dataclass(frozen=True, slots=True)
 class Span:
     """Character range [start, end) of the key text that belongs to the abstract."""
 
@@ -105,11 +134,38 @@ class Haystack:
     Korean or Chinese body with thousands of distinct characters still fits edlib's alphabet.
     """
 
-    def __init__(self, text: str, pages: np.ndarray | None = None) -> None:
+    def __init__(self, text: str, pages: np.ndarray | None = None,
+                 lines: Lines | None = None) -> None:
         self.text = text
         self.codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
         self.masked = np.zeros(len(text), dtype=bool)  # spans already given to an abstract
         self.pages = pages  # the page of every character, or None: all on one page
+        self.lines = lines  # where words and printed lines start and end, or None: unknown
+
+    def fills_lines(self, span: Span, before: str = "", after: str = "") -> bool:
+        """Whether `span` shares no printed line with the body: what its first line holds
+        before it is the abstract's (masked, or the abstract's text just before the part,
+        `before`) or its heading ("Abstract:" run in), and what its last line holds after
+        it is the abstract's too (masked, or `after`, the text that follows the part). A
+        part of an abstract printed apart from the rest (after a page break, the other
+        column, a box) starts and ends its lines; the same sentence in the introduction or
+        the conclusion shares its lines with the paragraph around it. Without lines (a bare
+        word list), every span does."""
+        ln = self.lines
+        if ln is None or span.end <= span.start:
+            return True
+        # the line's words around the part's own (the edge words whole: an alignment may
+        # start or end inside a word), up to the nearest masked character
+        head, start = int(ln.line_begin[span.start]), int(ln.word_begin[span.start])
+        held = np.flatnonzero(self.masked[head:start])
+        rest = self.text[head + (int(held[-1]) + 1 if len(held) else 0):start]
+        if rest and not before.endswith(rest + self.text[start:span.start]) and not (
+                not len(held) and is_heading(rest)):
+            return False
+        tail, end = int(ln.line_end[span.end - 1]), int(ln.word_end[span.end - 1])
+        held = np.flatnonzero(self.masked[end:tail])
+        rest = self.text[end:end + (int(held[0]) if len(held) else tail - end)]
+        return not rest or after.startswith(self.text[span.end:end] + rest)
 
     def scope(self, lo: int, hi: int) -> tuple[int, int]:
         """From the first to the last character of the pages that [lo, hi) touches and of
@@ -249,8 +305,9 @@ def more_copies(hay: Haystack, abstract: str, budget: Budget, limit: int = 3
                      else MAX_DEPTH)
         if found is None:
             break
-        if max(s.end for s in found.spans) - min(s.start for s in found.spans) > 2 * len(key):
-            hay.masked[:] = saved  # sentences spread over the body: not a copy
+        if max(s.end for s in found.spans) - min(s.start for s in found.spans) > 2 * len(key) \
+                or len(found.spans) > 1 and not all(map(hay.fills_lines, found.spans)):
+            hay.masked[:] = saved  # sentences spread over the body, or inside it: not a copy
             break
         copies.append(found.spans)  # find() left them masked
     return copies
@@ -334,6 +391,7 @@ def _aligned(hay: Haystack, key: str, lo: int, enc: tuple[bytes, bytes], budget:
             extra, unplaced = None, b - a
         elif b - a >= GAP:  # near the rest, else paid, else far on the abstract's pages
             extra, unplaced = _elsewhere(hay, key[a:b], near, scope, budget, depth,
+                                         (key[:a], key[b:]),
                                          limit - cost)
         else:  # a word or two cut off by junk, e.g. the abstract's last line
             extra = _beside(hay, key[a:b], parts, i)
@@ -362,7 +420,8 @@ def _aligned(hay: Haystack, key: str, lo: int, enc: tuple[bytes, bytes], budget:
 
 
 def _elsewhere(hay: Haystack, part: str, near: tuple[int, int], scope: tuple[int, int],
-               budget: Budget, depth: int, room: int, whole: bool = True
+               budget: Budget, depth: int, context: tuple[str, str], room: int,
+               whole: bool = True
                ) -> tuple[Found | None, int]:
     """An unplaced part of >= GAP characters looked for on its own: near its pieces (a
     page break, a box, a moved block); else, only when its characters cost more than the
@@ -374,22 +433,65 @@ def _elsewhere(hay: Haystack, part: str, near: tuple[int, int], scope: tuple[int
     conclusion). When not found whole, the part
     is halved and each half looked for near (a part read line by line with a side column's
     lines between, which an alignment substitutes rather than skips), down to halves of
-    `min_chars`. What was found, and how many characters of `part` are placed nowhere;
-    stops once those exceed `room`."""
-    found = find(hay, part, near[0], near[1], budget, depth + 1 if whole else MAX_DEPTH,
-                 scope)
-    if found is None and whole and len(part) > room and len(part) >= budget.min_chars:
-        found = find(hay, part, scope[0], scope[1], budget, depth + 1, scope)
+    `min_chars`. Found whole or by halves, the part is taken only where it fills its
+    printed lines (`_apart`; `context`: the abstract's text before and after it, which
+    may share them). What was found, and how many characters of `part` are placed
+    nowhere; stops once those exceed `room`."""
+    if whole:
+        found = _apart(hay, part, near, budget, depth + 1, scope, context)
+        if found is None and len(part) > room and len(part) >= budget.min_chars:
+            found = _apart(hay, part, scope, budget, depth + 1, scope, context)
+    else:
+        found = find(hay, part, near[0], near[1], budget, MAX_DEPTH, scope)
     if found is not None:
         return found, 0
     if len(part) < 2 * budget.min_chars:
         return None, len(part)
+    saved = hay.masked.copy()
+    halves = _halves(hay, part, near, scope, budget, depth, context, room)
+    if whole and halves[0] is not None and not _fills(hay, halves[0], context):
+        hay.masked[:] = saved  # halves of a body sentence: placed nowhere
+        return None, len(part)
+    return halves
+
+
+def _apart(hay: Haystack, part: str, where: tuple[int, int], budget: Budget, depth: int,
+           scope: tuple[int, int], context: tuple[str, str], tries: int = 3) -> Found | None:
+    """`find` of a part in `where`, taken only where it fills its printed lines
+    (`Haystack.fills_lines`): a copy that shares its lines with the body (the introduction
+    restating a sentence, the conclusion repeating it) is set aside and the next one
+    looked for, up to `tries` copies."""
+    saved = hay.masked.copy()
+    refused: list[Span] = []
+    found = None
+    for _ in range(tries):
+        found = find(hay, part, where[0], where[1], budget, depth, scope)
+        if found is None or _fills(hay, found, context):
+            break
+        refused.extend(found.spans)  # left masked while the next copy is looked for
+        found = None
+    for s in refused:
+        hay.masked[s.start:s.end] = saved[s.start:s.end]
+    return found
+
+
+def _fills(hay: Haystack, found: Found, context: tuple[str, str]) -> bool:
+    """Whether every span of a part fills its lines; `context`: the abstract's text before
+    and after the part."""
+    return all(hay.fills_lines(s, *context) for s in found.spans)
+
+
+def _halves(hay: Haystack, part: str, near: tuple[int, int], scope: tuple[int, int],
+            budget: Budget, depth: int, context: tuple[str, str], room: int
+            ) -> tuple[Found | None, int]:
+    """`part` looked for by halves near its pieces (`_elsewhere`)."""
     mid = len(part) // 2
-    one, lost = _elsewhere(hay, part[:mid], near, scope, budget, depth, room, False)
+    one, lost = _elsewhere(hay, part[:mid], near, scope, budget, depth,
+                           (context[0], part[mid:] + context[1]), room, False)
     if lost > room:
         return one, lost + len(part) - mid
-    two, lost_two = _elsewhere(hay, part[mid:], near, scope, budget, depth, room - lost,
-                               False)
+    two, lost_two = _elsewhere(hay, part[mid:], near, scope, budget, depth,
+                               (context[0] + part[:mid], context[1]), room - lost, False)
     both = [f for f in (one, two) if f is not None]
     if not both:
         return None, lost + lost_two

@@ -134,3 +134,17 @@ class KeyedText:
             return False
         ends = np.cumsum([len(t) for t in tokens(self.words[word])])
         return offset in ends[:-1]
+
+
+# An abstract's heading in the languages the tool builds, as keys: "ABSTRACT:",
+# "a b s t r a c t" and "요 약" all give one of these; the plurals head the first of a
+# paper's abstracts ("RÉSUMÉS"), the Korean ones may name the language ("영문 요약:").
+ABSTRACT_HEADINGS = ("Abstract", "Abstracts", "Summary", "Résumé", "Résumés", "Resumo",
+                     "Resumos", "Resumen", "Resúmenes", "Zusammenfassung", "요약", "초록",
+                     "국문초록", "영문초록", "한글초록", "국문요약", "영문요약", "한글요약")
+_HEADING_KEYS = frozenset(text_key(h) for h in ABSTRACT_HEADINGS)
+
+
+def is_heading(key: str) -> bool:
+    """Whether a key text is an abstract's heading and nothing else."""
+    return key in _HEADING_KEYS
