@@ -110,3 +110,21 @@ def test_verbose_works_after_the_subcommand_on_every_command():
         assert root.level == logging.DEBUG
     finally:
         root.setLevel(level)
+
+
+def test_a_manifest_that_is_a_link_loop_or_a_dangling_link_says_so(tmp_path):
+    """Issue 41, 15 (the manifest itself): a loop of links was "not found"."""
+    from loralay_build.errors import ConfigError  # noqa: PLC0415
+    from loralay_build.pdf.preflight import check_inputs  # noqa: PLC0415
+    from loralay_build.settings import load_settings  # noqa: PLC0415
+
+    (tmp_path / "a.jsonl").symlink_to("b.jsonl")
+    (tmp_path / "b.jsonl").symlink_to("a.jsonl")
+    (tmp_path / "c.jsonl").symlink_to("gone.jsonl")
+    for name, words in (("a.jsonl", "a loop of symbolic links (ELOOP)"),
+                        ("c.jsonl", "a symbolic link to gone.jsonl, which does not exist"),
+                        ("d.jsonl", "not found")):
+        s = load_settings("local", None, {"manifest": str(tmp_path / name)})
+        with pytest.raises(ConfigError) as e:
+            check_inputs(s)
+        assert str(e.value) == f"manifest: {tmp_path / name}: {words}"

@@ -8,6 +8,8 @@ Each of these is now one line and exit status 2, with nothing written.
 
 from __future__ import annotations
 
+import errno
+import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,7 +83,7 @@ def check_inputs(settings: CommonSettings) -> None:
         if value is None:
             continue
         if not Path(value).exists():
-            raise ConfigError(f"{key}: {value}: not found")
+            raise ConfigError(f"{key}: {value}: {_why_missing(Path(value))}")
         if key in type(settings).INPUT_FILES:
             kind = not_a_file(Path(value))
             if kind is not None:
@@ -94,6 +96,18 @@ def check_inputs(settings: CommonSettings) -> None:
             raise ConfigError(f"manifest: {manifest}: cannot be read ({e.strerror or e})") from e
         if unread is not None:
             raise ConfigError(unread)
+
+
+def _why_missing(path: Path) -> str:
+    """"not found", or what stands there instead: a link to nowhere, a loop of links."""
+    try:
+        path.stat()
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            return "a loop of symbolic links (ELOOP)"
+        if path.is_symlink():
+            return f"a symbolic link to {os.readlink(path)}, which does not exist"
+    return "not found"
 
 
 def not_a_file(path: Path) -> str | None:
