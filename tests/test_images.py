@@ -178,7 +178,10 @@ def test_images_config_loads_and_the_default_config_is_unchanged(sample):
     first = pages["train"][0]
     assert first["image"].size == (first["width"], first["height"]) and first["dpi"] == 100
     card = yaml.safe_load((sample / "README.md").read_text().split("---")[1])
-    assert [c["config_name"] for c in card["configs"]] == ["default", "images"]
+    # the page images' config, and one per language of the sample (issue 46, 1)
+    names = [c["config_name"] for c in card["configs"]]
+    assert names[0] == "default" and sorted(names) == ["default", "en", "es", "fr", "images",
+                                                       "ko", "pt"]
 
 
 def loralay(*args: str, check: bool = True) -> subprocess.CompletedProcess:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from .conftest import REPO, fetched_ids
+from .conftest import REPO, fetched_ids, shared_path
 from .fakeserver import Reply, Request
 from .test_oai_source import (
     OAI,
@@ -88,6 +88,10 @@ class Repository:
     requests: list[Request] = field(default_factory=list)
 
     def listing(self, req: Request) -> Reply:
+        verb = req.query.get("verb", [None])[0]
+        if verb in ("Identify", "ListMetadataFormats"):  # what `--dry-run` asks, once each
+            name = f"oai_pmh_bielefeld-pub_{verb}_2020.xml"
+            return Reply(200, shared_path("fixtures", "oai", name).read_bytes(), XML)
         self.requests.append(req)
         token = req.query.get("resumptionToken", [None])[0]
         if token is None:

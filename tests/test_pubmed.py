@@ -830,7 +830,8 @@ def test_list_records_settings_are_refused_in_one_line(tmp_path: Path, keys: dic
 V1_IDS = ["PMC10858524", "PMC2817654", "PMC3460867"]
 REFRESH_DIFF = {"version_before": 1, "version": 2, "added": {"train": ["PMC5828200",
                                                                        "PMC11000001"]},
-                "duplicates": [], "missing_upstream": ["PMC10858524"], "dropped": {}}
+                "duplicates": [], "missing_upstream": ["PMC10858524"], "dropped": {},
+                "pdf_changed": [], "split_moves_refused": []}
 
 
 def listing_world(server: FakeServer) -> PmcRepository:

@@ -118,7 +118,8 @@ class PubmedSettings(CommonSettings):
 
     INPUT_PATHS = ("ids_dir",)
     ALIASES = {"from": "from_date", "until": "until_date"}
-    IDENTITY = ("harvest", "oai_url", "metadata_prefix", "set")
+    # not `harvest`: a dataset of Cohan's ids grows by a listing (docs/pubmed.md)
+    IDENTITY = ("oai_url", "metadata_prefix", "set")
     harvest: Literal["ids", "list_records"] = Field(
         "ids", description="ids: GetRecord of ids_dir's ids; list_records: ListRecords by date")
     ids_dir: str | None = Field(None, min_length=1, description="Cohan et al.'s id files")
