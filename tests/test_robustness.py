@@ -407,6 +407,9 @@ def test_a_manifest_of_a_million_bad_lines_costs_neither_memory_nor_report_size(
     assert report["verdict"].endswith("; 999,998 bad input records")
     assert (out / "report.json").stat().st_size < 50_000
     warnings = [x for x in run.stderr.splitlines() if " WARNING " in x]
+    assert [x.split(": ", 1)[1] for x in warnings if " loralay.finish: " in x] == [
+        "validation and test are empty (1 documents in train): nothing to evaluate on"]
+    warnings = [x for x in warnings if " loralay.finish: " not in x]
     assert len(warnings) == 8, warnings  # 5 + 1 examples, the named line, the total
     assert warnings[-1].endswith("999,998 bad input records in all (bad_metadata 999,997, "
                                  "duplicate 1); the report shows the first 5 of each class")
