@@ -86,13 +86,6 @@ class Rouge:
         return {k: s[k].fmeasure for k in KEYS}
 
 
-@functools.lru_cache(maxsize=1)
-def _segmenter() -> Any:
-    import pysbd
-
-    return pysbd.Segmenter(language="en", clean=False)
-
-
 # pysbd's rules for these; other languages (pt, ko) split after . ! ? and their CJK forms
 _PYSBD = frozenset({"en", "fr", "es", "de", "it", "nl"})
 _ENDS = re.compile(r"(?<=[.!?。！？])\s+")
@@ -106,9 +99,7 @@ def _segmenter_for(language: str) -> Any:
 
 
 def sentences(body: str, language: str = "en") -> list[str]:
-    if language == "en":
-        found = [s.strip() for s in _segmenter().segment(body)]
-    elif language in _PYSBD:
+    if language in _PYSBD:
         found = [s.strip() for s in _segmenter_for(language).segment(body)]
     else:
         found = [s.strip() for s in _ENDS.split(body)]
