@@ -217,7 +217,9 @@ def preview_cuts(pdf: Path, abstract: str | None, language: str | None,
         raise ConfigError(f"{pdf}: no such PDF file")
     settings = load_settings("local", config)
     job = DocumentJob(settings.document(), settings.limits())
-    lang = language or "und"
+    # the abstract's own language (what its cut is looked for under), else the body's,
+    # read once the words are out
+    lang = language or (detect(abstract).top if abstract else None) or "und"
     cand = Candidate(pdf.stem, "local", lang, {lang: abstract} if abstract else {},
                      pdf_path=str(pdf))
     until = "leakage" if abstract else "group"
@@ -227,14 +229,9 @@ def preview_cuts(pdf: Path, abstract: str | None, language: str | None,
         assert failed is not None
         raise ConfigError(f"{pdf}: a build would drop it: {failed[1].cls.value}: "
                           f"{failed[1].message}")
-    if language is None:
+    if language is None and not abstract:
         lang = detect(" ".join(work.doc.words[:5000])).top or "und"
-        cand = Candidate(cand.id, "local", lang, {lang: abstract} if abstract else {},
-                         pdf_path=str(pdf))
-        if abstract:  # the abstract's language is the body's: cut again under it
-            work, results = run_steps(cand, job, until=until, skip=frozenset({"render"}))
-            failed = results.failure
-    assert work.doc is not None
+        cand = Candidate(cand.id, "local", lang, {}, pdf_path=str(pdf))
     notes = [f"preview of {pdf.name}: not a dataset row; language {lang}"
              + ("" if language else " (detected)")]
     cuts = Cuts(num_pages=len(work.doc.pages))
