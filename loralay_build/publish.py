@@ -39,11 +39,13 @@ from typing import Any
 
 from .atomic import MARKER
 from .dataset import Dataset
+from .diffs import DatasetDiff
 from .errors import ConfigError
 from .licenses import OPEN_REDISTRIBUTABLE, UNKNOWN
 from .locks import ReadLock
 from .owned import BUILD, EXPORT, made_as
 from .paths import DATA_DIR, DIFF_JSON, IMAGES_DIR, README, REPORT_JSON, REPORT_MD, SHARD_NAME
+from .reportfile import ReportSummary
 from .version import __version__
 
 # DIFF_JSON is written by a refresh beside the card: what changed since the version before
@@ -84,52 +86,16 @@ def _read_json(path: Path) -> Any:
         raise ConfigError(f"{path}: not JSON ({e})") from None
 
 
-def _diff_summary(path: Path, diff: Any) -> Version:
-    def bad(what: str) -> ConfigError:
-        return ConfigError(f"{path}: {what} (docs/publishing.md gives diff.json's shape)")
-
-    if not isinstance(diff, dict):
-        raise bad("not a JSON object")
-    version = diff.get("version")
-    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-        raise bad(f"'version' is {version!r}, not a whole number >= 1")
-    added = diff.get("added") or {}
-    if not isinstance(added, dict) or not all(isinstance(v, list) for v in added.values()):
-        raise bad("'added' is not {split: [ids]}")
-    dropped = diff.get("dropped") or {}
-    if not isinstance(dropped, dict) or not all(
-            isinstance(v, int) and not isinstance(v, bool) for v in dropped.values()):
-        raise bad("'dropped' is not {class: count}")
-    lists = {}
-    for key in ("duplicates", "missing_upstream"):
-        value = diff.get(key) or []
-        if not isinstance(value, list):
-            raise bad(f"'{key}' is not a list")
-        lists[key] = len(value)
-    n_added = sum(len(v) for v in added.values())
-    parts = [f"{n_added:,} added" + (f" ({_counts({s: len(v) for s, v in added.items()})})"
-                                     if added else ""),
-             f"{lists['duplicates']:,} duplicates dropped",
-             f"{lists['missing_upstream']:,} missing upstream"]
-    if dropped:
-        parts.append(f"dropped: {_counts(dropped)}")
-    before = diff.get("version_before")
-    since = f" since v{before}" if isinstance(before, int) and not isinstance(before, bool) \
-        else ""
-    return Version(version, ", ".join(parts) + since)
-
-
 def dataset_version(root: str | Path) -> Version:
     """The version a publish of `root` makes: `diff.json`'s `version` when a refresh wrote
     one (its message counts what was added and dropped), else 1, a dataset never refreshed
     (its message counts the kept documents per split, `report.json["splits"]`)."""
     root = Path(root)
     if (root / DIFF_JSON).exists():
-        return _diff_summary(root / DIFF_JSON, _read_json(root / DIFF_JSON))
-    report = _read_json(root / REPORT_JSON) if (root / REPORT_JSON).exists() else {}
-    splits = report.get("splits") if isinstance(report, dict) else None
-    per_split = {s: v["count"] for s, v in (splits or {}).items()
-                 if isinstance(v, dict) and isinstance(v.get("count"), int)}
+        diff = DatasetDiff.read(root / DIFF_JSON)
+        return Version(diff.version, diff.summary() + diff.since())
+    per_split = ReportSummary.read(root / REPORT_JSON).kept \
+        if (root / REPORT_JSON).exists() else {}
     if not per_split:
         return Version(1, "the first version")
     return Version(1, f"{sum(per_split.values()):,} documents ({_counts(per_split)})")
@@ -409,8 +375,7 @@ def check_built(root: Path) -> None:
                           "`loralay build`); publish the --out folder of a finished "
                           "`loralay build`; nothing was uploaded")
     report = root / REPORT_JSON
-    data = _read_json(report) if report.is_file() else None
-    if not isinstance(data, dict) or not isinstance(data.get("verdict"), str):
+    if not report.is_file() or ReportSummary.read(report).verdict is None:
         why = "its report.json has no verdict" if report.is_file() else "no report.json"
         raise ConfigError(f"{root}: a build that has not finished ({why}): rerun the same "
                           "`loralay build`, then publish; nothing was uploaded")

@@ -311,6 +311,43 @@ class AbstractMatch:
         return cls(lang, start, end, dist, method, tuple(pages))
 
 
+@dataclass(frozen=True, slots=True)
+class DocSummary:
+    """What the finish decides on for one processed document (licences, duplicates,
+    percentiles, splits, the report), without its words: written by the worker
+    (`pdf/payload.summarize`) into the shard state's `documents.summary`, read back by the
+    corpus steps and the row table. One record both sides use, so a key is spelled once."""
+
+    id: str
+    source: str
+    language: str | None
+    publication_date: str | None
+    given_split: str | None
+    pages: int
+    article_words: int
+    summary_words: int
+    language_share: float | None
+    detected_language: str | None
+    leakage: dict[str, float]  # language -> share of its abstract's n-grams left in the body
+    words_repaired: int  # ligature codes repaired (extract/glyphs.py)
+    words_unrepaired: int  # words still holding U+FFFD
+    label_words: dict[str, int]  # body words per label (labels with none left out)
+    dropped_by_label: int  # words the `drop_labels` setting removed
+    # a list: an abstract printed twice is matched (and removed) twice
+    matches: list[dict[str, Any]]
+    license: str  # the normalised licence id
+    print: str  # the text's MinHash print (corpus/prints.py)
+    pdf_sha256: str | None  # two ids of one PDF are the same paper (corpus/duplicates.py)
+
+    def to_json(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> DocSummary:
+        """KeyError for a summary without one of the keys (none is optional)."""
+        return cls(**{f.name: d[f.name] for f in fields(cls)})
+
+
 @dataclass(slots=True)
 class ProcessedDoc:
     """A document after the per-document stages: body without abstracts, plus summary facts

@@ -19,7 +19,7 @@ from typing import Any
 
 from .atomic import refuse_link
 from .failures import Failure
-from .records import Candidate
+from .records import Candidate, DocSummary
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS candidates (
@@ -197,13 +197,13 @@ class RunState:
         return int(self.db.execute("SELECT COUNT(*) FROM candidates").fetchone()[0])
 
     # --- processed documents ------------------------------------------------------
-    def put_document(self, doc_id: str, summary: dict[str, Any], payload: bytes) -> None:
+    def put_document(self, doc_id: str, summary: DocSummary, payload: bytes) -> None:
         self.db.execute("INSERT OR REPLACE INTO documents VALUES (?,?,?)",
-                        (doc_id, json.dumps(summary, ensure_ascii=False), payload))
+                        (doc_id, json.dumps(summary.to_json(), ensure_ascii=False), payload))
 
-    def document_summaries(self) -> Iterator[dict[str, Any]]:
+    def document_summaries(self) -> Iterator[DocSummary]:
         for (s,) in self.db.execute("SELECT summary FROM documents ORDER BY id"):
-            yield json.loads(s)
+            yield DocSummary.from_json(json.loads(s))
 
     def document_payload(self, doc_id: str) -> bytes:
         row = self.db.execute("SELECT payload FROM documents WHERE id=?", (doc_id,)).fetchone()

@@ -21,6 +21,7 @@ from loralay_build.pdf.decide import (
 )
 from loralay_build.pdf.decisions import RecordedDecisions, record_decisions
 from loralay_build.pdf.refresh import Prior
+from loralay_build.records import DocSummary
 from loralay_build.settings import load_settings
 from loralay_build.state import RunState
 
@@ -50,7 +51,7 @@ class _Summaries:
         self.docs = docs
 
     def document_summaries(self):
-        return iter(sorted(self.docs, key=lambda d: d["id"]))
+        return iter(DocSummary.from_json(d) for d in sorted(self.docs, key=lambda d: d["id"]))
 
 
 def ids(c: CorpusRun) -> list[str]:

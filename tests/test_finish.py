@@ -13,7 +13,7 @@ from loralay_build.corpus.prints import doc_print
 from loralay_build.layout import RunLayout
 from loralay_build.machinery.ledger import DOCUMENT, Entry, Fingerprint, Ledger
 from loralay_build.pdf.finish import IncompleteRun, _doc_table, decide
-from loralay_build.records import Candidate, Rejection
+from loralay_build.records import Candidate, DocSummary, Rejection
 from loralay_build.settings import load_settings
 from loralay_build.sources import record_fetch_item
 from loralay_build.state import RunState
@@ -29,7 +29,8 @@ def summary(doc_id: str, pages: int, summary_words: int, date: str | None,
             "given_split": None, "pages": pages, "article_words": 100 * pages,
             "summary_words": summary_words, "language_share": 0.9, "detected_language": "en",
             "leakage": {"en": 0.0}, "words_repaired": 0, "words_unrepaired": 0,
-            "matches": [], "license": license, "print": doc_print(words).to_str(),
+            "label_words": {}, "dropped_by_label": 0, "matches": [], "license": license,
+            "print": doc_print(words).to_str(),
             "pdf_sha256": hashlib.sha256(doc_id.encode()).hexdigest()}
 
 
@@ -47,7 +48,7 @@ def make_run(tmp_path, docs: list[dict], failed: dict[str, str], fetch_drops: li
     ledger = Ledger(shard, DOCUMENT)
     with shard.transaction():
         for d in docs:
-            shard.put_document(d["id"], d, b"")
+            shard.put_document(d["id"], DocSummary.from_json(d), b"")
             ledger.put(Entry(d["id"], FP))
         for doc_id, cls in failed.items():
             ledger.put(Entry(doc_id, FP, cls, "extract", f"it is {cls}"))

@@ -30,7 +30,7 @@ pytestmark = pytest.mark.e2e
 
 def _payloads(run: Path) -> dict[str, bytes]:
     with RunState(next((run / "state").glob("shard-*.sqlite"))) as st:
-        return {s["id"]: st.document_payload(s["id"]) for s in st.document_summaries()}
+        return {s.id: st.document_payload(s.id) for s in st.document_summaries()}
 
 
 def test_payload_keeps_every_field_and_reencodes_to_the_same_bytes(built_sample):

@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from loralay_build.dataset import Dataset
+from loralay_build.diffs import DatasetDiff, Untaken
 from loralay_build.errors import ConfigError
 from loralay_build.locks import RunLock
 from loralay_build.publish import (
@@ -177,8 +178,7 @@ def test_v2_commit_adds_only_the_new_files_and_v1_is_untouched(history):
     assert "published v2" in proc.stdout and "1 removed" in proc.stdout
     hub = history["hub"]
     body = hub.commit_bodies[-1]
-    assert body[0]["value"]["summary"] == ("Dataset v2: 1 added (test 1), 0 duplicates "
-                                           "dropped, 0 missing upstream since v1")
+    assert body[0]["value"]["summary"] == "Dataset v2: 1 added (test 1) since v1"
     changed = {(line["key"], line["value"]["path"]) for line in body[1:]}
     assert changed == {("file", "README.md"), ("file", "diff.json"),
                        ("lfsFile", history["new"]), ("deletedFile", history["old"])}
@@ -365,6 +365,39 @@ def test_the_version_comes_from_diff_json(tmp_path):
     assert v.tag == "v3"
     assert v.summary == ("3 added (train 2, test 1), 1 duplicates dropped, 2 missing "
                          "upstream, dropped: corrupted 1 since v2")
+
+
+def test_the_commit_message_and_the_changelog_line_are_one_summary(tmp_path):
+    """diff.json as a refresh writes it reads back as the same record, and publish's
+    message is the changelog's line (untaken counts included), not a second wording."""
+    diff = DatasetDiff(1, 2, {"test": ["n"]}, [], ["gone"], {"scanned": 2},
+                       Untaken([{"id": "p", "old_pdf_sha256": "a", "new_pdf_sha256": "b"}]))
+    (tmp_path / "diff.json").write_text(diff.write_text())
+    assert json.loads((tmp_path / "diff.json").read_text())["schema_version"] == 2
+    assert DatasetDiff.read(tmp_path / "diff.json") == diff
+    v = dataset_version(tmp_path)
+    assert diff.line() == ("v2: 1 added (test 1), 1 missing upstream, dropped: scanned 2, "
+                           "1 changed PDFs not taken")
+    assert v.commit_message() == f"Dataset {diff.line()} since v1"
+
+
+def test_a_report_json_of_a_later_schema_is_refused_in_one_line(tmp_path):
+    (tmp_path / "report.json").write_text(json.dumps(
+        {"schema_version": 9, "verdict": "ok", "splits": {"train": {"count": 1}}}))
+    with pytest.raises(ConfigError, match=r"report.json: schema_version 9; this loralay"):
+        dataset_version(tmp_path)
+    (tmp_path / "report.json").write_text(json.dumps({"splits": {"train": 3}}))
+    with pytest.raises(ConfigError, match=r"report.json: 'splits' is not"):
+        dataset_version(tmp_path)
+
+
+def test_a_diff_json_of_schema_1_reads_and_one_of_a_later_schema_is_refused(tmp_path):
+    old = {"version_before": 1, "version": 2, "added": {"train": ["a"]}, "duplicates": [],
+           "missing_upstream": [], "dropped": {}}
+    assert DatasetDiff.from_json(old).untaken == Untaken()
+    (tmp_path / "diff.json").write_text(json.dumps({**old, "schema_version": 9}))
+    with pytest.raises(ConfigError, match=r"diff.json: schema_version 9; this loralay reads"):
+        dataset_version(tmp_path)
 
 
 @pytest.mark.parametrize("diff", ['{"version": 0}', '{"version": "2"}', "[]", "{",

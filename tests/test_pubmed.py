@@ -828,8 +828,8 @@ def test_list_records_settings_are_refused_in_one_line(tmp_path: Path, keys: dic
 
 # --- list_records end to end: a build, then refreshes through the CLI ---------------------------
 V1_IDS = ["PMC10858524", "PMC2817654", "PMC3460867"]
-REFRESH_DIFF = {"version_before": 1, "version": 2, "added": {"train": ["PMC5828200",
-                                                                       "PMC11000001"]},
+REFRESH_DIFF = {"schema_version": 2, "version_before": 1, "version": 2,
+                "added": {"train": ["PMC5828200", "PMC11000001"]},
                 "duplicates": [], "missing_upstream": ["PMC10858524"], "dropped": {},
                 "pdf_changed": [], "split_moves_refused": []}
 

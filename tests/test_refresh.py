@@ -41,7 +41,7 @@ V1_KEPT = {"train": ["en_onecol_timing_note", "es_scielo_suelos", "fr_hal_cover_
                      "en_twocol_graphs", "pt_scielo_espera", "en_structured_trial"],
            "validation": ["fr_twocol_acoustique"], "test": ["ko_kci_wifi_parks"]}
 DIFF = {
-    "version_before": 1, "version": 2,
+    "schema_version": 2, "version_before": 1, "version": 2,
     "added": {"train": ["en_bmc_trauma", "pt_scielo_rsp_hindex"],
               "validation": ["es_scielo_malaga"], "test": ["ko_kiit_voting"]},
     "duplicates": [
@@ -632,7 +632,7 @@ def test_a_refresh_that_adds_no_row_leaves_data_untouched_and_still_makes_a_vers
     build_local(v3, out, "--refresh", check=True)
     assert {k: v for k, v in _files(out).items() if k.startswith("data/")} == before
     assert json.loads((out / "diff.json").read_text()) == {
-        "version_before": 2, "version": 3, "added": {},
+        "schema_version": 2, "version_before": 2, "version": 3, "added": {},
         "duplicates": [{"id": "bmc_again", "kept": "en_bmc_trauma", "kind": "same_pdf",
                         "similarity": 1.0, "via": None, "dataset": None}],
         "missing_upstream": [GONE], "dropped": {}, "pdf_changed": [],

@@ -57,7 +57,7 @@ def test_the_print_is_made_from_the_bodys_keys_as_from_its_words():
     # "Abstract" went with their abstracts)
     assert work.text_print.words == 543
     stored = process_candidate(sample_candidate(), job()).stored
-    assert stored is not None and DocPrint.from_str(stored[0]["print"]) == work.text_print
+    assert stored is not None and DocPrint.from_str(stored[0].print) == work.text_print
 
 
 @pytest.mark.parametrize("step,target", [("extract", "extract_document"),

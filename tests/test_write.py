@@ -526,7 +526,7 @@ def test_the_licence_is_normalised_once_and_read_by_the_summary_payload_and_colu
     row = doc_to_batch(q).to_pylist()[0]
     assert (row["license"], row["license_url"], row["license_text"]) == (
         "cc0-1.0", "https://creativecommons.org/publicdomain/zero/1.0/", "kept")
-    assert summarize(q, doc_print(["a"]))["license"] == "cc0-1.0"
+    assert summarize(q, doc_print(["a"])).license == "cc0-1.0"
     stored = read_columns(encode(q))
     assert stored.license == chosen
     assert doc_to_batch(stored).to_pylist()[0]["license"] == "cc0-1.0"

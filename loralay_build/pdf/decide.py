@@ -14,7 +14,6 @@ import logging
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..corpus.duplicates import Duplicate, DuplicateDetector
 from ..corpus.filters import Thresholds, check_document, compute_thresholds
@@ -22,9 +21,9 @@ from ..corpus.prints import DocPrint, ExternalPrint
 from ..corpus.split import SPLITS, chronological_fates, chronological_fates_by, date_key, given_name
 from ..failures import BadRecords, FailureClass
 from ..layout import RunLayout
-from ..licenses import LICENSE_STAGE, UNKNOWN, exclusion
+from ..licenses import LICENSE_STAGE, exclusion
 from ..machinery.ledger import DOCUMENT, Ledger
-from ..records import Outcome
+from ..records import DocSummary, Outcome
 from ..settings import CorpusSettings
 from ..sources import read_bad_records
 from ..state import OK, RunState
@@ -174,7 +173,7 @@ class CorpusStep:
     def applies(self, cs: CorpusSettings) -> bool:
         return True
 
-    def admit(self, summary: Mapping[str, Any], cs: CorpusSettings) -> Outcome | None:
+    def admit(self, summary: DocSummary, cs: CorpusSettings) -> Outcome | None:
         return None
 
     def run(self, c: CorpusRun) -> None:
@@ -190,10 +189,10 @@ class Licences(CorpusStep):
     def applies(self, cs: CorpusSettings) -> bool:
         return cs.licenses is not None
 
-    def admit(self, summary: Mapping[str, Any], cs: CorpusSettings) -> Outcome | None:
+    def admit(self, summary: DocSummary, cs: CorpusSettings) -> Outcome | None:
         """The fetch applies the same rule before any PDF is read (`licenses.exclusion`);
         here it meets what an earlier, wider list fetched."""
-        excluded = exclusion(summary.get("license", UNKNOWN), cs.licenses)
+        excluded = exclusion(summary.license, cs.licenses)
         if excluded is None:
             return None
         return Outcome.dropped(FailureClass.LICENSE_EXCLUDED.value, self.name, excluded)
@@ -302,21 +301,21 @@ def read_table(states: list[RunState], current: set[str], failed: set[str],
     old = prior.kept if prior else {}
     for i, st in enumerate(states):
         for s in st.document_summaries():
-            if s["id"] in old:
-                if old[s["id"]][1] != i:
+            if s.id in old:
+                if old[s.id][1] != i:
                     continue
                 if offers is not None:
                     offers.see(s)
-            elif s["id"] not in current or s["id"] in failed:
+            elif s.id not in current or s.id in failed:
                 continue
-            refused = None if s["id"] in old else next(
+            refused = None if s.id in old else next(
                 (o for o in (step.admit(s, cs) for step in steps) if o), None)
             if refused is not None:
-                drops.append((s["id"], refused))
+                drops.append((s.id, refused))
                 continue
             rows.add_summary(i, s)
-            detector.add(s["id"], s.get("publication_date"), real_sha256(s.get("pdf_sha256")),
-                         DocPrint.from_str(s["print"]))
+            detector.add(s.id, s.publication_date, real_sha256(s.pdf_sha256),
+                         DocPrint.from_str(s.print))
     return rows
 
 

@@ -24,6 +24,7 @@ import yaml
 from ..atomic import utc_now_iso, write_text_atomic
 from ..corpus.split import SPLITS
 from ..dataset import exclude_datasets
+from ..diffs import DatasetDiff
 from ..layout import RunLayout
 from ..machinery.request import NOTHING_NEW
 from ..owned import remove
@@ -39,14 +40,15 @@ from .payload import read_columns
 from .preflight import ToolVersions
 from .refresh import (
     Base,
-    Diff,
     check_refresh,
     commit_base,
     count_line,
     make_diff,
+    nothing_new,
     read_base,
     remove_diff,
     row_settings,
+    say_untaken,
     source_identity,
     write_diff,
 )
@@ -151,8 +153,8 @@ def finish_run(settings: CommonSettings, layout: RunLayout, num_shards: int,
         if base is not None:
             diff = make_diff(base, list(d.outcomes.items()), d.duplicates, d.missing,
                              d.untaken)
-            diff.untaken.say()
-            if diff.nothing_new(base):
+            say_untaken(diff.untaken)
+            if nothing_new(diff, base):
                 d.verdict = f"{NOTHING_NEW} v{base.version}; no file rewritten"
                 return d
         record_decisions(layout.finish_db, d)
@@ -168,7 +170,7 @@ def finish_run(settings: CommonSettings, layout: RunLayout, num_shards: int,
 def _write_outputs(settings: CommonSettings, layout: RunLayout, d: Decisions,
                    recorded: RecordedDecisions, states: list[RunState], workers: int,
                    versions: ToolVersions, base: Base | None = None,
-                   diff: Diff | None = None, stopped: str | None = None) -> str:
+                   diff: DatasetDiff | None = None, stopped: str | None = None) -> str:
     """The dataset, its card and the report, every count and outcome read from the
     recorded decisions; the rows themselves from the shard states. Returns the verdict.
     A refresh (`base`, `diff`) writes its new rows (and pages) only, beside the base's
@@ -255,7 +257,7 @@ def _warn_if_refreshed(layout: RunLayout) -> None:
                     before.version)
 
 
-def refresh_facts(version: int, base: Base | None, diff: Diff | None) -> dict[str, str]:
+def refresh_facts(version: int, base: Base | None, diff: DatasetDiff | None) -> dict[str, str]:
     """The report's lines on the version: what a refresh added, and whose thresholds."""
     facts = {"dataset_version": str(version)}
     if base is not None and diff is not None:

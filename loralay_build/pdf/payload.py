@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from ..group.labels import label_counts, labels_of
 from ..licenses import License
-from ..records import Candidate, Document, ProcessedDoc
+from ..records import Candidate, DocSummary, Document, ProcessedDoc
 
 if TYPE_CHECKING:  # the write side imports `datasets` (~0.7 s): workers only encode
     from ..corpus.prints import DocPrint
@@ -115,32 +115,18 @@ def read_columns(payload: bytes) -> ColumnDoc:
                      License(**meta["license"]))
 
 
-def summarize(p: ProcessedDoc, text_print: DocPrint) -> dict[str, Any]:
+def summarize(p: ProcessedDoc, text_print: DocPrint) -> DocSummary:
     """What the finish decides on (licences, duplicates, percentiles, splits, the report),
     without the words."""
     c = p.candidate
-    return {
-        "id": c.id,
-        "source": c.source,
-        "language": c.language,
-        "publication_date": c.publication_date,
-        "given_split": c.split,
-        "pages": p.num_pages,
-        "article_words": len(p.document.words),
-        "summary_words": p.summary_words,
-        "language_share": p.language_share,
-        "detected_language": p.detected_language,
-        "leakage": p.leakage,
-        "words_repaired": p.document.words_repaired,  # ligature codes (extract/glyphs.py)
-        "words_unrepaired": p.document.words_unrepaired,  # words still holding U+FFFD
-        # body words per label (group/labels.py), and those the `drop_labels` setting removed
-        "label_words": label_counts(p.document),
-        "dropped_by_label": p.document.dropped_by_label,
-        # a list: an abstract printed twice is matched (and removed) twice
-        "matches": [{"language": m.language, "distance": m.distance, "method": m.method,
-                     "pages": list(m.pages)} for m in p.matches],
-        "license": p.terms.id,
-        "print": text_print.to_str(),
-        # two ids of one PDF are the same paper (corpus/duplicates.py)
-        "pdf_sha256": c.pdf_sha256,
-    }
+    return DocSummary(
+        id=c.id, source=c.source, language=c.language,
+        publication_date=c.publication_date, given_split=c.split, pages=p.num_pages,
+        article_words=len(p.document.words), summary_words=p.summary_words,
+        language_share=p.language_share, detected_language=p.detected_language,
+        leakage=p.leakage, words_repaired=p.document.words_repaired,
+        words_unrepaired=p.document.words_unrepaired,
+        label_words=label_counts(p.document), dropped_by_label=p.document.dropped_by_label,
+        matches=[{"language": m.language, "distance": m.distance, "method": m.method,
+                  "pages": list(m.pages)} for m in p.matches],
+        license=p.terms.id, print=text_print.to_str(), pdf_sha256=c.pdf_sha256)

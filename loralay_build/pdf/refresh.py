@@ -37,10 +37,12 @@ from typing import Any
 from ..atomic import write_text_atomic
 from ..corpus.filters import Thresholds
 from ..corpus.split import SPLITS, SplitError, given_name
+from ..diffs import DatasetDiff, Untaken
 from ..errors import ConfigError
 from ..failures import FailureClass
 from ..layout import RunLayout
 from ..paths import DATA_DIR, DIFF_JSON, IMAGES_DIR, SHARD_NAME
+from ..records import DocSummary
 from ..settings import CommonSettings
 from ..state import RunState
 from .fingerprint import PdfChecksums, real_sha256
@@ -69,51 +71,22 @@ class Prior:
         return {doc_id: k for k, doc_id in enumerate(self.kept)}
 
 
-@dataclass
-class Untaken:
-    """What the source now says of old documents that their rows, kept as they are, do not
-    take (diff.json's `pdf_changed` and `split_moves_refused`), each list by id."""
-
-    pdf_changed: list[dict[str, str]] = field(default_factory=list)  # id, old/new sha256
-    split_moves_refused: list[dict[str, str]] = field(default_factory=list)  # id, kept, asked
-
-    def to_json(self) -> dict[str, list[dict[str, str]]]:
-        return {"pdf_changed": self.pdf_changed,
-                "split_moves_refused": self.split_moves_refused}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any] | None) -> Untaken:
-        data = data or {}
-        return cls([dict(e) for e in data.get("pdf_changed", [])],
-                   [dict(e) for e in data.get("split_moves_refused", [])])
-
-    def within(self, other: Untaken) -> bool:
-        """Every entry already in `other` (what the base's version said)."""
-        theirs = {(k, _dump(e)) for k, v in other.to_json().items() for e in v}
-        return all((k, _dump(e)) in theirs for k, v in self.to_json().items() for e in v)
-
-    def parts(self) -> list[str]:
-        """The changelog's counts."""
-        n, m = len(self.pdf_changed), len(self.split_moves_refused)
-        return ([f"{n:,} changed PDFs not taken"] if n else []) + \
-            ([f"{m:,} split moves refused"] if m else [])
-
-    def say(self) -> None:
-        """One line each in the log: what was not taken, and how to take it."""
-        how = ("rebuild without --refresh to take them (a new version 1: every document "
-               "decided again, its splits too)")
-        if self.pdf_changed:
-            e = self.pdf_changed[0]
-            log.warning("refresh: %d old documents' PDFs changed upstream (e.g. %s: sha256 "
-                        "%s, now %s); their rows are kept as they were (diff.json "
-                        "`pdf_changed`): %s", len(self.pdf_changed), e["id"],
-                        e["old_pdf_sha256"][:12], e["new_pdf_sha256"][:12], how)
-        if self.split_moves_refused:
-            e = self.split_moves_refused[0]
-            log.warning("refresh: %d old documents are given another split (e.g. %s: kept "
-                        "in %s, given %s); a refresh keeps their split (diff.json "
-                        "`split_moves_refused`): %s", len(self.split_moves_refused),
-                        e["id"], e["kept"], e["asked"], how)
+def say_untaken(untaken: Untaken) -> None:
+    """One line each in the log: what was not taken, and how to take it."""
+    how = ("rebuild without --refresh to take them (a new version 1: every document "
+           "decided again, its splits too)")
+    if untaken.pdf_changed:
+        e = untaken.pdf_changed[0]
+        log.warning("refresh: %d old documents' PDFs changed upstream (e.g. %s: sha256 "
+                    "%s, now %s); their rows are kept as they were (diff.json "
+                    "`pdf_changed`): %s", len(untaken.pdf_changed), e["id"],
+                    e["old_pdf_sha256"][:12], e["new_pdf_sha256"][:12], how)
+    if untaken.split_moves_refused:
+        e = untaken.split_moves_refused[0]
+        log.warning("refresh: %d old documents are given another split (e.g. %s: kept "
+                    "in %s, given %s); a refresh keeps their split (diff.json "
+                    "`split_moves_refused`): %s", len(untaken.split_moves_refused),
+                    e["id"], e["kept"], e["asked"], how)
 
 
 class OldOffers:
@@ -133,12 +106,12 @@ class OldOffers:
         self.kept, self.given = prior.kept, given
         self.found = Untaken()
 
-    def see(self, summary: Mapping[str, Any]) -> None:
-        doc_id = summary["id"]
+    def see(self, summary: DocSummary) -> None:
+        doc_id = summary.id
         if doc_id not in self.now:  # not offered now: missing upstream
             return
         sha, asked = self.now[doc_id]
-        old = real_sha256(summary.get("pdf_sha256"))
+        old = real_sha256(summary.pdf_sha256)
         if old and real_sha256(sha) and sha != old:
             self.found.pdf_changed.append({"id": doc_id, "old_pdf_sha256": old,
                                            "new_pdf_sha256": sha})
@@ -391,49 +364,8 @@ def count_line(counts: Mapping[str, int]) -> str:
     return f"{total:,} documents ({per})" if per else f"{total:,} documents"
 
 
-@dataclass
-class Diff:
-    """What a refresh changed since the base (diff.json's shape: docs/publishing.md)."""
-
-    version_before: int
-    version: int
-    added: dict[str, list[str]]
-    duplicates: list[dict[str, Any]]
-    missing_upstream: list[str]
-    dropped: dict[str, int]
-    untaken: Untaken = field(default_factory=Untaken)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"version_before": self.version_before, "version": self.version,
-                "added": self.added, "duplicates": self.duplicates,
-                "missing_upstream": self.missing_upstream, "dropped": self.dropped,
-                **self.untaken.to_json()}
-
-    def nothing_new(self, base: Base) -> bool:
-        """Nothing added, no new id dropped, no id newly gone upstream, nothing newly
-        left untaken."""
-        before = set(base.missing)
-        return not self.added and not self.duplicates and not self.dropped \
-            and set(self.missing_upstream) <= before and self.untaken.within(base.untaken)
-
-    def line(self) -> str:
-        """The changelog's line for this version."""
-        total = sum(len(v) for v in self.added.values())
-        per = ", ".join(f"{s} {len(v):,}" for s, v in self.added.items())
-        parts = [f"{total:,} added" + (f" ({per})" if per else "")]
-        if self.duplicates:
-            parts.append(f"{len(self.duplicates):,} duplicates dropped")
-        if self.missing_upstream:
-            parts.append(f"{len(self.missing_upstream):,} missing upstream")
-        if self.dropped:
-            parts.append("dropped: " + ", ".join(f"{c} {n:,}" for c, n in
-                                                  self.dropped.items()))
-        parts += self.untaken.parts()
-        return f"v{self.version}: " + ", ".join(parts)
-
-
 def make_diff(base: Base, outcomes: Sequence[tuple[str, Any]], duplicates: Mapping[str, Any],
-              missing: Sequence[str], untaken: Untaken | None = None) -> Diff:
+              missing: Sequence[str], untaken: Untaken | None = None) -> DatasetDiff:
     """`outcomes`: the refresh's (id, Outcome) in the report's order; `duplicates`: its
     dropped id -> `Duplicate`; `missing`: the base's kept ids the source no longer offers;
     `untaken`: what the source says of the others that their rows do not take."""
@@ -451,15 +383,22 @@ def make_diff(base: Base, outcomes: Sequence[tuple[str, Any]], duplicates: Mappi
             else:
                 dropped[o.cls] += 1
     added = {s: added[s] for s in SPLITS if s in added}
-    return Diff(base.version, base.version + 1, added, dups, sorted(missing),
+    return DatasetDiff(base.version, base.version + 1, added, dups, sorted(missing),
                 dict(sorted(dropped.items())), untaken or Untaken())
 
 
-def write_diff(out: Path, diff: Diff) -> None:
-    write_text_atomic(out / DIFF_JSON, json.dumps(diff.to_json(), indent=2,
-                                                  ensure_ascii=False) + "\n")
+def write_diff(out: Path, diff: DatasetDiff) -> None:
+    write_text_atomic(out / DIFF_JSON, diff.write_text())
 
 
 def remove_diff(out: Path) -> None:
     """A plain build is a version 1 again: no diff of a refresh it replaced."""
     (out / DIFF_JSON).unlink(missing_ok=True)
+
+
+def nothing_new(diff: DatasetDiff, base: Base) -> bool:
+    """Nothing added, no new id dropped, no id newly gone upstream, nothing newly left
+    untaken."""
+    return not diff.added and not diff.duplicates and not diff.dropped \
+        and set(diff.missing_upstream) <= set(base.missing) \
+        and diff.untaken.within(base.untaken)

@@ -16,7 +16,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from itertools import compress
-from typing import Any
 
 import numpy as np
 
@@ -28,7 +27,7 @@ from ..group.labels import CODE, group_and_label, known_abstract
 from ..images.detector import detect_labels
 from ..images.render import RenderedPages
 from ..language import detect, main_language
-from ..records import Candidate, Document, ProcessedDoc
+from ..records import Candidate, DocSummary, Document, ProcessedDoc
 from ..settings import DocumentSettings, LimitSettings
 from ..strip import Stripped, leakage, strip_document
 from .payload import encode, summarize
@@ -82,7 +81,7 @@ class StepResults:
     doc_id: str
     stages: list[tuple[str, Failure | None, float]] = field(default_factory=list)
     rendered: RenderedPages | None = None  # staged page images, with `images: true`
-    stored: tuple[dict[str, Any], bytes] | None = None  # (summary, payload)
+    stored: tuple[DocSummary, bytes] | None = None  # (summary, payload)
     # a step ran out of memory: the worker's heap is suspect, the pool starts a new one
     worker_spent: bool = False
 

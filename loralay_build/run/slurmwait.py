@@ -3,7 +3,6 @@ finished shard, the finish's verdict at the end, a failed shard named with its l
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from dataclasses import dataclass
@@ -12,6 +11,8 @@ from typing import Any
 
 from ..errors import BuildStopped
 from ..machinery.request import NOTHING_NEW, BuildResult
+from ..paths import REPORT_JSON
+from ..reportfile import ReportSummary
 from .jobscript import SlurmDir
 from .squeue import queue
 
@@ -132,10 +133,9 @@ def _verdict(sub: Submission, finish: str, failed: list[str]) -> BuildResult:
         raise JobFailed(f"{sub.where.root.parent}: the finish job {finish} failed "
                         f"({_ended(status)}); log {sub.where.job_log('finish', finish)}")
     out = sub.where.root.parent
-    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
-    kept = {s: v["count"] for s, v in report["splits"].items()}
+    report = ReportSummary.read(out / REPORT_JSON)
     said = _nothing_new(sub.where.job_log("finish", finish))
-    result = BuildResult(out, kept, len(report["documents"]), said or report["verdict"])
+    result = BuildResult(out, report.kept, report.documents, said or report.verdict or "")
     log.info("done: %s", said or result.line())
     return result
 

@@ -13,12 +13,12 @@ import math
 import sys
 from array import array
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
 
 import numpy as np
 
 from ..group.labels import LABELS
 from ..licenses import UNKNOWN
+from ..records import DocSummary
 
 
 class DocTable:
@@ -85,16 +85,15 @@ class DocTable:
     def labels_of(self, j: int) -> array:
         return self.label_words[j * len(LABELS):(j + 1) * len(LABELS)]
 
-    def add_summary(self, shard: int, s: dict[str, Any]) -> None:
+    def add_summary(self, shard: int, s: DocSummary) -> None:
         """A row from a processed document's summary in the run state (`pdf/payload.py`)."""
-        self.add(s["id"], pages=s["pages"], summary_words=s["summary_words"],
-                 article_words=s["article_words"], language_share=s["language_share"],
-                 leak=s["leakage"].items(), words_repaired=s.get("words_repaired", 0),
-                 words_unrepaired=s.get("words_unrepaired", 0), shard=shard,
-                 date=s.get("publication_date"), given=s.get("given_split"),
-                 license=s.get("license", UNKNOWN), language=s.get("language") or "",
-                 label_words=s.get("label_words"),
-                 dropped_by_label=s.get("dropped_by_label", 0))
+        self.add(s.id, pages=s.pages, summary_words=s.summary_words,
+                 article_words=s.article_words, language_share=s.language_share,
+                 leak=s.leakage.items(), words_repaired=s.words_repaired,
+                 words_unrepaired=s.words_unrepaired, shard=shard,
+                 date=s.publication_date, given=s.given_split, license=s.license,
+                 language=s.language or "", label_words=s.label_words,
+                 dropped_by_label=s.dropped_by_label)
 
     def __len__(self) -> int:
         return len(self.ids)

@@ -23,6 +23,7 @@ from ..failures import BadRecords, FailureClass
 from ..group.labels import LABELS
 from ..paths import REPORT_DIR
 from ..records import Outcome
+from ..reportfile import SCHEMA_VERSION as REPORT_SCHEMA
 from .doctable import DocTable
 
 MAX_EXAMPLES = 5
@@ -328,6 +329,7 @@ def _report_body(run: RunFacts, docs: DocTable) -> dict[str, Any]:
         warnings.insert(0, f"the harvest stopped early: {run.stopped}")
     stats = split_stats(docs, order)
     return {
+        "schema_version": REPORT_SCHEMA,
         "verdict": verdict(len(docs), total, leak["above_threshold"], drops,
                            run.bad_records.total),
         **({"stopped": run.stopped} if run.stopped else {}),
