@@ -1,0 +1,64 @@
+"""The section tree, each word's section and the reference list (issue 45) on real PDFs:
+the sample's two-column paper, the shared corpus's ACL and arXiv papers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from loralay_build.api import extract
+from loralay_build.group.labels import CODE
+from loralay_build.group.sections import number_level, references_of, sections_of
+
+from .conftest import SAMPLE, shared_path
+
+
+def structure(pdf):
+    d = extract(pdf)
+    secs, ids = sections_of(d.words, d.boxes, d.block_ids, d.labels)
+    refs = references_of(d.words, d.boxes, d.line_ids, d.block_ids, d.labels)
+    return d, secs, ids, refs
+
+
+def test_heading_numbers_give_levels():
+    assert [number_level(w) for w in ("2", "2.3.1", "3.1.", "IV.", "B.", "B.1.", "Figure",
+                                      "2019", "I")] == [1, 3, 2, 1, 2, 3, None, None, 1]
+
+
+def test_numbered_headings_of_a_two_column_paper_and_its_words_sections():
+    d, secs, ids, refs = structure(SAMPLE.parent / "pdf" / "en_twocol_graphs.pdf")
+    assert [s.title for s in secs] == ["1 Introduction", "2 Related work", "3 Method",
+                                       "4 Experiments", "5 Conclusion", "References"]
+    assert all(s.level == 1 and s.parent == -1 for s in secs)
+    assert len(ids) == len(d.words) and ids.dtype == np.int32
+    # the title block comes before the first heading; every heading's words are its own
+    assert ids[0] == -1 and (np.diff(ids) >= 0).all()
+    first = d.words.index("Introduction")
+    assert ids[first] == 0 and ids[first - 1] == (0 if d.words[first - 1] == "1" else -1)
+    assert [r.split()[0] for r in refs] == ["[1]", "[2]", "[3]"]
+
+
+def test_subsections_take_their_numbered_parent():
+    pdf = shared_path("corpus", "pdf", "en_acl_s2orc.pdf")
+    d, secs, ids, refs = structure(pdf)
+    titles = [s.title for s in secs]
+    top = titles.index("2 Constructing the corpus")
+    subs = [s for s in secs if s.title.startswith("2.")]
+    assert len(subs) >= 5 and all(s.level == 2 and s.parent == top for s in subs)
+    assert secs[titles.index("Introduction")].level == 1  # unnumbered, as large as "2 ..."
+    # the words after "2.1 Processing PDFs" belong to it
+    k = titles.index("2.1 Processing PDFs")
+    assert (ids == k).sum() > 50
+    # an author-year list: one entry per reference, each opening with its authors
+    assert 50 <= len(refs) <= 70
+    assert refs[0].startswith("Riaz Ahmad and Muhammad Tanvir Afzal. 2018.")
+    # the entries hold the bibliography's words, no more
+    assert sum(len(r.split()) for r in refs) <= int((np.asarray(d.labels) ==
+                                                      CODE["bibliography"]).sum())
+
+
+def test_a_numbered_reference_list_splits_into_its_count():
+    pdf = shared_path("corpus", "pdf", "en_arxiv_beyond_summ.pdf")
+    _, secs, _, refs = structure(pdf)
+    assert [r.split()[0] for r in refs] == [f"[{k}]" for k in range(1, 36)]
+    assert "REFERENCES" in [s.title for s in secs]
