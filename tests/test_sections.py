@@ -4,7 +4,6 @@ the sample's two-column paper, the shared corpus's ACL and arXiv papers."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from loralay_build.api import extract
 from loralay_build.group.labels import CODE
@@ -62,3 +61,36 @@ def test_a_numbered_reference_list_splits_into_its_count():
     _, secs, _, refs = structure(pdf)
     assert [r.split()[0] for r in refs] == [f"[{k}]" for k in range(1, 36)]
     assert "REFERENCES" in [s.title for s in secs]
+
+
+def test_export_cohan_reads_back_with_the_datasets_sections(built_sample, tmp_path):
+    """The sample built, exported in Cohan et al.'s layout, read back: one JSON line per
+    paper, section names the `sections` column's titles, abstracts as <S> sentences."""
+    import json
+
+    from loralay_build.dataset import Dataset
+
+    from .conftest import loralay
+
+    ds_dir, _ = built_sample
+    out = tmp_path / "cohan"
+    proc = loralay("export", "cohan", str(ds_dir), "--out", str(out), check=True)
+    ds = Dataset.open(ds_dir)
+    rows = {r["article_id"]: r for split in ds.splits
+            for r in ds.rows(split, ("article_id", "sections", "abstract", "article_words"))}
+    papers = [json.loads(line) for f in sorted(out.glob("*.txt"))
+              for line in f.read_text(encoding="utf-8").splitlines()]
+    assert sorted(p["article_id"] for p in papers) == sorted(rows)
+    assert "papers" in proc.stdout
+    with_sections = 0
+    for p in papers:
+        row = rows[p["article_id"]]
+        assert p["section_names"] == [s["title"] for s in row["sections"]]
+        assert len(p["sections"]) == len(p["section_names"])
+        assert all(s.startswith("<S> ") and s.endswith(" </S>") for s in p["abstract_text"])
+        assert p["article_text"] and p["labels"] is None
+        with_sections += bool(p["sections"])
+        # a section's sentences hold no more words than the body
+        assert sum(len(s.split()) for sec in p["sections"] for s in sec) \
+            <= len(row["article_words"])
+    assert with_sections >= 1
