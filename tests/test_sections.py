@@ -94,3 +94,21 @@ def test_export_cohan_reads_back_with_the_datasets_sections(built_sample, tmp_pa
         assert sum(len(s.split()) for sec in p["sections"] for s in sec) \
             <= len(row["article_words"])
     assert with_sections >= 1
+
+
+def test_a_numbered_list_whose_first_labelled_entry_is_not_one_still_splits():
+    """BMC's list: the entry "1." is not labelled bibliography, the list opens at "2."
+    (it was one entry of every line before the first number could be above 1)."""
+    _, _, _, refs = structure(shared_path("corpus", "pdf", "en_bmc_trauma.pdf"))
+    assert [r.split()[0] for r in refs[:3]] == ["2.", "3.", "4."]
+
+
+def test_unnumbered_headings_larger_than_numbered_items_rank_by_size():
+    """LibreOffice's tagged sample: H1 "Titre 1", H2 "Titre 2", H3 "Tableau" (its tree's
+    levels) with numbered list items between them that take no heading's level from."""
+    _, secs, _, _ = structure(shared_path("layout", "tagged",
+                                          "fr_libreoffice_structure_sample.pdf"))
+    levels = {s.title: (s.level, s.parent) for s in secs}
+    assert levels["Titre 1"] == (1, -1)
+    assert levels["Titre 2"] == (2, 0)
+    assert levels["Tableau"][0] == 3

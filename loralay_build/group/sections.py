@@ -9,8 +9,8 @@ the page tells:
 - a heading is a block labelled `section` that is not a reference entry's shape, set in a
   type no smaller than the body; a heading's number ("2.3.1", "IV.", "B.") gives its level
   (the count of its parts; a Roman numeral is a top level, a capital letter below it);
-  an unnumbered heading takes the level of the numbered headings of the nearest type size,
-  or, with none numbered, the rank of its type size among the headings';
+  an unnumbered heading takes the level of the numbered headings of its type size, or,
+  with none of its size numbered, the rank of its type size among the headings';
 - a heading's parent is the last heading of a smaller level before it;
 - each word belongs to the last heading at or before it (−1 before the first);
 - the reference list is the words labelled `bibliography`, split into entries where a line
@@ -113,25 +113,26 @@ def heading_blocks(words: list[str], boxes: np.ndarray, block_ids: np.ndarray,
 
 
 def _levels(words: list[str], heads: list[tuple[int, int, float]]) -> list[int]:
-    """Each heading's level: its number's, else the level of numbered headings of the
-    nearest type size, else its size's rank among the unnumbered ones."""
+    """Each heading's level: its number's; else the level of the numbered headings of its
+    type size (within SAME_SIZE); else its size's rank among all the headings' sizes."""
     numbered = [number_level(words[s]) if n >= 2 else None for s, n, _ in heads]
     sizes = [mh for _, _, mh in heads]
     known = [(sizes[i], lv) for i, lv in enumerate(numbered) if lv is not None]
-    if known:
-        out = []
-        for i, lv in enumerate(numbered):
-            if lv is None:
-                # nearest numbered size; ties go to the shallower level
-                lv = min(known, key=lambda k: (abs(k[0] - sizes[i]), k[1]))[1]
-            out.append(lv)
-        return out
     ranks: list[float] = []  # distinct sizes, largest first
-    for s in sorted(sizes, reverse=True):
-        if not ranks or s < ranks[-1] * (1 - SAME_SIZE):
-            ranks.append(s)
-    return [1 + next(k for k, r in enumerate(ranks) if s >= r * (1 - SAME_SIZE))
-            for s in sizes]
+    for size in sorted(sizes, reverse=True):
+        if not ranks or size < ranks[-1] * (1 - SAME_SIZE):
+            ranks.append(size)
+    out = []
+    for i, lv in enumerate(numbered):
+        if lv is None:
+            near = [k for k in known if abs(k[0] - sizes[i]) <= SAME_SIZE * k[0]]
+            if near:  # nearest numbered size; ties go to the shallower level
+                lv = min(near, key=lambda k: (abs(k[0] - sizes[i]), k[1]))[1]
+            else:
+                lv = 1 + next(k for k, r in enumerate(ranks)
+                              if sizes[i] >= r * (1 - SAME_SIZE))
+        out.append(lv)
+    return out
 
 
 def _parents(levels: list[int]) -> list[int]:
@@ -217,7 +218,7 @@ def _numbered_starts(firsts: list[str], numbered: list[bool]) -> list[bool]:
             continue
         k = _number(f)
         bracketed = f[0] in "[("
-        if k == last + 1 or (bracketed and last < k <= last + 3) or (last == 0 and k <= 1):
+        if k == last + 1 or (bracketed and last < k <= last + 3) or (last == 0 and k <= 5):
             out[i], last = True, k
     return out
 
