@@ -27,10 +27,14 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from loralay_build.api import extract  # noqa: E402
-from loralay_build.group.sections import references_of, sections_of  # noqa: E402
+from loralay_build.group.sections import (  # noqa: E402
+    outline_of,
+    references_of,
+    sections_of,
+    title_key,
+)
 
 _HEAD = re.compile(r"^H([1-6]?)$")
-_NUMBER = re.compile(r"^\s*(?:[\dIVXLC]+(?:\.\d+)*|[A-H](?:\.\d+)*)[.)]?\s+")
 
 
 def half(doc_id: str) -> str:
@@ -40,8 +44,7 @@ def half(doc_id: str) -> str:
 
 def norm(title: str) -> str:
     """A heading's text for matching: numbering, punctuation, spaces and case aside."""
-    t = _NUMBER.sub("", title)
-    return "".join(c for c in t.lower() if c.isalnum())
+    return title_key(title)
 
 
 def _texts(pdf: Any) -> dict[tuple[int, int], str]:
@@ -94,19 +97,6 @@ def truth(path: Path) -> dict[str, Any] | None:
     return {"headings": heads, "references": bib}
 
 
-def outline(path: Path) -> list[tuple[str, int]]:
-    """The PDF's bookmarks [(title, level 1-based)]."""
-    import pypdfium2 as pdfium
-
-    pdf = pdfium.PdfDocument(str(path))
-    try:
-        return [(item.get_title(), item.level + 1) for item in pdf.get_toc()]
-    except Exception:
-        return []
-    finally:
-        pdf.close()
-
-
 def _parents(levels: list[int]) -> list[int]:
     stack: list[int] = []
     out = []
@@ -145,12 +135,12 @@ def evaluate(path: Path, doc_id: str) -> dict[str, Any] | None:
     if gt is None or not gt["headings"]:
         return None
     d = extract(path)
-    secs, _ = sections_of(d.words, d.boxes, d.block_ids, d.labels)
+    secs, _ = sections_of(d.words, d.boxes, d.block_ids, d.labels, outline_of(str(path)))
     refs = references_of(d.words, d.boxes, d.line_ids, d.block_ids, d.labels)
     found = [(s.title, s.level) for s in secs]
     row = {"id": doc_id, "half": half(doc_id), "true_headings": len(gt["headings"]),
            "found": len(found), **score(gt["headings"], found),
-           "outline": score(gt["headings"], outline(path)),
+           "outline": score(gt["headings"], outline_of(str(path))),
            "true_refs": gt["references"], "found_refs": len(refs)}
     return row
 

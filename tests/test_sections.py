@@ -112,3 +112,19 @@ def test_unnumbered_headings_larger_than_numbered_items_rank_by_size():
     assert levels["Titre 1"] == (1, -1)
     assert levels["Titre 2"] == (2, 0)
     assert levels["Tableau"][0] == 3
+
+
+def test_an_outline_matching_the_headings_gives_their_levels():
+    """LibreOffice's sample carries bookmarks Titre 1 / Titre 2 / Tableau at levels 1-3;
+    with them the tree is the tagged one's; an outline of other titles changes nothing."""
+    from loralay_build.group.sections import outline_of
+
+    pdf = shared_path("layout", "tagged", "fr_libreoffice_structure_sample.pdf")
+    toc = outline_of(str(pdf))
+    assert toc == [("Titre 1", 1), ("Titre 2", 2), ("Tableau", 3)]
+    d = extract(pdf)
+    secs, _ = sections_of(d.words, d.boxes, d.block_ids, d.labels, toc)
+    levels = {s.title: s.level for s in secs}
+    assert (levels["Titre 1"], levels["Titre 2"], levels["Tableau"]) == (1, 2, 3)
+    alone, _ = sections_of(d.words, d.boxes, d.block_ids, d.labels, [("Other", 4)])
+    assert alone == sections_of(d.words, d.boxes, d.block_ids, d.labels)[0]

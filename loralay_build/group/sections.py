@@ -147,15 +147,60 @@ def _parents(levels: list[int]) -> list[int]:
     return out
 
 
+def outline_of(pdf_path: str) -> list[tuple[str, int]]:
+    """The PDF's bookmarks as (title, level from 1), [] when it has none or they cannot
+    be read (pypdfium2, a dependency: the outline is the author's own tree)."""
+    import pypdfium2 as pdfium
+
+    try:
+        pdf = pdfium.PdfDocument(pdf_path)
+    except pdfium.PdfiumError:
+        return []
+    try:
+        return [(item.get_title(), item.level + 1) for item in pdf.get_toc()]
+    except (pdfium.PdfiumError, ValueError):
+        return []
+    finally:
+        pdf.close()
+
+
+_NUMBERING = re.compile(r"^\s*(?:[\dIVXLC]+(?:\.\d+)*|[A-H](?:\.\d+)*)[.)]?\s+")
+
+
+def title_key(title: str) -> str:
+    """A heading's text for matching an outline entry or a tagged heading: numbering,
+    punctuation, spaces and case aside."""
+    return "".join(c for c in _NUMBERING.sub("", title).lower() if c.isalnum())
+
+
+def _outline_levels(words: list[str], heads: list[tuple[int, int, float]],
+                    outline: list[tuple[str, int]], levels: list[int]) -> list[int]:
+    """The levels with the outline's where its entries match printed headings (in order),
+    when at least half of the headings match (an outline of other things, a journal's
+    bookmarks of its issue, is not the paper's tree)."""
+    keys = [title_key(" ".join(words[s:s + n])) for s, n, _ in heads]
+    out, j, hits = list(levels), 0, 0
+    for i, k in enumerate(keys):
+        for jj in range(j, len(outline)):
+            if k and title_key(outline[jj][0]) == k:
+                out[i], j, hits = outline[jj][1], jj + 1, hits + 1
+                break
+    return out if heads and hits >= 0.5 * len(heads) else levels
+
+
 def sections_of(words: list[str], boxes: np.ndarray, block_ids: np.ndarray,
-                labels: np.ndarray) -> tuple[list[Section], np.ndarray]:
+                labels: np.ndarray, outline: list[tuple[str, int]] | None = None
+                ) -> tuple[list[Section], np.ndarray]:
     """The section tree (reading order) and each word's section index (int32, -1 before
-    the first heading)."""
+    the first heading); `outline` (`outline_of`), where its entries match the printed
+    headings, gives their levels."""
     boxes = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
     block_ids = np.asarray(block_ids, dtype=np.int64)
     labels = np.asarray(labels, dtype=np.int64)
     heads = heading_blocks(words, boxes, block_ids, labels)
     levels = _levels(words, heads)
+    if outline:
+        levels = _outline_levels(words, heads, outline, levels)
     # a level never jumps more than one below its parent ("3.1.1" under a "3" alone)
     parents = _parents(levels)
     sections = [Section(" ".join(words[s:s + n]), lv, p)
@@ -227,27 +272,26 @@ def _unnumbered_starts(words: list[str], boxes: np.ndarray, block_ids: np.ndarra
                        lines: list[np.ndarray]) -> list[bool]:
     """Entry starts of a list without numbers: per block, a hanging indent's outdented
     lines; a block without indents splits where a line opens like an author after a line
-    that ended like an entry, or is one entry per block."""
+    that ended like an entry, or is one entry per block. NumPy over the lines' first
+    words (a list has thousands of lines)."""
     out = [False] * len(lines)
-    x0 = np.array([boxes[int(ln[0]), 0] for ln in lines])
-    hgt = np.array([float(np.median(boxes[ln, 3] - boxes[ln, 1])) for ln in lines])
-    blk = np.array([block_ids[int(ln[0])] for ln in lines])
+    first = np.array([int(ln[0]) for ln in lines])
+    last = [int(ln[-1]) for ln in lines]
+    x0 = boxes[first, 0]
+    hgt = boxes[first, 3] - boxes[first, 1]
+    blk = block_ids[first]
     cut = (np.diff(blk) != 0).nonzero()[0] + 1
     for group in np.split(np.arange(len(lines)), cut):
         gx = x0[group]
-        # columns of a block: a line far right of the last starts a new column
-        left = float(gx.min())
-        indent = gx > left + 0.6 * float(np.median(hgt[group]))
+        indent = gx > float(gx.min()) + 0.6 * float(np.median(hgt[group]))
         out[int(group[0])] = True
-        if indent.any() and (~indent).sum() >= 1 and indent.sum() >= 1:
-            for j, g in enumerate(group.tolist()):
-                if not indent[j]:
-                    out[g] = True
+        if indent.any():
+            for g in group[~indent].tolist():
+                out[g] = True
             continue
-        for j, g in enumerate(group.tolist()[1:], start=1):
-            prev = lines[int(group[j - 1])]
-            first = words[int(lines[g][0])]
-            if (_AUTHOR.match(first) and _ENDS_ENTRY.search(words[int(prev[-1])])
-                    and first not in ("In", "Proceedings", "Journal", "The")):
+        for g in group[1:].tolist():
+            head = words[int(first[g])]
+            if (_AUTHOR.match(head) and _ENDS_ENTRY.search(words[last[g - 1]])
+                    and head not in ("In", "Proceedings", "Journal", "The")):
                 out[g] = True
     return out
