@@ -283,6 +283,20 @@ def export_vila(dataset_dir: Path, out: Path, group: str, bbox: str, indicator: 
         click.echo(line)
 
 
+@export.command("cohan")
+@click.argument("dataset_dir", type=PATH)
+@click.option("--out", "out", required=True, type=PATH,
+              help="Folder for {train,val,test}.txt, Cohan et al.'s JSON lines.")
+def export_cohan(dataset_dir: Path, out: Path) -> None:
+    """Cohan et al.'s arXiv/PubMed layout: one JSON line per paper (article_text,
+    abstract_text, section_names, sections as sentences)."""
+    from .export import export_cohan as run_export
+
+    counts = _guarded(lambda: run_export(dataset_dir, out), out)
+    for name, n in counts.items():
+        click.echo(f"{name}: {n} papers")
+
+
 @main.command()
 @click.argument("dataset_dir", type=PATH)
 @click.argument("article_id", required=False)

@@ -155,6 +155,17 @@ _MEANING = {
                            "convention, truncated; not aspect-preserving).",
     "article_pages": "1-based physical page of each word (never renumbered).",
     "page_sizes": "(width, height) of every page in PDF points.",
+    "article_section_ids": "Index in `sections` of the section each word belongs to (the "
+                           "last heading at or before it); -1 before the first heading "
+                           "(title block, authors, front matter).",
+    "sections": "The section tree in reading order: each heading's `title` as printed "
+                "(numbering included), `level` (1 = top; from its number, else from the "
+                "type size of numbered headings) and `parent` (index into `sections`, -1 "
+                "for a top one), from the words labelled `section`. Measured against "
+                "tagged PDFs' headings by `scripts/eval_structure.py`.",
+    "references": "Each bibliography entry's text, in order, from the words labelled "
+                  "`bibliography`, split at entry numbers, hanging indents or an "
+                  "author's name after an entry's end.",
     "abstract": "The summary: the abstract in the paper's main language.",
     "other_abstracts": "Abstracts in other languages (also removed from the body).",
     "article_pdf_url": "Where the PDF can be downloaded (may be null).",

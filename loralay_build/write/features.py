@@ -33,6 +33,7 @@ import pyarrow as pa
 from datasets import Features, List, Value
 
 from ..group.labels import LABELS, labels_of
+from ..group.sections import references_of, sections_of
 from ..licenses import License
 from ..records import Candidate, ColumnDoc, ProcessedDoc, WordColumns
 
@@ -47,7 +48,11 @@ FEATURES = Features({
     "article_line_ids": List(Value("int32")),
     "article_block_ids": List(Value("int32")),
     "article_labels": List(Value("string")),
+    "article_section_ids": List(Value("int32")),
     "page_sizes": List(List(Value("float32"), length=2)),
+    "sections": List({"title": Value("string"), "level": Value("int8"),
+                      "parent": Value("int32")}),
+    "references": List(Value("string")),
     "abstract": Value("string"),
     "other_abstracts": List({"language": Value("string"), "text": Value("string")}),
     "article_pdf_url": Value("string"),
@@ -73,6 +78,7 @@ FEATURE_SETS = {COMPACT: FEATURES, PUBLISHED: PUBLISHED_FEATURES}
 # the Arrow schemas carry the features as JSON under the b"huggingface" metadata key
 SCHEMAS = {name: f.arrow_schema for name, f in FEATURE_SETS.items()}
 SCHEMA: pa.Schema = SCHEMAS[COMPACT]
+SCHEMA_STRUCT = SCHEMA.field("sections").type
 COLUMNS = tuple(FEATURES)
 _LABEL_NAMES = pa.array(LABELS, pa.string())
 
@@ -187,12 +193,29 @@ def _compact_columns(p: ColumnDoc, lay: Layout) -> dict[str, pa.Array]:
         "article_block_ids": _one_list(_int32(d.block_ids)),
         "article_labels": _one_list(label_names(d.labels)),
         "page_sizes": _fixed(lay.sizes.astype(np.float32), 2, pa.float32()),
+        **_structure_columns(d, lay),
         "other_abstracts": pa.array([other_abstracts(p)],
                                     SCHEMA.field("other_abstracts").type),
         "language": pa.array([c.language], pa.string()),
         "publication_date": pa.array([c.publication_date], pa.string()),
         "source": pa.array([c.source], pa.string()),
         **_provenance(c, p.license),
+    }
+
+
+def _structure_columns(d: WordColumns, lay: Layout) -> dict[str, pa.Array]:
+    """The section tree, each word's section and the reference entries
+    (`group/sections.py`, issue 45), from the word columns the row is made of."""
+    words = d.words.to_pylist()
+    blocks = np.asarray(d.block_ids, dtype=np.int64)
+    lines = np.asarray(d.line_ids, dtype=np.int64)
+    secs, ids = sections_of(words, lay.boxes, blocks, d.labels)
+    refs = references_of(words, lay.boxes, lines, blocks, d.labels)
+    tree = [{"title": s.title, "level": s.level, "parent": s.parent} for s in secs]
+    return {
+        "article_section_ids": _one_list(pa.array(ids, pa.int32())),
+        "sections": pa.array([tree], SCHEMA_STRUCT),
+        "references": pa.array([refs], pa.list_(pa.string())),
     }
 
 

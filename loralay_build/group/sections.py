@@ -1,0 +1,297 @@
+"""The paper's structure as data (issue 45): a section tree, each word's section, and the
+reference list, read from the labelled words the group step gave.
+
+Why from the labelled columns: the writer holds exactly these (words, boxes, pages, block
+ids, labels) for every dataset, so the structure is derived where the row is made, with no
+new run state; the rules are the labels' own (`section`, `bibliography`) refined by what
+the page tells:
+
+- a heading is a block labelled `section` that is not a reference entry's shape, set in a
+  type no smaller than the body; a heading's number ("2.3.1", "IV.", "B.") gives its level
+  (the count of its parts; a Roman numeral is a top level, a capital letter below it);
+  an unnumbered heading takes the level of the numbered headings of its type size, or,
+  with none of its size numbered, the rank of its type size among the headings';
+- a heading's parent is the last heading of a smaller level before it;
+- each word belongs to the last heading at or before it (−1 before the first);
+- the reference list is the words labelled `bibliography`, split into entries where a line
+  opens with an entry's number ("[12]", "12.", "12"), or, without numbers, at a line set
+  left of its neighbours (a hanging indent), or at a line that opens like an author
+  ("Smith, J.", "Smith J") after a line that ended an entry.
+
+Everything is per block or per line of the few words concerned; the body is read only
+through NumPy over its heights.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from .labels import CODE
+
+SECTION, BIBLIOGRAPHY, PARAGRAPH = CODE["section"], CODE["bibliography"], CODE["paragraph"]
+# a heading set smaller than this share of the body's type is no heading (a table's, a
+# figure's text labelled as one)
+LEAST_HEADING = 0.9
+# type sizes closer than this share count as one size when heading levels are ranked
+SAME_SIZE = 0.06
+# at most this many words in a heading (a longer `section` block is a run-on paragraph)
+MOST_WORDS = 20
+
+_ARABIC = re.compile(r"^(\d{1,2}(?:\.\d{1,2}){0,4})\.?$")
+_ROMAN = re.compile(r"^(?=[IVXLC])M{0,3}(C[MD]|D?C{0,3})(X[CL]|L?X{0,3})(I[XV]|V?I{0,3})\.?$")
+_LETTER = re.compile(r"^[A-H](?:\.\d{1,2})*\.$")
+# a reference entry's number at a line's start
+_ENTRY_NUMBER = re.compile(r"^(?:\[\d{1,4}\]|\(\d{1,4}\)|\d{1,4}\.|\d{1,4})$")
+# an author's name at a line's start: "Smith," "Smith" "van der Berg," "O'Neil,"
+_AUTHOR = re.compile(r"^[A-Z][\w'’\-]+,?$")
+_ENDS_ENTRY = re.compile(r"(?:\.|\d{4}[a-z]?\)?\.?|\d+\s*[-–]\s*\d+\.?)$")
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    title: str  # as printed, numbering included
+    level: int  # 1 = top
+    parent: int  # index into the document's sections, -1 for a top one
+
+
+def number_level(first: str) -> int | None:
+    """A heading number's level: "2.3.1" 3, "IV." 1, "B." 2, "B.1." 3; None if `first`
+    is no heading number."""
+    m = _ARABIC.match(first)
+    if m:
+        return m.group(1).count(".") + 1
+    if first.rstrip(".") and _ROMAN.match(first):
+        return 1
+    if _LETTER.match(first):
+        return 2 + first.count(".") - 1
+    return None
+
+
+def _block_starts(block_ids: np.ndarray) -> np.ndarray:
+    """The first word of each block (a block's words are contiguous)."""
+    if not len(block_ids):
+        return np.zeros(0, dtype=np.int64)
+    change = np.ones(len(block_ids), dtype=bool)
+    change[1:] = block_ids[1:] != block_ids[:-1]
+    return change.nonzero()[0]
+
+
+def _heights(boxes: np.ndarray) -> np.ndarray:
+    return boxes[:, 3] - boxes[:, 1]
+
+
+def _body_height(h: np.ndarray, labels: np.ndarray) -> float:
+    """The body's type size: the median word height of paragraphs (of all words when none)."""
+    body = h[labels == PARAGRAPH]
+    if not len(body):
+        body = h
+    return float(np.median(body)) if len(body) else 0.0
+
+
+def heading_blocks(words: list[str], boxes: np.ndarray, block_ids: np.ndarray,
+                   labels: np.ndarray) -> list[tuple[int, int, float]]:
+    """The headings as (first word, word count, mean height), in reading order."""
+    starts = _block_starts(block_ids)
+    if not len(starts):
+        return []
+    counts = np.diff(np.append(starts, len(words)))
+    h = _heights(boxes)
+    body_h = _body_height(h, labels)
+    mean_h = np.add.reduceat(h, starts) / counts
+    cand = ((labels[starts] == SECTION) & (counts <= MOST_WORDS)
+            & (mean_h >= LEAST_HEADING * body_h)).nonzero()[0]
+    out = []
+    for s, n, mh in zip(starts[cand].tolist(), counts[cand].tolist(), mean_h[cand].tolist()):
+        text = words[s:s + n]
+        if not any(c.isalpha() for w in text for c in w):
+            continue  # a number alone, a symbol
+        out.append((s, n, mh))
+    return out
+
+
+def _levels(words: list[str], heads: list[tuple[int, int, float]]) -> list[int]:
+    """Each heading's level: its number's; else the level of the numbered headings of its
+    type size (within SAME_SIZE); else its size's rank among all the headings' sizes."""
+    numbered = [number_level(words[s]) if n >= 2 else None for s, n, _ in heads]
+    sizes = [mh for _, _, mh in heads]
+    known = [(sizes[i], lv) for i, lv in enumerate(numbered) if lv is not None]
+    ranks: list[float] = []  # distinct sizes, largest first
+    for size in sorted(sizes, reverse=True):
+        if not ranks or size < ranks[-1] * (1 - SAME_SIZE):
+            ranks.append(size)
+    out = []
+    for i, lv in enumerate(numbered):
+        if lv is None:
+            near = [k for k in known if abs(k[0] - sizes[i]) <= SAME_SIZE * k[0]]
+            if near:  # nearest numbered size; ties go to the shallower level
+                lv = min(near, key=lambda k: (abs(k[0] - sizes[i]), k[1]))[1]
+            else:
+                lv = 1 + next(k for k, r in enumerate(ranks)
+                              if sizes[i] >= r * (1 - SAME_SIZE))
+        out.append(lv)
+    return out
+
+
+def _parents(levels: list[int]) -> list[int]:
+    """Each heading's parent: the last heading before it of a smaller level (-1: none)."""
+    stack: list[int] = []
+    out = []
+    for i, lv in enumerate(levels):
+        while stack and levels[stack[-1]] >= lv:
+            stack.pop()
+        out.append(stack[-1] if stack else -1)
+        stack.append(i)
+    return out
+
+
+def outline_of(pdf_path: str) -> list[tuple[str, int]]:
+    """The PDF's bookmarks as (title, level from 1), [] when it has none or they cannot
+    be read (pypdfium2, a dependency: the outline is the author's own tree)."""
+    import pypdfium2 as pdfium
+
+    try:
+        pdf = pdfium.PdfDocument(pdf_path)
+    except pdfium.PdfiumError:
+        return []
+    try:
+        return [(item.get_title(), item.level + 1) for item in pdf.get_toc()]
+    except (pdfium.PdfiumError, ValueError):
+        return []
+    finally:
+        pdf.close()
+
+
+_NUMBERING = re.compile(r"^\s*(?:[\dIVXLC]+(?:\.\d+)*|[A-H](?:\.\d+)*)[.)]?\s+")
+
+
+def title_key(title: str) -> str:
+    """A heading's text for matching an outline entry or a tagged heading: numbering,
+    punctuation, spaces and case aside."""
+    return "".join(c for c in _NUMBERING.sub("", title).lower() if c.isalnum())
+
+
+def _outline_levels(words: list[str], heads: list[tuple[int, int, float]],
+                    outline: list[tuple[str, int]], levels: list[int]) -> list[int]:
+    """The levels with the outline's where its entries match printed headings (in order),
+    when at least half of the headings match (an outline of other things, a journal's
+    bookmarks of its issue, is not the paper's tree)."""
+    keys = [title_key(" ".join(words[s:s + n])) for s, n, _ in heads]
+    out, j, hits = list(levels), 0, 0
+    for i, k in enumerate(keys):
+        for jj in range(j, len(outline)):
+            if k and title_key(outline[jj][0]) == k:
+                out[i], j, hits = outline[jj][1], jj + 1, hits + 1
+                break
+    return out if heads and hits >= 0.5 * len(heads) else levels
+
+
+def sections_of(words: list[str], boxes: np.ndarray, block_ids: np.ndarray,
+                labels: np.ndarray, outline: list[tuple[str, int]] | None = None
+                ) -> tuple[list[Section], np.ndarray]:
+    """The section tree (reading order) and each word's section index (int32, -1 before
+    the first heading); `outline` (`outline_of`), where its entries match the printed
+    headings, gives their levels."""
+    boxes = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
+    block_ids = np.asarray(block_ids, dtype=np.int64)
+    labels = np.asarray(labels, dtype=np.int64)
+    heads = heading_blocks(words, boxes, block_ids, labels)
+    levels = _levels(words, heads)
+    if outline:
+        levels = _outline_levels(words, heads, outline, levels)
+    # a level never jumps more than one below its parent ("3.1.1" under a "3" alone)
+    parents = _parents(levels)
+    sections = [Section(" ".join(words[s:s + n]), lv, p)
+                for (s, n, _), lv, p in zip(heads, levels, parents)]
+    first = np.array([s for s, _, _ in heads], dtype=np.int64)
+    ids = np.searchsorted(first, np.arange(len(words)), side="right") - 1
+    return sections, ids.astype(np.int32)
+
+
+def _lines(line_ids: np.ndarray, which: np.ndarray) -> list[np.ndarray]:
+    """The words of `which` (indices, reading order) split into their visual lines."""
+    if not len(which):
+        return []
+    lid = line_ids[which]
+    cut = (np.diff(lid) != 0).nonzero()[0] + 1
+    return np.split(which, cut)
+
+
+def references_of(words: list[str], boxes: np.ndarray, line_ids: np.ndarray,
+                  block_ids: np.ndarray, labels: np.ndarray) -> list[str]:
+    """The bibliography's entries, one string each, in order (see the module's doc)."""
+    labels = np.asarray(labels, dtype=np.int64)
+    which = (labels == BIBLIOGRAPHY).nonzero()[0]
+    if not len(which):
+        return []
+    boxes = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
+    line_ids = np.asarray(line_ids, dtype=np.int64)
+    block_ids = np.asarray(block_ids, dtype=np.int64)
+    lines = _lines(line_ids, which)
+    firsts = [words[int(ln[0])] for ln in lines]
+    numbered = [_ENTRY_NUMBER.match(f) is not None for f in firsts]
+    if sum(numbered) >= max(2, 0.2 * len(lines)):
+        starts = _numbered_starts(firsts, numbered)
+    else:
+        starts = _unnumbered_starts(words, boxes, block_ids, lines)
+    starts[0] = True
+    out: list[str] = []
+    for ln, new in zip(lines, starts):
+        text = " ".join(words[int(i)] for i in ln)
+        if new or not out:
+            out.append(text)
+        elif out[-1].endswith("-") and not out[-1].endswith(" -"):
+            out[-1] = out[-1][:-1] + text  # a word broken at the line's end
+        else:
+            out[-1] += " " + text
+    return out
+
+
+def _number(first: str) -> int:
+    return int(first.strip("[]().") or 0)
+
+
+def _numbered_starts(firsts: list[str], numbered: list[bool]) -> list[bool]:
+    """Entry starts of a numbered list: a line whose number follows the last entry's (a
+    bare number that does not is a page or volume number at a line's start)."""
+    out = [False] * len(firsts)
+    last = 0
+    for i, (f, num) in enumerate(zip(firsts, numbered)):
+        if not num:
+            continue
+        k = _number(f)
+        bracketed = f[0] in "[("
+        if k == last + 1 or (bracketed and last < k <= last + 3) or (last == 0 and k <= 5):
+            out[i], last = True, k
+    return out
+
+
+def _unnumbered_starts(words: list[str], boxes: np.ndarray, block_ids: np.ndarray,
+                       lines: list[np.ndarray]) -> list[bool]:
+    """Entry starts of a list without numbers: per block, a hanging indent's outdented
+    lines; a block without indents splits where a line opens like an author after a line
+    that ended like an entry, or is one entry per block. NumPy over the lines' first
+    words (a list has thousands of lines)."""
+    out = [False] * len(lines)
+    first = np.array([int(ln[0]) for ln in lines])
+    last = [int(ln[-1]) for ln in lines]
+    x0 = boxes[first, 0]
+    hgt = boxes[first, 3] - boxes[first, 1]
+    blk = block_ids[first]
+    cut = (np.diff(blk) != 0).nonzero()[0] + 1
+    for group in np.split(np.arange(len(lines)), cut):
+        gx = x0[group]
+        indent = gx > float(gx.min()) + 0.6 * float(np.median(hgt[group]))
+        out[int(group[0])] = True
+        if indent.any():
+            for g in group[~indent].tolist():
+                out[g] = True
+            continue
+        for g in group[1:].tolist():
+            head = words[int(first[g])]
+            if (_AUTHOR.match(head) and _ENDS_ENTRY.search(words[last[g - 1]])
+                    and head not in ("In", "Proceedings", "Journal", "The")):
+                out[g] = True
+    return out
