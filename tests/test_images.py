@@ -35,10 +35,10 @@ import yaml
 from PIL import Image
 
 from loralay_build import api
-from loralay_build.extract import extract_document
 from loralay_build.failures import Failure, FailureClass
 from loralay_build.images.render import open_pdf, paint_white, render_pages, render_rgb
 from loralay_build.images.store import StaleImages
+from loralay_build.pdftext import extract_document
 from loralay_build.write.features import FEATURES
 from loralay_build.write.images import IMAGE_FEATURES
 

@@ -551,7 +551,7 @@ def test_a_dataset_built_before_bases_were_recorded_refreshes_the_same(
 def test_a_pubmed_harvest_asks_only_for_ids_not_yet_seen(fake_server, tmp_path):
     """What a refresh's fetch of PubMed sends: its id list grew by PMC42; the second
     harvest asks the OAI service, the cloud metadata and the bucket about PMC42 only."""
-    from loralay_build.settings import load_settings
+    from loralay_build.conf import load_settings
 
     from .test_arxiv import write_cohan
     from .test_pubmed import FAST, GETRECORD, SYNTHETIC_MULTI, Pmc, harvest, oai_envelope

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..conf import CorpusSettings
 from ..corpus.duplicates import Duplicate, DuplicateDetector
 from ..corpus.filters import Thresholds, check_document, compute_thresholds
 from ..corpus.prints import DocPrint, ExternalPrint
@@ -25,7 +26,6 @@ from ..layout import RunLayout
 from ..licenses import LICENSE_STAGE, UNKNOWN, exclusion
 from ..machinery.ledger import DOCUMENT, Ledger
 from ..records import Outcome
-from ..settings import CorpusSettings
 from ..sources import read_bad_records
 from ..state import OK, RunState
 from ..write.doctable import DocTable

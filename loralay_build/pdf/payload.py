@@ -131,7 +131,7 @@ def summarize(p: ProcessedDoc, text_print: DocPrint) -> dict[str, Any]:
         "language_share": p.language_share,
         "detected_language": p.detected_language,
         "leakage": p.leakage,
-        "words_repaired": p.document.words_repaired,  # ligature codes (extract/glyphs.py)
+        "words_repaired": p.document.words_repaired,  # ligature codes (pdftext/glyphs.py)
         "words_unrepaired": p.document.words_unrepaired,  # words still holding U+FFFD
         # body words per label (group/labels.py), and those the `drop_labels` setting removed
         "label_words": label_counts(p.document),

@@ -35,13 +35,13 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic import write_text_atomic
+from ..conf import CommonSettings
 from ..corpus.filters import Thresholds
 from ..corpus.split import SPLITS, SplitError, given_name
 from ..errors import ConfigError
 from ..failures import FailureClass
 from ..layout import RunLayout
 from ..paths import DATA_DIR, DIFF_JSON, IMAGES_DIR, SHARD_NAME
-from ..settings import CommonSettings
 from ..state import RunState
 from .fingerprint import PdfChecksums, real_sha256
 
