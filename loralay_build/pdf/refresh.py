@@ -377,7 +377,10 @@ def _check_old_images(layout: RunLayout, base: Base, adopt: bool) -> None:
             _shard_files(layout.out, IMAGES_DIR)
     if not base.prior.kept:
         return
-    gone = [rel for paths in files.values() for rel in paths if not (layout.out / rel).is_file()]
+    from ..write.shards import resolve_carried
+
+    gone = [rel for paths in files.values() for rel in paths
+            if not (layout.out / resolve_carried(layout.out, rel)).is_file()]
     if gone or not any(files.values()):
         what = f"{gone[0]} is missing" if gone else f"{IMAGES_DIR}/ holds none"
         raise ConfigError(f"{layout.out}: --refresh with images: true, and the page images of "
