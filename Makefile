@@ -35,7 +35,7 @@ VILA_REFERENCE = vila==0.5.0 layoutparser==0.3.4 opencv-python-headless==5.0.0.9
 # System packages: Poppler runs the pipeline; qpdf and the Noto CJK font are what
 # `scripts/make_sample.py` needs, and a test re-makes the sample corpus with them;
 # a C compiler and the Python headers build the reader of Poppler's output
-# (loralay_build/extract/_fastread.c; without them it installs, reading ~10 % slower).
+# (loralay_build/pdftext/_fastread.c; without them it installs, reading ~10 % slower).
 PY_VERSION = $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
 PY_HEADERS = $(shell $(PYTHON) -c 'import os, sysconfig; \
   print(os.path.join(sysconfig.get_paths()["include"], "Python.h"))' 2>/dev/null)
@@ -66,7 +66,7 @@ $(VPY):
 # Installed once, again only when pyproject.toml or the C reader changes (the install is
 # editable, so Python edits need nothing); `make test` on an installed checkout costs no
 # pip run.
-$(STAMP): pyproject.toml loralay_build/extract/_fastread.c | $(VPY)
+$(STAMP): pyproject.toml loralay_build/pdftext/_fastread.c | $(VPY)
 	@$(VPY) -m pip --version >/dev/null 2>&1 || $(PYTHON) -m venv --clear $(VENV)
 	$(VPY) -m pip install -q -e '.[dev]'
 	$(VPY) -m pip install -q --no-deps $(VILA_REFERENCE)

@@ -1,21 +1,27 @@
 """loralay-build: scientific PDFs to layout-aware summarization datasets.
 
-`from loralay_build import build, extract` gives the Python API (see `api.py`). The
-names are resolved on first use, so `loralay --help` and light tools start fast.
+`from loralay_build import build, extract, show, evaluate` gives the Python API (see
+`api.py`): one function per CLI command. The names are resolved on first use, so
+`loralay --help` and light tools start fast; no submodule bears an API name, so none
+shadows a function once imported.
 """
-
-from typing import Any
 
 from .version import __version__
 
-__all__ = ["__version__"]
-_API = ("build", "fetch", "extract", "load_settings", "text", "BuildResult", "ConfigError",
-        "BuildStopped", "ExtractFailed", "LoralayError", "RunLocked", "RunMismatch", "ToolMissing")
+_API = ("build", "evaluate", "export_vila", "extract", "fetch", "publish", "settings", "show",
+        "load_settings", "text", "BuildResult", "ConfigError", "BuildStopped", "ExtractFailed",
+        "LoralayError", "RunLocked", "RunMismatch", "ToolMissing")
+__all__ = ["__version__", *_API]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name in _API:
         from . import api
 
         return getattr(api, name)
     raise AttributeError(f"module 'loralay_build' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The API only, not the submodules an import left behind."""
+    return sorted(__all__)

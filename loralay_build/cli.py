@@ -135,7 +135,7 @@ RETRY = click.option("--retry", multiple=True, metavar="CLASS",
 
 def _settings(source: str, config: Path | None, manifest: Path | None,
               features: str | None = None, more: dict[str, Any] | None = None) -> Any:
-    from .settings import load_settings
+    from .conf import load_settings
 
     overrides: dict[str, Any] = {"manifest": str(manifest)} if manifest is not None else {}
     overrides.update({k: v for k, v in (more or {}).items() if v not in (None, ())})
@@ -150,7 +150,7 @@ def _settings(source: str, config: Path | None, manifest: Path | None,
 def settings(source: str, config: Path | None) -> None:
     """Print the effective settings of a source (defaults + --config): YAML a --config
     file can take, one key a line with its meaning."""
-    from .settings import describe_settings
+    from .conf import describe_settings
 
     click.echo(describe_settings(_settings(source, config, None)), nl=False)
 
@@ -316,23 +316,12 @@ def show(dataset_dir: Path, article_id: str | None, page: int | None, out: Path 
 
     `loralay show DIR ID` draws a built dataset's row; `loralay show FILE.pdf` previews
     what a build would make of a PDF (with `--abstract TEXT`, what the cut would take)."""
-    from .show import preview_pdf, show_document
+    from . import api
 
-    if article_id is None:
-        if dataset_dir.is_dir():
-            _guarded(lambda: _fail(f"{dataset_dir}: a dataset folder: name the document "
-                                   "(loralay show DIR ID), or give a PDF file"))
-        written = _guarded(lambda: preview_pdf(dataset_dir, page, out, abstract, language,
-                                               config), out)
-    else:
-        written = _guarded(lambda: show_document(dataset_dir, article_id, page, out), out)
+    written = _guarded(lambda: api.show(dataset_dir, article_id, page=page, out=out,
+                                        abstract=abstract, language=language, config=config),
+                       out)
     click.echo(str(written))
-
-
-def _fail(message: str) -> None:
-    from .errors import ConfigError
-
-    raise ConfigError(message)
 
 
 @main.command("eval")
@@ -346,7 +335,7 @@ def _fail(message: str) -> None:
 def eval_(dataset: Path, split: str, predictions: Path | None, out: Path | None) -> None:
     """ROUGE of the baselines (CiteSum's, or LEAD-k and the oracle on a LoRaLay dataset),
     or of your predictions, on a dataset's split."""
-    from .evaluate import run_eval
+    from .scoring import run_eval
 
     written = _guarded(lambda: run_eval(dataset, split, predictions, click.echo, out), out)
     click.echo(f"written: {written}")
@@ -366,7 +355,7 @@ def publish(dataset_dir: Path, repo: str, private: bool, allow_restricted: bool,
             endpoint: str | None) -> None:
     """Upload a built dataset to the Hugging Face Hub: one commit and tag per version
     (token: HF_TOKEN or `hf auth login`; docs/publishing.md)."""
-    from .publish import publish as run_publish
+    from .hub import publish as run_publish
 
     _guarded(lambda: run_publish(dataset_dir, repo, private=private,
                                  allow_restricted=allow_restricted, endpoint=endpoint,

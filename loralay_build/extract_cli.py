@@ -46,11 +46,11 @@ def extract_files(pdfs: Sequence[Path], fmt: str, out_dir: Path | None, timeout_
                   max_pages: int, groups: Grouping = "geometry") -> int:
     """Returns how many PDFs failed (each named on stderr with its class)."""
     from .atomic import write_atomic
-    from .extract import ExtractLimits, extract_document
-    from .extract.formats import RENDERERS
-    from .extract.poppler import poppler_version
     from .gcpolicy import settle_heap
     from .group.labels import group_and_label
+    from .pdftext import ExtractLimits, extract_document
+    from .pdftext.formats import RENDERERS
+    from .pdftext.poppler import poppler_version
 
     if timeout_s <= 0 or timeout_s != timeout_s or timeout_s == float("inf"):
         raise ConfigError(f"--timeout {timeout_s}: must be a finite number of seconds above 0")

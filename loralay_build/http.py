@@ -35,9 +35,9 @@ from urllib3.exceptions import DecodeError
 from urllib3.util.retry import Retry
 
 from .atomic import AtomicFile, Download
+from .conf.common import HttpFields
 from .failures import FailureClass, StageError
 from .pdfmagic import HEAD, has_pdf_magic
-from .settings.common import HttpFields
 
 log = logging.getLogger(__name__)
 

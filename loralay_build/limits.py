@@ -1,5 +1,5 @@
 """What one extraction may cost and what makes its PDF unusable, with the defaults in one
-place: the build's settings (`settings/common.py`), `loralay extract` and `api.extract`
+place: the build's settings (`conf/common.py`), `loralay extract` and `api.extract`
 take theirs from here, so the four can never disagree (they once were four literals)."""
 
 from __future__ import annotations

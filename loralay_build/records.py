@@ -194,9 +194,9 @@ class Document:
     # each word's block label, a code into group.labels.LABELS (VILA's S2-VL ids); empty
     # until the group step labels the blocks
     labels: list[int] = field(default_factory=list)
-    # tokens dropped by the documented invisible-token rule (see extract/parse.py)
+    # tokens dropped by the documented invisible-token rule (see pdftext/parse.py)
     dropped_invisible: int = 0
-    # words whose ligature codes extract/glyphs.py repaired, and words still holding U+FFFD
+    # words whose ligature codes pdftext/glyphs.py repaired, and words still holding U+FFFD
     words_repaired: int = 0
     words_unrepaired: int = 0
     # body words removed because their label is one of the `drop_labels` setting's
@@ -329,7 +329,7 @@ class DocSummary:
     language_share: float | None
     detected_language: str | None
     leakage: dict[str, float]  # language -> share of its abstract's n-grams left in the body
-    words_repaired: int  # ligature codes repaired (extract/glyphs.py)
+    words_repaired: int  # ligature codes repaired (pdftext/glyphs.py)
     words_unrepaired: int  # words still holding U+FFFD
     label_words: dict[str, int]  # body words per label (labels with none left out)
     dropped_by_label: int  # words the `drop_labels` setting removed

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 @dataclass(frozen=True, slots=True)
 class Source:
     name: str
-    settings: str  # the class in `loralay_build.settings.sources` holding its keys
+    settings: str  # the class in `loralay_build.conf.sources` holding its keys
     pipeline: str  # "pdf" (fetch, extract, strip, ...) or "citesum" (S2ORC shards)
     # the module whose `fetch(ctx)` proposes candidates (sources/__init__.py has the
     # contract); None for a pipeline that reads the files its settings name

@@ -30,12 +30,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from loralay_build.conf import load_settings  # noqa: E402
 from loralay_build.gcpolicy import settle_heap  # noqa: E402
 from loralay_build.machinery.ledger import DOCUMENT, Fingerprint, Ledger  # noqa: E402
 from loralay_build.pdf.driver import document_job, record_outcome  # noqa: E402
 from loralay_build.pdf.steps import process_candidate  # noqa: E402
 from loralay_build.records import Candidate  # noqa: E402
-from loralay_build.settings import load_settings  # noqa: E402
 from loralay_build.sources.manifest import read_manifest  # noqa: E402
 from loralay_build.state import RunState  # noqa: E402
 

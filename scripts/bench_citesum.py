@@ -32,8 +32,8 @@ from loralay_build.citesum.build import (  # noqa: E402
     run_score,
 )
 from loralay_build.citesum.stages import StageRun  # noqa: E402
+from loralay_build.conf import CiteSumSettings, load_settings  # noqa: E402
 from loralay_build.machinery.pool import TaskLimits  # noqa: E402
-from loralay_build.settings import CiteSumSettings, load_settings  # noqa: E402
 from loralay_build.state import RunState  # noqa: E402
 
 REAL = Path(os.environ.get("LORALAY_SHARED", REPO.parent / "shared")) / "fixtures" / "s2orc"

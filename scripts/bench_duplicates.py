@@ -70,7 +70,7 @@ def measure_prints(pdfs: list[Path], rounds: int, words_out: Path | None = None
                    ) -> tuple[dict, np.ndarray]:
     """(a): interleaved extraction and print; returns the figures and the real signatures.
     `words_out`: a built-dataset folder written with the last round's words (for (c))."""
-    from loralay_build.extract import ExtractLimits, extract_document
+    from loralay_build.pdftext import ExtractLimits, extract_document
 
     prints.doc_print(["warm", "up"] * 60)  # the permutations and caches, made once per process
     ratios, per_doc, sigs, bodies = [], [], {}, {}

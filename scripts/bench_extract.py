@@ -33,8 +33,8 @@ from pathlib import Path
 from lxml import etree
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from loralay_build.extract import ExtractLimits, extract_document  # noqa: E402
 from loralay_build.gcpolicy import settle_heap  # noqa: E402
+from loralay_build.pdftext import ExtractLimits, extract_document  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DIR = REPO.parent / "shared" / "bench" / "pdfs"

@@ -25,8 +25,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from loralay_build.extract import extract_document  # noqa: E402
 from loralay_build.images.render import render_pages  # noqa: E402
+from loralay_build.pdftext import extract_document  # noqa: E402
 
 REDACTED_WORDS = 300
 

@@ -29,9 +29,9 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 from eval_groups import GOAL_COST, fingerprint, time_against_extraction  # noqa: E402
 
-from loralay_build.extract import ExtractLimits, extract_document  # noqa: E402
 from loralay_build.gcpolicy import settle_heap  # noqa: E402
 from loralay_build.group.labels import group_and_label  # noqa: E402
+from loralay_build.pdftext import ExtractLimits, extract_document  # noqa: E402
 from loralay_build.records import Document  # noqa: E402
 
 DEFAULT_DIR = HERE.parent.parent / "shared" / "bench" / "pdfs"

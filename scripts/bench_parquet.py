@@ -48,7 +48,7 @@ _VALUES = {"W": "article_words.list.element",
 
 def row_of(pdf: str) -> bytes | None:
     """One compact row as an Arrow IPC stream (rows cross the process pool as bytes)."""
-    from loralay_build.extract import ExtractLimits, extract_document
+    from loralay_build.pdftext import ExtractLimits, extract_document
     from loralay_build.records import Candidate, ProcessedDoc
     from loralay_build.write.features import doc_to_batch
 

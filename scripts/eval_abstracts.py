@@ -56,10 +56,10 @@ import edlib
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from loralay_build.extract import ExtractLimits, extract_document  # noqa: E402
+from loralay_build.conf import load_settings  # noqa: E402
 from loralay_build.failures import Failure  # noqa: E402
+from loralay_build.pdftext import ExtractLimits, extract_document  # noqa: E402
 from loralay_build.records import Candidate, Document  # noqa: E402
-from loralay_build.settings import load_settings  # noqa: E402
 from loralay_build.sources.manifest import read_manifest  # noqa: E402
 from loralay_build.strip import leakage, strip_document  # noqa: E402
 from loralay_build.strip.normalise import is_heading, text_key, word_keys  # noqa: E402

@@ -42,11 +42,11 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from loralay_build.extract import ExtractLimits, extract_document  # noqa: E402
 from loralay_build.gcpolicy import settle_heap  # noqa: E402
 from loralay_build.group import group_layout, poppler_groups  # noqa: E402
 from loralay_build.group.geometry import run_starts, window_pairs  # noqa: E402
 from loralay_build.group.labels import group_and_label, group_for_labels, label_groups  # noqa: E402
+from loralay_build.pdftext import ExtractLimits, extract_document  # noqa: E402
 from loralay_build.records import Document  # noqa: E402
 
 TAGGED = ("es_scielo_malaga", "ko_hufs_tsp", "pt_scielo_tinf_brasil_china")

@@ -28,12 +28,12 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
-from loralay_build.extract.poppler import poppler_version  # noqa: E402
+from loralay_build.conf import load_settings  # noqa: E402
 from loralay_build.licenses import normalise_license  # noqa: E402
 from loralay_build.pdf.preflight import STEP_RULES  # noqa: E402
 from loralay_build.pdf.steps import DocumentJob, DocWork, run_steps  # noqa: E402
+from loralay_build.pdftext.poppler import poppler_version  # noqa: E402
 from loralay_build.records import Candidate, Document  # noqa: E402
-from loralay_build.settings import load_settings  # noqa: E402
 from loralay_build.sources.manifest import read_manifest  # noqa: E402
 
 SCHEMA_VERSION = 1

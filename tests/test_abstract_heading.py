@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from loralay_build.extract import extract_document
+from loralay_build.conf import load_settings
 from loralay_build.failures import Failure
+from loralay_build.pdftext import extract_document
 from loralay_build.records import Candidate
-from loralay_build.settings import load_settings
 from loralay_build.strip import strip_document
 
 fpdf = pytest.importorskip("fpdf", reason="fpdf2 (dev extra) makes the papers")

@@ -22,10 +22,10 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from loralay_build.extract import extract_document
+from loralay_build.conf import load_settings
 from loralay_build.failures import Failure, FailureClass
+from loralay_build.pdftext import extract_document
 from loralay_build.records import Candidate, Document
-from loralay_build.settings import load_settings
 from loralay_build.strip import leakage, strip_abstracts, strip_document
 from loralay_build.strip.locate import GAP, JUNK, MAX_PIECES, MIN_PIECE, Budget, pieces
 from loralay_build.strip.normalise import text_key

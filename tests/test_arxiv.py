@@ -18,9 +18,9 @@ import pytest
 import yaml
 from pylatexenc.latex2text import LatexNodes2Text
 
+from loralay_build.conf import load_settings
 from loralay_build.http import forbidden_host
 from loralay_build.records import Candidate, Rejection
-from loralay_build.settings import load_settings
 from loralay_build.sources import FetchContext, HarvestStopped
 from loralay_build.sources.arxiv import (
     abstract_text,
@@ -471,7 +471,7 @@ def test_select_snapshot_chooses_by_category_and_update_date(chosen: dict[str, A
      "categories: ['cs. AI'] is not valid: 'cs. AI' is not a category prefix"),
 ])
 def test_the_selection_keys_are_one_line_errors(over: dict[str, Any], message: str) -> None:
-    from loralay_build.settings import ConfigError
+    from loralay_build.conf import ConfigError
 
     with pytest.raises(ConfigError) as err:
         load_settings("arxiv", None, over)

@@ -25,7 +25,7 @@ from loralay_build.citesum.steps import (
     related_work,
     resolve,
 )
-from loralay_build.settings import ConfigError, load_settings
+from loralay_build.conf import ConfigError, load_settings
 
 from .conftest import REPO
 

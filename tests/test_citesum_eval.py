@@ -13,7 +13,7 @@ import pytest
 from rouge_score import rouge_scorer
 
 from loralay_build.citesum.write import write_rows
-from loralay_build.evaluate import evaluate
+from loralay_build.scoring import evaluate
 
 from .conftest import REPO
 
@@ -185,7 +185,7 @@ def test_unicode_tokens_are_rouge_score_s_on_ascii_text():
 def test_a_loralay_dataset_has_lead_k_and_the_greedy_oracle(built_sample, tmp_path):
     """Issue 46, 10: `eval` said "the baselines need a CiteSum dataset" on a LoRaLay one,
     and wrote its scores into the dataset folder."""
-    from loralay_build.evaluate import run_eval  # noqa: PLC0415
+    from loralay_build.scoring import run_eval  # noqa: PLC0415
 
     said: list[str] = []
     out = run_eval(built_sample[0], "train", echo=said.append, out=tmp_path / "s.json")
@@ -199,7 +199,7 @@ def test_a_loralay_dataset_has_lead_k_and_the_greedy_oracle(built_sample, tmp_pa
 
 
 def test_the_greedy_oracle_adds_sentences_while_rouge_rises():
-    from loralay_build.evaluate import Rouge, greedy_oracle, lead_k  # noqa: PLC0415
+    from loralay_build.scoring import Rouge, greedy_oracle, lead_k  # noqa: PLC0415
 
     rouge = Rouge("unicode")
     sents = ["Cats sleep all day.", "The market fell.", "Dogs bark at night.", "Rain came."]

@@ -7,9 +7,9 @@ import logging
 
 import pytest
 
-from loralay_build.extract import parse
 from loralay_build.failures import RETRYABLE_ON_REQUEST
 from loralay_build.pdf import pipeline as pdf
+from loralay_build.pdftext import parse
 
 from .conftest import SAMPLE, build_local, loralay
 
@@ -114,9 +114,9 @@ def test_verbose_works_after_the_subcommand_on_every_command():
 
 def test_a_manifest_that_is_a_link_loop_or_a_dangling_link_says_so(tmp_path):
     """Issue 41, 15 (the manifest itself): a loop of links was "not found"."""
+    from loralay_build.conf import load_settings  # noqa: PLC0415
     from loralay_build.errors import ConfigError  # noqa: PLC0415
     from loralay_build.pdf.preflight import check_inputs  # noqa: PLC0415
-    from loralay_build.settings import load_settings  # noqa: PLC0415
 
     (tmp_path / "a.jsonl").symlink_to("b.jsonl")
     (tmp_path / "b.jsonl").symlink_to("a.jsonl")

@@ -152,7 +152,7 @@ def test_chronological_fates_count_only_the_documents_in_order():
 def test_a_split_takes_the_shares_the_settings_take(shares):
     """One rule for both: a zero train share was refused by the settings and accepted by a
     split called directly; negative shares summing to 1 likewise."""
-    from loralay_build.settings import ConfigError, load_settings
+    from loralay_build.conf import ConfigError, load_settings
 
     with pytest.raises(SplitError, match="split_proportions"):
         chronological([("a", "2020")], shares)

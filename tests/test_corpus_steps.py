@@ -7,6 +7,7 @@ from __future__ import annotations
 import pyarrow.parquet as pq
 import pytest
 
+from loralay_build.conf import load_settings
 from loralay_build.corpus.duplicates import DuplicateDetector
 from loralay_build.pdf.decide import (
     CORPUS_STEPS,
@@ -22,7 +23,6 @@ from loralay_build.pdf.decide import (
 from loralay_build.pdf.decisions import RecordedDecisions, record_decisions
 from loralay_build.pdf.refresh import Prior
 from loralay_build.records import DocSummary
-from loralay_build.settings import load_settings
 from loralay_build.state import RunState
 
 from .conftest import SAMPLE, build_local

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from loralay_build.conf import load_settings
 from loralay_build.failures import Failure, FailureClass
 from loralay_build.machinery.ledger import DOCUMENT, Entry, Ledger
 from loralay_build.pdf.driver import document_job, in_shard, plan_shard, record_outcome
@@ -12,7 +13,6 @@ from loralay_build.pdf.fingerprint import PdfChecksums
 from loralay_build.pdf.preflight import ToolVersions
 from loralay_build.pdf.steps import StepResults
 from loralay_build.records import Candidate, Rejection
-from loralay_build.settings import load_settings
 from loralay_build.sources import record_fetch_item
 from loralay_build.state import RunState
 

@@ -36,8 +36,8 @@ from loralay_build.corpus.duplicates import (
 from loralay_build.corpus.prints import NUM_PERM, DocPrint, doc_print
 from loralay_build.dataset import exclude_datasets
 from loralay_build.errors import ConfigError
-from loralay_build.extract import extract_document
 from loralay_build.failures import FailureClass
+from loralay_build.pdftext import extract_document
 from loralay_build.records import Document
 
 from .conftest import REPO, shared_path

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from loralay_build.conf import load_settings
 from loralay_build.errors import BuildStopped
 from loralay_build.layout import RunLayout
 from loralay_build.locks import RunLock
@@ -21,7 +22,6 @@ from loralay_build.machinery.request import BuildRequest, BuildResult
 from loralay_build.owned import MARKER
 from loralay_build.run.local import LocalExecutor
 from loralay_build.run.slurm import SlurmExecutor
-from loralay_build.settings import load_settings
 
 SETTINGS = load_settings("local", None, {"manifest": "unused.jsonl"})
 

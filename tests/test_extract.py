@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from loralay_build.extract import ExtractLimits, extract_document
-from loralay_build.extract.parse import parse_bbox_layout
 from loralay_build.failures import Failure, FailureClass
+from loralay_build.pdftext import ExtractLimits, extract_document
+from loralay_build.pdftext.parse import parse_bbox_layout
 from loralay_build.records import normalized_box
 
 from .conftest import REPO, shared_path
@@ -54,7 +54,7 @@ class _Reference(HTMLParser):
 
 
 def _documented_rule(text: str) -> str:
-    """The README's rule, written out again independently of extract/parse.py."""
+    """The README's rule, written out again independently of pdftext/parse.py."""
     text = "".join("\ufffd" if (ord(c) < 32 and c not in "\t\n\r") or c in "\ufffe\uffff"
                    else c for c in text)
     text = unicodedata.normalize("NFKC", text)
@@ -193,7 +193,7 @@ def test_documented_rule_for_entities_forbidden_and_invisible_characters():
 
 
 def test_chunked_feeding_matches_whole_parse():
-    from loralay_build.extract.parse import BBoxLayoutParser
+    from loralay_build.pdftext.parse import BBoxLayoutParser
 
     pdf = shared_path("corpus", "pdf", "ko_hufs_tsp.pdf")
     xml = subprocess.run(["pdftotext", "-bbox-layout", str(pdf), "-"], capture_output=True,
@@ -215,7 +215,7 @@ def _columns_of(doc):
 
 
 def _chunked(xml: bytes, stem: str, reader: str, size: int = 65536):
-    from loralay_build.extract.parse import BBoxLayoutParser
+    from loralay_build.pdftext.parse import BBoxLayoutParser
 
     p = BBoxLayoutParser(stem, reader=reader)
     for i in range(0, len(xml), size):
@@ -225,9 +225,9 @@ def _chunked(xml: bytes, stem: str, reader: str, size: int = 65536):
 
 def test_the_compiled_reader_is_built():
     """`make install` installs a C compiler and the Python headers, so the reader of
-    extract/_fastread.c must be there (a wheel built without them falls back to the
+    pdftext/_fastread.c must be there (a wheel built without them falls back to the
     NumPy reader, ~0.1 of Poppler's CPU slower, same words)."""
-    from loralay_build.extract import parse
+    from loralay_build.pdftext import parse
 
     assert parse.read_chunk is not None
     assert parse.BBoxLayoutParser("x").reader == "c"
@@ -261,8 +261,8 @@ ODD = [
 
 @pytest.mark.parametrize("odd", ODD)
 def test_output_not_in_poppler_shape_is_read_token_by_token(odd):
-    from loralay_build.extract.columns import read_columns
-    from loralay_build.extract.parse import read_chunk
+    from loralay_build.pdftext.columns import read_columns
+    from loralay_build.pdftext.parse import read_chunk
 
     data = _page(_w(b"before") + odd + _w(b"after", b'xMin="90" yMin="-1" xMax="95" yMax="9"'))
     assert read_columns(data) is None and read_chunk(data, 0, -1, -1, 0.0, 0.0) is None
@@ -333,7 +333,7 @@ def test_compiled_reader_equals_the_python_readers_on_mutated_real_output():
             ref = repr(_columns_of(parse_bbox_layout(data, reader="columns")))
         except (ValueError, IndexError):  # a page-less word: the Python readers refuse
             continue
-        from loralay_build.extract.parse import read_chunk
+        from loralay_build.pdftext.parse import read_chunk
 
         accepted += read_chunk(data, 0, -1, -1, 0.0, 0.0) is not None
         assert repr(_columns_of(parse_bbox_layout(data, reader="c"))) == ref, data
@@ -368,8 +368,8 @@ def test_jsonl_rows_are_one_json_object_per_word_as_written_row_by_row():
 
     import orjson
 
-    from loralay_build.extract.formats import jsonl_bytes
     from loralay_build.group.labels import LABELS, label_words
+    from loralay_build.pdftext.formats import jsonl_bytes
 
     doc = extract_document(shared_path("corpus", "pdf", "en_bmc_trauma.pdf"), "d")
     odd = ['},{"text":', '"', "{}", "a\\", "\u2028", '},{\\"text\\":']
@@ -450,7 +450,7 @@ def test_word_cap_stops_a_dense_document_early_with_bounded_memory(tmp_path):
     # a child process, so its peak memory (and pdftotext's) is its own to report
     script = (
         "import resource, sys, time\n"
-        "from loralay_build.extract import ExtractLimits, extract_document\n"
+        "from loralay_build.pdftext import ExtractLimits, extract_document\n"
         "t = time.monotonic()\n"
         "r = extract_document(sys.argv[1], 'd', ExtractLimits(max_words=150_000))\n"
         # VmHWM is this process's own peak: ru_maxrss of SELF survives fork and exec, so
@@ -467,8 +467,8 @@ def test_word_cap_stops_a_dense_document_early_with_bounded_memory(tmp_path):
 
 
 def test_word_cap_comes_from_the_settings():
+    from loralay_build.conf import load_settings
     from loralay_build.pdf.steps import extract_limits
-    from loralay_build.settings import load_settings
 
     assert ExtractLimits().max_words == 2_000_000
     s = load_settings("local", None, {"max_words_per_document": 5000, "extract_timeout_s": 7.0})
@@ -519,7 +519,7 @@ def test_extracting_in_a_fresh_process_does_not_import_pandas():
     """`pa.array` on a Python list and `Array.to_numpy` import pandas on first use
     (0.2-0.3 s): paid by every `loralay extract` and every worker until the reader
     built its Arrow input from buffers. The words are still read (3 documents)."""
-    code = ("import sys; from loralay_build.extract import extract_document; "
+    code = ("import sys; from loralay_build.pdftext import extract_document; "
             "docs = [extract_document(p, 'x') for p in sys.argv[1:]]; "
             "print(min(len(d.words) for d in docs), 'pandas' in sys.modules)")
     pdfs = sorted((REPO / "data/sample/pdf").glob("en_*.pdf"))[1:4]
@@ -537,7 +537,7 @@ def test_clean_words_in_one_pass_equals_the_rule_word_by_word():
     import random
     import re as _re
 
-    from loralay_build.extract.parse import clean_word, clean_words
+    from loralay_build.pdftext.parse import clean_word, clean_words
 
     raws = []
     for pdf in _readable_pdfs()[::3]:
@@ -562,7 +562,7 @@ def test_clean_words_in_one_pass_equals_the_rule_word_by_word():
 def test_poppler_stderr_keeps_its_head_and_tail_only():
     """Poppler's stderr is read in the same loop as its words and bounded: its first
     64 KB and last 64 KB are kept, whatever a broken PDF makes it write."""
-    from loralay_build.extract.poppler import _Said
+    from loralay_build.pdftext.poppler import _Said
 
     small = _Said()
     small.add(b"Syntax Error: one\n")
@@ -583,8 +583,8 @@ def test_without_the_compiled_reader_extraction_is_the_same_and_a_build_says_so(
         monkeypatch, caplog):
     """A package built with no C compiler: the parser falls back to the NumPy/Arrow reader
     (same document, to the last bit) and a build warns once, naming the fix."""
-    from loralay_build.extract import parse
     from loralay_build.pdf.pipeline import _note_slow_reader
+    from loralay_build.pdftext import parse
 
     pdf = shared_path("corpus", "pdf", "pt_scielo_rsp_hindex.pdf")
     compiled = extract_document(pdf, "d")

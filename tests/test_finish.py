@@ -9,12 +9,12 @@ import hashlib
 
 import pytest
 
+from loralay_build.conf import load_settings
 from loralay_build.corpus.prints import doc_print
 from loralay_build.layout import RunLayout
 from loralay_build.machinery.ledger import DOCUMENT, Entry, Fingerprint, Ledger
 from loralay_build.pdf.finish import IncompleteRun, _doc_table, decide
 from loralay_build.records import Candidate, DocSummary, Rejection
-from loralay_build.settings import load_settings
 from loralay_build.sources import record_fetch_item
 from loralay_build.state import RunState
 

@@ -21,12 +21,12 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from loralay_build.conf import load_settings
 from loralay_build.corpus.filters import check_document, compute_thresholds
 from loralay_build.corpus.split import SPLITS, date_key, split_sizes
 from loralay_build.layout import RunLayout
 from loralay_build.pdf.finish import _doc_table, decide, finish_run, open_shard_states
 from loralay_build.pdf.preflight import tool_versions
-from loralay_build.settings import load_settings
 from loralay_build.write import RunFacts, write_report
 
 from .conftest import REPO, SAMPLE

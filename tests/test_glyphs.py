@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from loralay_build.extract import extract_document
-from loralay_build.extract.glyphs import (
+from loralay_build.conf import DocumentSettings, LimitSettings
+from loralay_build.pdf.steps import DocumentJob, run_steps
+from loralay_build.pdftext import extract_document
+from loralay_build.pdftext.glyphs import (
     ENCODINGS,
     GLYPH_RULE,
     accepted_encodings,
@@ -21,10 +23,8 @@ from loralay_build.extract.glyphs import (
     decode,
     repair_glyphs,
 )
-from loralay_build.extract.parse import parse_bbox_layout
-from loralay_build.pdf.steps import DocumentJob, run_steps
+from loralay_build.pdftext.parse import parse_bbox_layout
 from loralay_build.records import Candidate, Document
-from loralay_build.settings import DocumentSettings, LimitSettings
 
 from .conftest import REPO, shared_path
 

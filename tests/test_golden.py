@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from loralay_build.extract.poppler import poppler_version
+from loralay_build.pdftext.poppler import poppler_version
 
 from .conftest import SAMPLE, shared_path
 

@@ -17,9 +17,9 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
+from loralay_build.conf import load_settings
 from loralay_build.http import forbidden_host
 from loralay_build.records import Candidate, Rejection
-from loralay_build.settings import load_settings
 from loralay_build.sources import FetchContext, HarvestStopped, record_fetch_item
 from loralay_build.sources.hal import CHECKPOINT, fetch
 from loralay_build.sources.hal_records import collect_abstracts, parse_hal_date, to_candidate

@@ -130,8 +130,8 @@ def test_wheel_ships_the_defaults_and_no_checkout_files(wheel):
     configs = {Path(n).name for n in names if n.startswith("loralay_build/configs/")}
     assert {p.name for p in (PACKAGE / "configs").glob("*.yaml")} <= configs
     assert not [n for n in names if n.split("/")[0] in ("tests", "scripts", "data")]
-    # the compiled reader of Poppler's output, built from extract/_fastread.c
-    assert [n for n in names if re.fullmatch(r"loralay_build/extract/_fastread\..*\.so", n)]
+    # the compiled reader of Poppler's output, built from pdftext/_fastread.c
+    assert [n for n in names if re.fullmatch(r"loralay_build/pdftext/_fastread\..*\.so", n)]
 
 
 @pytest.mark.e2e
@@ -140,7 +140,7 @@ def test_installed_wheel_builds_the_sample_from_outside_the_checkout(venv, tmp_p
     where = run(bin_ / "python", "-c", "import loralay_build; print(loralay_build.__file__)",
                 cwd=tmp_path)
     assert Path(where.strip()).is_relative_to(venv), "the wheel, not the checkout, must run"
-    run(bin_ / "python", "-c", "from loralay_build.extract import parse; "
+    run(bin_ / "python", "-c", "from loralay_build.pdftext import parse; "
         "assert parse.BBoxLayoutParser('x').reader == 'c'", cwd=tmp_path)
     out = tmp_path / "sample"
     run(bin_ / "loralay", "build", "--source", "local", "--manifest",

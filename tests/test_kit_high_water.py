@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from loralay_build.settings import load_settings
+from loralay_build.conf import load_settings
 from loralay_build.sources import FetchContext
 from loralay_build.sources.kit.harvest import HighWater
 from loralay_build.state import RunState

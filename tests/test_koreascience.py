@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from loralay_build.settings import load_settings
+from loralay_build.conf import load_settings
 from loralay_build.sources import FetchContext, get_fetcher, record_fetch_item
 from loralay_build.sources.crawl.spiders.koreascience import split_abstracts
 from loralay_build.state import RunState

@@ -387,10 +387,10 @@ def test_detector_tables_relabel_only_the_rules_paragraphs():
 
 
 def test_rules_plus_detector_needs_the_extra_and_is_said_before_any_work():
+    from loralay_build.conf import DocumentSettings
     from loralay_build.errors import ConfigError
     from loralay_build.images.detector import detector_missing
     from loralay_build.pdf.preflight import check_detector
-    from loralay_build.settings import DocumentSettings
 
     assert DocumentSettings().labels == "rules"
     s = DocumentSettings(labels="rules+detector")
@@ -428,8 +428,8 @@ def test_in_a_build_only_what_was_cut_as_the_abstract_was_the_abstract():
     """The rules guess the abstract on page 1 (here SciELO's "how to cite" box, before the
     real one); a build knows where the abstract was, having cut it: a block the rules
     called `abstract` that lost no word to the cut is running text in the dataset."""
+    from loralay_build.conf import DocumentSettings, LimitSettings
     from loralay_build.pdf.steps import DocumentJob, run_steps
-    from loralay_build.settings import DocumentSettings, LimitSettings
     from loralay_build.sources.manifest import read_manifest
 
     manifest = shared_path("corpus", "manifest.jsonl")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from loralay_build.conf import load_settings
 from loralay_build.errors import ConfigError
 from loralay_build.failures import RetryRule, check_retry
 from loralay_build.machinery.ledger import (
@@ -19,7 +20,6 @@ from loralay_build.machinery.ledger import (
 )
 from loralay_build.pdf.fingerprint import document_fingerprint, settings_print
 from loralay_build.records import Candidate
-from loralay_build.settings import load_settings
 from loralay_build.state import RunState
 
 FP = Fingerprint.of(candidate="c1", pdf="p1", settings="s1", versions="v1")

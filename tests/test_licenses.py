@@ -433,7 +433,7 @@ def test_pubmed_harvest_reads_the_jats_licence_then_the_cloud(fake_server, tmp_p
         "pdf_metadata_url": fake_server.url("/cloud/metadata/{pmcid_ver}.json"),
         "s3_https_url": fake_server.url("/s3/{bucket}"), "email": "team@example.org",
         **pmc.FAST}), encoding="utf-8")
-    from loralay_build.settings import load_settings
+    from loralay_build.conf import load_settings
 
     start = retrieved_now()
     items = pmc.harvest(load_settings("pubmed", cfg_path), tmp_path / "state.sqlite",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
+from loralay_build.conf import load_settings
 from loralay_build.records import Candidate, Rejection
-from loralay_build.settings import load_settings
 from loralay_build.sources import FetchContext, record_fetch_item
 from loralay_build.sources.local import fetch
 from loralay_build.state import RunState

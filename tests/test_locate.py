@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from loralay_build.conf import DocumentSettings
 from loralay_build.failures import Failure
 from loralay_build.records import Candidate, Document, Page
-from loralay_build.settings import DocumentSettings
 from loralay_build.strip import strip_abstracts
 from loralay_build.strip.locate import Budget, Haystack, locate
 from loralay_build.strip.normalise import KeyedText, text_key, word_keys

@@ -199,9 +199,9 @@ def test_a_missing_file_is_still_left_to_the_extractor(tmp_path):
 
 
 def test_pdf_checks_never_raise_on_an_unreadable_path(tmp_path):
-    from loralay_build.extract.poppler import check_pdf_file
     from loralay_build.failures import Failure, FailureClass
     from loralay_build.pdfmagic import is_pdf_file
+    from loralay_build.pdftext.poppler import check_pdf_file
 
     (tmp_path / "loop.pdf").symlink_to(tmp_path / "loop.pdf")
     loop = tmp_path / "loop.pdf"
@@ -382,9 +382,9 @@ def test_a_manifest_that_cannot_be_read_is_one_line(tmp_path, monkeypatch):
     import builtins
     import errno
 
+    from loralay_build.conf import load_settings
     from loralay_build.errors import ConfigError
     from loralay_build.pdf.preflight import check_inputs
-    from loralay_build.settings import load_settings
 
     path = write_manifest(tmp_path, [good()])
     real = builtins.open

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
+from loralay_build.conf import load_settings
 from loralay_build.failures import FailureClass, StageError
 from loralay_build.http import HttpSettings, PoliteClient
 from loralay_build.records import Rejection
-from loralay_build.settings import load_settings
 from loralay_build.sources import FetchContext, record_fetch_item
 from loralay_build.sources.kit.harvest import Checkpoint, Page, PagedHarvest, with_attempts
 from loralay_build.sources.kit.oai import (

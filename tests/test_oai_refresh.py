@@ -289,8 +289,8 @@ def test_the_refresh_windows_start_at_the_mark_less_the_overlap_and_stay_within_
     """The windows a harvest will ask, with `from` and `until` configured: a plain run's
     from `from`; a refresh's from the mark's day less one, cut in `window_days` to `until`;
     a mark past `until` (a wider earlier query) asks `until`'s day only."""
+    from loralay_build.conf import load_settings
     from loralay_build.http import PoliteClient
-    from loralay_build.settings import load_settings
     from loralay_build.sources import FetchContext
     from loralay_build.sources.oai import OaiHarvest, Window
     from loralay_build.state import RunState

@@ -32,7 +32,7 @@ import pytest
 import yaml
 from lxml import etree
 
-from loralay_build.settings import load_settings
+from loralay_build.conf import load_settings
 from loralay_build.sources.kit.oai import OaiRecord, _record
 from loralay_build.sources.oai import (
     Window,

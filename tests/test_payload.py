@@ -13,11 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from loralay_build.conf import load_settings
 from loralay_build.pdf.driver import document_job, process_all
 from loralay_build.pdf.payload import encode, read_columns, summarize
 from loralay_build.pdf.steps import run_steps
 from loralay_build.records import Candidate
-from loralay_build.settings import load_settings
 from loralay_build.sources.manifest import read_manifest
 from loralay_build.state import RunState
 from loralay_build.write.features import COMPACT, PUBLISHED, doc_to_batch

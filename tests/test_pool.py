@@ -9,9 +9,9 @@ import sys
 import time
 from pathlib import Path
 
-from loralay_build.extract import ExtractLimits, extract_document
 from loralay_build.failures import Failure, FailureClass
 from loralay_build.machinery.pool import TaskLimits, map_bounded
+from loralay_build.pdftext import ExtractLimits, extract_document
 
 from .conftest import REPO, shared_path
 
@@ -141,7 +141,7 @@ def _alive(pid: int) -> bool:
 
 SCRIPT = """
 import sys
-from loralay_build.extract import ExtractLimits
+from loralay_build.pdftext import ExtractLimits
 from loralay_build.machinery.pool import TaskLimits, map_bounded
 from tests.test_pool import _extract, _task
 slow = ExtractLimits(timeout_s=600, max_words=10**9)
@@ -213,7 +213,7 @@ def test_the_per_document_worker_does_not_import_the_dataset_writer():
     code = ("import json, sys; from loralay_build.pdf.steps import DocumentJob, "
             "process_candidate; "
             "from loralay_build.records import Candidate; "
-            "from loralay_build.settings import load_settings; "
+            "from loralay_build.conf import load_settings; "
             "m = json.loads(open(sys.argv[1]).readline()); "
             "c = Candidate(m['id'], 'local', m['language'], m['abstracts'], "
             "pdf_path=sys.argv[2] + '/' + m['file']); "

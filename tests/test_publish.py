@@ -19,8 +19,7 @@ import pytest
 from loralay_build.dataset import Dataset
 from loralay_build.diffs import DatasetDiff, Untaken
 from loralay_build.errors import ConfigError
-from loralay_build.locks import RunLock
-from loralay_build.publish import (
+from loralay_build.hub import (
     check_repo_id,
     dataset_version,
     is_dataset_path,
@@ -28,6 +27,7 @@ from loralay_build.publish import (
     plan_commit,
     restricted,
 )
+from loralay_build.locks import RunLock
 
 from .conftest import REPO, copy_run, loralay
 from .fakehub import TOKEN, FakeHub
@@ -444,7 +444,7 @@ class _Remote:
 
 
 def test_a_commit_adds_what_is_new_or_changed_and_removes_old_shards(tmp_path):
-    from loralay_build.publish import LocalFile
+    from loralay_build.hub import LocalFile
 
     def local(rel: str, sha: str, sha1: str = "") -> LocalFile:
         return LocalFile(rel, tmp_path / rel, 1, sha, sha1)
@@ -472,7 +472,7 @@ def test_repo_ids():
 @pytest.mark.e2e  # the sample's build
 def test_the_files_are_the_dataset_s_own(built_sample, tmp_path):
     """The top files present, every shard of data/ and images/; nothing else of the folder."""
-    from loralay_build.publish import local_files
+    from loralay_build.hub import local_files
 
     ds = copy_run(built_sample[0], tmp_path / "ds")
     (ds / "images").mkdir()
@@ -488,7 +488,7 @@ def test_the_files_are_the_dataset_s_own(built_sample, tmp_path):
 
 @pytest.mark.e2e  # the sample's build
 def test_a_link_among_the_files_is_refused(built_sample, tmp_path):
-    from loralay_build.publish import local_files
+    from loralay_build.hub import local_files
 
     ds = copy_run(built_sample[0], tmp_path / "ds")
     outside = tmp_path / "elsewhere.json"
@@ -568,7 +568,7 @@ def test_a_failed_shard_upload_is_one_line(sample_copy, hub, tmp_path):
 
 
 def test_a_file_given_as_the_folder_is_one_line(tmp_path):
-    from loralay_build.publish import publish as run
+    from loralay_build.hub import publish as run
 
     (tmp_path / "f").write_text("x")
     with pytest.raises(ConfigError, match="f: not a folder"):

@@ -25,9 +25,9 @@ import pytest
 import yaml
 from lxml import etree
 
+from loralay_build.conf import load_settings
 from loralay_build.http import forbidden_host
 from loralay_build.records import Candidate, Rejection
-from loralay_build.settings import load_settings
 from loralay_build.sources import FetchContext, HarvestStopped, jats, pubmed
 from loralay_build.sources.pubmed import in_ncbi_peak, record_to_candidate, s3_to_https
 from loralay_build.state import RunState

@@ -142,18 +142,25 @@ def test_a_refresh_keeps_every_old_file_and_row_and_adds_the_new_papers(refreshe
     assert sorted(old_data) == sorted(f"data/{f.name}" for f in (built_v1 / "data").iterdir())
     assert [n.split("-")[0].split("/")[1] for n in sorted(old_data)] == [
         "test", "train", "validation"]
-    for name, (_, _, data) in old_data.items():  # byte for byte (carried over, not rewritten)
-        assert after[name][2] == data
+    # byte for byte (carried over, not rewritten), renumbered into the split's one total
+    # (issue 46, 12): the content's digest names it still
+    renamed = {name: next(a for a in after if a.startswith("data/") and
+                          a.rsplit("-", 1)[1] == name.rsplit("-", 1)[1]) for name in old_data}
+    assert sorted(n.split("/")[1].rsplit("-", 1)[0] for n in renamed.values()) == [
+        "test-00000-of-00002", "train-00000-of-00002", "validation-00000-of-00002"]
+    for name, (_, _, data) in old_data.items():
+        assert after[renamed[name]][2] == data
     written = rows_as_written(out)
-    v1_rows = dict(rows_as_written(built_v1))
+    v1_rows = {renamed[f"data/{n}"].split("/")[1]: rows
+               for n, rows in rows_as_written(built_v1)}
     new_files = [(name, [r["article_id"] for r in rows]) for name, rows in written
-                 if f"data/{name}" not in old_data]
+                 if name not in v1_rows]
     assert [(n.rsplit("-", 1)[0], ids) for n, ids in new_files] == [
         ("test-00001-of-00002", ["ko_kiit_voting"]),
         ("train-00001-of-00002", ["en_bmc_trauma", "pt_scielo_rsp_hindex"]),
         ("validation-00001-of-00002", ["es_scielo_malaga"])]
     for name, rows in written:
-        if f"data/{name}" in old_data:
+        if name in v1_rows:
             assert rows == v1_rows[name]
     assert json.loads((out / "diff.json").read_text()) == DIFF
     front, body = _card(out)
@@ -551,7 +558,7 @@ def test_a_dataset_built_before_bases_were_recorded_refreshes_the_same(
 def test_a_pubmed_harvest_asks_only_for_ids_not_yet_seen(fake_server, tmp_path):
     """What a refresh's fetch of PubMed sends: its id list grew by PMC42; the second
     harvest asks the OAI service, the cloud metadata and the bucket about PMC42 only."""
-    from loralay_build.settings import load_settings
+    from loralay_build.conf import load_settings
 
     from .test_arxiv import write_cohan
     from .test_pubmed import FAST, GETRECORD, SYNTHETIC_MULTI, Pmc, harvest, oai_envelope
@@ -582,7 +589,7 @@ def test_a_pubmed_harvest_asks_only_for_ids_not_yet_seen(fake_server, tmp_path):
 
 def test_publishing_a_refresh_uploads_only_its_new_shards(built_v1, manifests, tmp_path):
     """v1 published, refreshed, published as v2: the v2 commit adds the three new shards
-    and rewrites the card, the reports and diff.json; no v1 shard is sent again or removed."""
+    and rewrites the card, the reports and diff.json; no v1 shard's bytes are sent again."""
     import hashlib
 
     from .fakehub import FakeHub
@@ -601,11 +608,17 @@ def test_publishing_a_refresh_uploads_only_its_new_shards(built_v1, manifests, t
         body = hub.commit_bodies[-1]
         assert body[0]["value"]["summary"] == f"Dataset {V2_LINE} since v1"
         changed = sorted((line["key"], line["value"]["path"]) for line in body[1:])
-        new = sorted(f"data/{p.name}" for p in (ds / "data").glob("*.parquet")
-                     if p.name not in v1_files)
+        # the v1 shards renumbered into each split's one total (issue 46, 12): a rename
+        # on the Hub (their bytes are not sent again), beside the new shards
+        v1_digests = {n.rsplit("-", 1)[1] for n in v1_files}
+        named = sorted(f"data/{p.name}" for p in (ds / "data").glob("*.parquet")
+                       if p.name not in v1_files)
+        new = [n for n in named if n.rsplit("-", 1)[1] not in v1_digests]
+        assert len(new) == 3 and len(named) == 6
         assert changed == sorted([("file", "README.md"), ("file", "diff.json"),
                                   ("file", "report.json"), ("file", "report.md"),
-                                  *(("lfsFile", n) for n in new)])
+                                  *(("lfsFile", n) for n in named),
+                                  *(("deletedFile", f"data/{n}") for n in v1_files)])
         assert sorted(hub.uploads[sent:]) == sorted(
             hashlib.sha256((ds / n).read_bytes()).hexdigest() for n in new)
         assert set(hub.repos["tester/sample-lay"].tags) == {"v1", "v2"}
@@ -712,3 +725,34 @@ def test_a_refresh_says_what_it_does_not_take_changed_pdfs_and_split_moves(tmp_p
     rebuilt = {r["article_id"]: (name.split("-")[0], r["pdf_sha256"])
                for name, file_rows in rows_as_written(out) for r in file_rows}
     assert rebuilt == {first: ("train", new_sha), second: ("validation", rebuilt[second][1])}
+
+
+def test_every_file_of_a_refreshed_split_is_one_shard_set_and_loads(refreshed):
+    """After a refresh no `train-00000-of-00001` beside `train-00001-of-00002` (issue 46,
+    12): each split's files are `{split}-{i:05d}-of-{n:05d}` for i < n, one n, in `data/`
+    and in the card; `load_dataset` in a new process reads every row."""
+    import re
+    import subprocess
+    import sys
+
+    out, _, _ = refreshed
+    front, _ = _card(out)
+    listed = {f["split"]: f["path"] for f in front["configs"][0]["data_files"]}
+    for split in ("train", "validation", "test"):
+        names = sorted(p.name for p in (out / "data").glob(f"{split}-*.parquet"))
+        found = [re.fullmatch(rf"{split}-(\d{{5}})-of-(\d{{5}})-[0-9a-f]{{12}}\.parquet", n)
+                 for n in names]
+        assert all(found), names
+        totals = {int(m.group(2)) for m in found if m}
+        assert len(totals) == 1, names
+        n = totals.pop()
+        assert [int(m.group(1)) for m in found if m] == list(range(n)), names
+        assert listed[split] == [f"data/{name}" for name in names]
+    code = ("import sys, json; from datasets import load_dataset; "
+            "d = load_dataset(sys.argv[1]); print(json.dumps({s: d[s].num_rows for s in d}))")
+    proc = subprocess.run([sys.executable, "-c", code, str(out)], capture_output=True,
+                          text=True, timeout=600,
+                          env={**os.environ, "HF_DATASETS_CACHE": str(out.parent / "cache")})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    expected = {s: len(V1_KEPT[s]) + len(DIFF["added"][s]) for s in V1_KEPT}
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == expected

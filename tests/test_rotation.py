@@ -20,15 +20,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from loralay_build.extract import extract_document, poppler, rotation
-from loralay_build.extract.glyphs import repair_glyphs
-from loralay_build.extract.parse import parse_bbox_layout
 from loralay_build.failures import Failure
 from loralay_build.group import group_layout
 from loralay_build.group.labels import group_and_label
 from loralay_build.images.redact import plan_redaction
 from loralay_build.images.render import open_pdf, paint_white, render_pages, render_rgb
 from loralay_build.pdf.payload import encode, read_columns
+from loralay_build.pdftext import extract_document, poppler, rotation
+from loralay_build.pdftext.glyphs import repair_glyphs
+from loralay_build.pdftext.parse import parse_bbox_layout
 from loralay_build.records import Candidate, Document, Page, ProcessedDoc
 
 from .conftest import build_local, rows_as_written, shared_path
@@ -391,7 +391,7 @@ def test_the_three_readers_clamp_a_turned_page_alike(excerpt, tmp_path):
                          check=True).stdout
     display = rotation.displayed_sizes(pdf, 10)
     assert display and display[0] == pytest.approx((841.89, 595.276))
-    from loralay_build.extract.parse import BBoxLayoutParser
+    from loralay_build.pdftext.parse import BBoxLayoutParser
 
     def columns(doc):
         return (doc.words, doc.boxes.tobytes(), doc.word_pages, doc.line_ids,

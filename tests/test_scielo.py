@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from loralay_build.settings import load_settings
+from loralay_build.conf import load_settings
 from loralay_build.sources import FetchContext, HarvestStopped, get_fetcher, record_fetch_item
 from loralay_build.state import RunState
 

@@ -8,8 +8,8 @@ import pytest
 import yaml
 
 from loralay_build import registry
-from loralay_build.settings import ConfigError, load_settings
-from loralay_build.settings.load import check_contact
+from loralay_build.conf import ConfigError, load_settings
+from loralay_build.conf.load import check_contact
 
 from .conftest import SAMPLE, config, loralay
 
@@ -134,7 +134,7 @@ def test_a_non_mapping_or_missing_file_is_one_line(tmp_path):
 def test_limits_are_their_own_group_and_out_of_the_document_settings():
     """What a result's fingerprint hashes (`document()`) holds no limit; the limits are
     read apart (`limits()`), and every key of the settings is in exactly one group."""
-    from loralay_build.settings import CorpusSettings, DocumentSettings, LimitSettings
+    from loralay_build.conf import CorpusSettings, DocumentSettings, LimitSettings
 
     s = load_settings("local")
     limits = set(s.limits().model_dump())
@@ -268,7 +268,7 @@ def test_oai_has_the_percentile_defaults_of_local_and_every_source_a_minimum():
 
 def _date_keys() -> list[tuple[str, str]]:
     """Every date key of every source, read off the models (a new one is tested too)."""
-    from loralay_build.settings.load import settings_class
+    from loralay_build.conf.load import settings_class
 
     return [(source, key) for source in sorted(registry.names())
             for key, field in settings_class(source).model_fields.items()

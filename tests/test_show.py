@@ -1,7 +1,7 @@
 """`loralay show`: the picture's pixels say what the dataset kept and what the build cut.
 
 Kept words come from the dataset row; the cut words are found here independently of
-`show.py`'s own bookkeeping: every word Poppler extracts on the page whose box is not a
+`preview.py`'s own bookkeeping: every word Poppler extracts on the page whose box is not a
 kept box was removed, and must sit under a shade of its language's colour.
 """
 
@@ -21,8 +21,8 @@ from PIL import Image
 from loralay_build.cli import main
 from loralay_build.dataset import find_row
 from loralay_build.errors import ConfigError
-from loralay_build.extract import extract_document
-from loralay_build.show import (
+from loralay_build.pdftext import extract_document
+from loralay_build.preview import (
     COVER_COLOUR,
     LANG_COLOURS,
     SCALE,
@@ -154,7 +154,7 @@ def test_a_pdf_is_previewed_before_any_build_with_what_the_cut_would_take(sample
     `--abstract` the words the cut would take are those the build took."""
     import json as _json  # noqa: PLC0415
 
-    from loralay_build.show import preview_cuts  # noqa: PLC0415
+    from loralay_build.preview import preview_cuts  # noqa: PLC0415
 
     pdf = REPO / "data/sample/pdf/fr_hal_cover_glaciers.pdf"
     line = next(_json.loads(x) for x in (REPO / "data/sample/manifest.jsonl").open()

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from loralay_build.conf import ConfigError, load_settings
 from loralay_build.run.jobscript import Job, SlurmDir, array_spec, script
-from loralay_build.settings import ConfigError, load_settings
 
 from .conftest import REPO, SAMPLE, config, copy_run, shared_path
 

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from loralay_build.conf import DocumentSettings, LimitSettings
 from loralay_build.corpus.prints import DocPrint, doc_print
 from loralay_build.failures import FailureClass
 from loralay_build.pdf import steps
 from loralay_build.pdf.steps import STEP_NAMES, DocumentJob, process_candidate, run_steps
 from loralay_build.records import Candidate
-from loralay_build.settings import DocumentSettings, LimitSettings
 from loralay_build.sources.manifest import read_manifest
 
 from .conftest import SAMPLE
@@ -94,7 +94,7 @@ def test_show_recuts_a_document_with_the_builds_glyph_repair(tmp_path):
     T1 Type 3 fixture whose ligature only the abstract decodes."""
     from loralay_build.api import build
     from loralay_build.dataset import find_row
-    from loralay_build.show import recut, run_settings
+    from loralay_build.preview import recut, run_settings
 
     pdf = FIXTURES / "ligatures-t1-bare.pdf"
     truth = _truth()[:_truth().index("Keywords:")]

@@ -15,10 +15,10 @@ import time
 
 import pytest
 
-from loralay_build.extract import extract_document
+from loralay_build.conf import load_settings
 from loralay_build.failures import Failure, FailureClass
+from loralay_build.pdftext import extract_document
 from loralay_build.records import Candidate, Document
-from loralay_build.settings import load_settings
 from loralay_build.strip import leakage, strip_abstracts, strip_document
 from loralay_build.strip.cover import cover_page
 from loralay_build.strip.normalise import _word_key, tokens, word_keys

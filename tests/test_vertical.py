@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from loralay_build.extract import extract_document
 from loralay_build.group import group_layout
 from loralay_build.group.labels import LABELS, group_and_label
+from loralay_build.pdftext import extract_document
 from loralay_build.records import Document
 
 HELVETICA = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"

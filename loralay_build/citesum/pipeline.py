@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..conf import CiteSumSettings
 from ..errors import BuildStopped, ConfigError
 from ..layout import RunLayout
 from ..machinery.pool import TaskLimits
 from ..machinery.request import BuildRequest, BuildResult
-from ..settings import CiteSumSettings
 from ..state import RunState
 from .build import Work, inputs, run_passes, write_outputs
 from .stages import StageRun

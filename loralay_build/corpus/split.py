@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..settings.fields import check_proportions
+from ..conf.fields import check_proportions
 
 SPLITS = ("train", "validation", "test")
 _ALIASES = {"train": "train", "val": "validation", "valid": "validation",

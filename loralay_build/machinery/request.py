@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..conf import CommonSettings
 from ..errors import ConfigError
 from ..failures import check_retry
-from ..settings import CommonSettings
 
 # how the verdict of a refresh that found nothing new begins: its one line, which a
 # submitted finish's log carries back to `--wait` (no report is written again)

@@ -15,6 +15,7 @@ from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ..conf import CorpusSettings
 from ..corpus.duplicates import Duplicate, DuplicateDetector
 from ..corpus.filters import Thresholds, check_document, compute_thresholds
 from ..corpus.prints import DocPrint, ExternalPrint
@@ -24,7 +25,6 @@ from ..layout import RunLayout
 from ..licenses import LICENSE_STAGE, exclusion
 from ..machinery.ledger import DOCUMENT, Ledger
 from ..records import DocSummary, Outcome
-from ..settings import CorpusSettings
 from ..sources import read_bad_records
 from ..state import OK, RunState
 from ..write.doctable import DocTable

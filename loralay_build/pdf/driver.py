@@ -22,6 +22,7 @@ from pathlib import Path
 from tqdm.contrib.logging import logging_redirect_tqdm
 
 from .. import registry
+from ..conf import CommonSettings, DocumentSettings
 from ..failures import BadRecords, Failure, RetryRule
 from ..images.render import renderer_version
 from ..images.store import ImageStore
@@ -31,7 +32,6 @@ from ..machinery.pool import TaskLimits, map_bounded
 from ..machinery.progress import Progress
 from ..machinery.request import BuildRequest
 from ..records import Candidate, Rejection
-from ..settings import CommonSettings, DocumentSettings
 from ..sources import BAD_RECORDS, FetchContext, get_fetcher, read_bad_records, record_fetch_item
 from ..state import OK, RunState
 from .fingerprint import PdfChecksums, document_fingerprint, real_sha256, settings_print

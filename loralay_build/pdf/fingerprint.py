@@ -15,9 +15,9 @@ import stat
 from pathlib import Path
 
 from ..atomic import file_digest
+from ..conf import DocumentSettings
 from ..machinery.ledger import Fingerprint, digest
 from ..records import Candidate
-from ..settings import DocumentSettings
 from ..state import connect_shared
 
 # the candidate fields that reach a stage or a column; pdf_path is where, not what;

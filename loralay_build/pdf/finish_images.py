@@ -60,6 +60,7 @@ def write_images_config(out: Path, enabled: bool, d: KeptRows, states: Sequence[
     layout = RunLayout(out)
     grow = [s for s in SPLITS if carry is None or next(d.new_rows(s), None) is not None]
     stores = [ImageStore(layout.images_db(*RunLayout.shard_numbers(st.path))) for st in states]
+    carried = _carried_pages(out, carry or {})  # before the write renames them
     try:
         counts, files = write_image_shards(out, {s: _page_rows(s, d, states, stores)
                                                  for s in grow}, carry)
@@ -67,7 +68,7 @@ def write_images_config(out: Path, enabled: bool, d: KeptRows, states: Sequence[
         for store in stores:
             store.close()
     pages = Counter(counts)
-    pages.update(_carried_pages(out, carry or {}))
+    pages.update(carried)
     return page_costs(d, states, pages), files
 
 
@@ -76,7 +77,9 @@ def _carried_pages(out: Path, carry: Mapping[str, Sequence[str]]) -> dict[str, i
     page is over every page of the kept documents, as the extraction's is."""
     import pyarrow.parquet as pq
 
-    return {s: sum(pq.read_metadata(out / rel).num_rows for rel in files)
+    from ..write.shards import resolve_carried
+
+    return {s: sum(pq.read_metadata(out / resolve_carried(out, rel)).num_rows for rel in files)
             for s, files in carry.items()}
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 from .. import registry
 from ..dataset import open_excluded
 from ..errors import BuildStopped, ConfigError
-from ..extract import parse
 from ..layout import RunLayout, claim_shards, recorded_shards
 from ..machinery.request import NOTHING_NEW, BuildRequest, BuildResult
+from ..pdftext import parse
 from ..sources import BadRunInput, HarvestRefused, SourceNotBuilt
 from .driver import fetch_phase, plan_shard_of, process_phase
 from .finish import Decisions, IncompleteRun, finish_run

@@ -14,18 +14,18 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..conf import CommonSettings, check_contact
 from ..corpus.prints import PRINT_VERSION
 from ..errors import ConfigError
-from ..extract.glyphs import GLYPH_RULE
-from ..extract.poppler import poppler_version
-from ..extract.rotation import ROTATION_RULE
 from ..group import GROUP_RULE
 from ..group.labels import LABEL_RULE
 from ..images.detector import detector_missing
 from ..layout import RunLayout
 from ..licenses import LICENSE_RULE
 from ..owned import BUILD, KEPT_BY_FRESH, owned_entries
-from ..settings import CommonSettings, check_contact
+from ..pdftext.glyphs import GLYPH_RULE
+from ..pdftext.poppler import poppler_version
+from ..pdftext.rotation import ROTATION_RULE
 from ..sources.manifest import unread_splits
 from ..strip import STRIP_RULE
 from ..version import __version__

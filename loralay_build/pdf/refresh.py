@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic import write_text_atomic
+from ..conf import CommonSettings
 from ..corpus.filters import Thresholds
 from ..corpus.split import SPLITS, SplitError, given_name
 from ..diffs import DatasetDiff, Untaken
@@ -43,7 +44,6 @@ from ..failures import FailureClass
 from ..layout import RunLayout
 from ..paths import DATA_DIR, DIFF_JSON, IMAGES_DIR, SHARD_NAME
 from ..records import DocSummary
-from ..settings import CommonSettings
 from ..state import RunState
 from .fingerprint import PdfChecksums, real_sha256
 
@@ -350,7 +350,10 @@ def _check_old_images(layout: RunLayout, base: Base, adopt: bool) -> None:
             _shard_files(layout.out, IMAGES_DIR)
     if not base.prior.kept:
         return
-    gone = [rel for paths in files.values() for rel in paths if not (layout.out / rel).is_file()]
+    from ..write.shards import resolve_carried
+
+    gone = [rel for paths in files.values() for rel in paths
+            if not (layout.out / resolve_carried(layout.out, rel)).is_file()]
     if gone or not any(files.values()):
         what = f"{gone[0]} is missing" if gone else f"{IMAGES_DIR}/ holds none"
         raise ConfigError(f"{layout.out}: --refresh with images: true, and the page images of "

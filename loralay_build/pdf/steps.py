@@ -19,16 +19,16 @@ from itertools import compress
 
 import numpy as np
 
+from ..conf import DocumentSettings, LimitSettings
 from ..corpus.prints import DocPrint, doc_print, prepare_prints
-from ..extract import ExtractLimits, extract_document
-from ..extract.glyphs import repair_glyphs
 from ..failures import Failure, FailureClass, internal_error
 from ..group.labels import CODE, group_and_label, known_abstract
 from ..images.detector import detect_labels
 from ..images.render import RenderedPages
 from ..language import detect, main_language
+from ..pdftext import ExtractLimits, extract_document
+from ..pdftext.glyphs import repair_glyphs
 from ..records import Candidate, DocSummary, Document, ProcessedDoc
-from ..settings import DocumentSettings, LimitSettings
 from ..strip import Stripped, leakage, strip_document
 from .payload import encode, summarize
 
@@ -106,7 +106,7 @@ def extract_limits(s: DocumentSettings, limits: LimitSettings) -> ExtractLimits:
 
 def extract(w: DocWork) -> Failure | None:
     """Poppler's words; ligature codes the document alone could not decode are decoded
-    with the source's abstracts as evidence (`extract/glyphs.py`)."""
+    with the source's abstracts as evidence (`pdftext/glyphs.py`)."""
     c = w.candidate
     if not c.pdf_path:
         return Failure(FailureClass.UNAVAILABLE, "no PDF")

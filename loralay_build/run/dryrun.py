@@ -10,14 +10,14 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+from ..conf import OaiSettings
 from ..errors import ConfigError
-from ..extract.poppler import check_pdf_file
 from ..failures import BadRecords
 from ..layout import RunLayout
 from ..machinery.request import BuildRequest
 from ..owned import BUILD, check_folder, unwritable
+from ..pdftext.poppler import check_pdf_file
 from ..records import Candidate
-from ..settings import OaiSettings
 from ..sources.manifest import read_manifest
 from ..sources.oai import check_repository
 from .pipeline import plan

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..settings.slurm import SlurmFields
+from ..conf.slurm import SlurmFields
 
 
 @dataclass(frozen=True)

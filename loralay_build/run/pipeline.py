@@ -19,11 +19,11 @@ from pathlib import Path
 
 from .. import registry
 from ..citesum.pipeline import CiteSumPipeline
+from ..conf import CommonSettings
 from ..errors import ConfigError
 from ..machinery.interfaces import Executor, Pipeline
 from ..machinery.request import BuildRequest, BuildResult
 from ..pdf.pipeline import PdfPipeline
-from ..settings import CommonSettings
 from .local import LocalExecutor
 from .slurm import SlurmExecutor
 

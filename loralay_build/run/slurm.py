@@ -26,13 +26,13 @@ from pathlib import Path
 import yaml
 
 from ..atomic import write_atomic
+from ..conf import CommonSettings
 from ..errors import BuildStopped, ConfigError, RunLocked
 from ..layout import RunLayout, recorded_shards
 from ..locks import RunLock
 from ..machinery.interfaces import Pipeline, start_over
 from ..machinery.request import BuildRequest, BuildResult
 from ..owned import BUILD, claim_folder
-from ..settings import CommonSettings
 from .jobscript import Job, SlurmDir, array_spec, script, shard_count_words
 from .slurmwait import Submission, wait_for
 from .squeue import queued

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from .. import registry
 from ..atomic import file_digest, utc_now_iso
+from ..conf import CommonSettings
 from ..failures import BadRecords, FailureClass, RetryRule, StageError
 from ..http import HostDown, HostForbidden, PoliteClient
 from ..layout import RunLayout
@@ -38,7 +39,6 @@ from ..licenses import stated_exclusion
 from ..paths import pdf_path_for
 from ..pdfmagic import is_pdf_file
 from ..records import Candidate, Rejection
-from ..settings import CommonSettings
 from ..state import RunState
 
 
@@ -67,7 +67,7 @@ class HarvestRefused(HarvestStopped):
 @dataclass
 class FetchContext:
     source: str
-    settings: CommonSettings  # the source's own typed settings (settings/sources.py)
+    settings: CommonSettings  # the source's own typed settings (conf/sources.py)
     state: RunState
     out_dir: Path
     limit: int | None = None

@@ -36,11 +36,11 @@ from urllib.parse import quote
 
 from pylatexenc.latex2text import LatexNodes2Text
 
+from ..conf import ArxivSettings
 from ..failures import FailureClass, StageError
 from ..http import HostBlocked, HostForbidden, PoliteClient
 from ..licenses import ARXIV_DEFAULT
 from ..records import Candidate, Rejection
-from ..settings import ArxivSettings
 from . import (
     BadRunInput,
     FetchContext,

@@ -26,11 +26,11 @@ import datetime as dt
 from collections.abc import Iterator
 from typing import Any
 
+from ..conf import HalSettings
+from ..conf.sources import HAL_FIELDS
 from ..failures import FailureClass, StageError
 from ..http import PoliteClient
 from ..records import Candidate, Rejection
-from ..settings import HalSettings
-from ..settings.sources import HAL_FIELDS
 from . import FetchContext, retrieved_now
 from .hal_records import to_candidate
 from .kit.harvest import Checkpoint, HighWater, Page, PagedHarvest, fingerprint

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ..conf import KoreaScienceSettings
 from ..records import Candidate, Rejection
-from ..settings import KoreaScienceSettings
 from . import FetchContext
 from .crawl import run_crawl
 

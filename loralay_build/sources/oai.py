@@ -41,12 +41,12 @@ from dataclasses import replace
 from typing import Any
 from urllib.parse import urlencode, urljoin
 
+from ..conf import OaiSettings
 from ..failures import FailureClass, StageError
 from ..http import HostDown, HostForbidden, PoliteClient
 from ..language import detect, main_language
 from ..licenses import UNKNOWN, normalise_license
 from ..records import Candidate, Rejection
-from ..settings import OaiSettings
 from . import BadRunInput, FetchContext, HarvestStopped, forbidden
 from .hal_records import parse_hal_date
 from .kit.harvest import Checkpoint, HighWater, Page, PagedHarvest, fingerprint

@@ -42,11 +42,11 @@ from urllib.parse import urlencode, urlsplit
 from lxml import etree
 
 from ..atomic import file_digest
+from ..conf import PubmedSettings
 from ..failures import FailureClass, StageError
 from ..http import HostBlocked, HostForbidden, PoliteClient
 from ..licenses import UNKNOWN, normalise_license
 from ..records import Candidate, Rejection
-from ..settings import PubmedSettings
 from . import (
     BadRunInput,
     FetchContext,

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ..conf import ScieloSettings
 from ..records import Candidate, Rejection
-from ..settings import ScieloSettings
 from . import FetchContext
 from .crawl import run_crawl
 from .kit.harvest import HighWater

@@ -40,7 +40,7 @@ STRIP_RULE = "strip3"  # 2: far parts paid for or near the main piece; covers ne
 # 3: a part printed apart fills its lines; an abstract's heading goes with it
 
 if TYPE_CHECKING:
-    from ..settings import DocumentSettings
+    from ..conf import DocumentSettings
 
 __all__ = ["Stripped", "leakage", "strip_abstracts", "strip_document"]
 

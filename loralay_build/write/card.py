@@ -181,7 +181,7 @@ _MEANING = {
     "pdf_sha256": "sha256 of the PDF the words were read from.",
     "retrieved_at": "When the metadata record was fetched (UTC, ISO 8601; may be null).",
 }
-# what each `groups` value (settings/common.py) makes of the words: their order, lines, blocks
+# what each `groups` value (conf/common.py) makes of the words: their order, lines, blocks
 _ORDER = {"geometry": "the reading order found from the words' geometry (regions top to "
                       "bottom, columns left to right)",
           "poppler": "Poppler's reading order"}

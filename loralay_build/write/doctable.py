@@ -30,7 +30,7 @@ class DocTable:
         self.pages = array("q")
         self.summary_words = array("q")
         self.article_words = array("q")
-        self.words_repaired = array("q")  # ligature codes repaired (extract/glyphs.py)
+        self.words_repaired = array("q")  # ligature codes repaired (pdftext/glyphs.py)
         self.words_unrepaired = array("q")  # words still holding U+FFFD
         self.language_share = array("d")  # NaN: no share
         self.dates: list[str | None] = []  # dropped by `forget_dates` once splits are decided

@@ -26,6 +26,7 @@ from ..atomic import clean_swaps, file_digest, refuse_link, swap_folder
 from ..paths import SHARD_NAME as SHARD_NAME  # a shard's name, for existing importers
 
 _SPLIT_NAME = re.compile(r"^\w+$")
+_DIGEST = re.compile(r"-of-\d{5}-([0-9a-f]{12})\.parquet$")
 
 
 def content_digest(path: Path) -> str:
@@ -44,7 +45,8 @@ class ShardFolder:
                  carry: Mapping[str, Sequence[str]] | None = None) -> None:
         self.out, self.name = Path(out), name
         self.tmp = self.out / f".{name}-tmp-{uuid.uuid4().hex[:8]}"
-        self.carry = {s: list(v) for s, v in (carry or {}).items()}
+        self.carry = {s: [resolve_carried(self.out, rel) for rel in v]
+                      for s, v in (carry or {}).items()}
         self.files: dict[str, list[str]] = dict(self.carry)  # split -> paths relative to `out`
         self._parts: dict[str, list[Path]] = {}
 
@@ -67,16 +69,18 @@ class ShardFolder:
         return parts[-1]
 
     def seal(self, split: str) -> list[str]:
-        """Give the split's parts their final names; the paths the card will name."""
+        """Give the split's parts, and the files carried into it, their final names (one
+        total for all); the paths the card will name."""
         parts = self._parts.get(split, [])
-        old = self.carry.get(split, [])
+        old = [self.tmp / Path(rel).name for rel in self.carry.get(split, [])]
+        total = len(old) + len(parts)
         names = []
-        for i, path in enumerate(parts, start=len(old)):
-            final = (f"{split}-{i:05d}-of-{len(old) + len(parts):05d}-"
-                     f"{content_digest(path)}.parquet")
+        for i, path in enumerate(old + parts):
+            digest = _named_digest(path) if i < len(old) else None
+            final = f"{split}-{i:05d}-of-{total:05d}-{digest or content_digest(path)}.parquet"
             os.replace(path, self.tmp / final)
             names.append(f"{self.name}/{final}")
-        self.files[split] = old + names
+        self.files[split] = names
         return self.files[split]
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
@@ -85,6 +89,24 @@ class ShardFolder:
             swap_folder(self.out, self.tmp, self.name)
         else:
             shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def _named_digest(path: Path) -> str | None:
+    """The content digest a shard's name holds (None: a name from before digests)."""
+    m = _DIGEST.search(path.name)
+    return m.group(1) if m else None
+
+
+def resolve_carried(out: Path, rel: str) -> str:
+    """A carried file's path relative to `out`: as recorded, or, when a refresh killed
+    after its swap renamed it, the file of the same split and digest."""
+    path = Path(out) / rel
+    digest = _named_digest(path)
+    if path.exists() or digest is None:
+        return rel
+    split = rel.rsplit("/", 1)[-1].split("-", 1)[0]
+    found = sorted(path.parent.glob(f"{split}-*-of-*-{digest}.parquet"))
+    return str(found[0].relative_to(out)) if found else rel
 
 
 def _carry_over(src: Path, dest: Path) -> None:

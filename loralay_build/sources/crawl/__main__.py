@@ -10,8 +10,8 @@ from typing import Any
 from scrapy.crawler import CrawlerProcess
 
 from ...atomic import write_text_atomic
-from ...settings import settings_class
-from .settings import scrapy_settings
+from ...conf import settings_class
+from .conf import scrapy_settings
 from .spiders import SPIDERS
 
 

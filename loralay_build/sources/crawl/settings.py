@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...conf import CommonSettings
 from ...http import RETRY_STATUSES
-from ...settings import CommonSettings
 
 _HERE = "loralay_build.sources.crawl"
 

@@ -1,7 +1,7 @@
 /*
  * One complete chunk of `pdftotext -bbox-layout` output read in a single C pass.
  *
- * Why C: after the columnar reader (extract/columns.py) the Python side of an extraction
+ * Why C: after the columnar reader (pdftext/columns.py) the Python side of an extraction
  * still cost ~0.1 of Poppler's own CPU time (four regex passes over the chunk, an Arrow
  * cast, NumPy clamps, then a list of ids per column); here one pass over the bytes builds
  * the same columns, and the reading costs ~1% of Poppler (docs/performance.md).
@@ -10,7 +10,7 @@
  * regular shape only (`<word xMin="N" yMin="N" xMax="N" yMax="N">TEXT</word>`, `<page
  * width="N" height="N">`, plain decimal numbers of at most 19 digits). Anything else makes
  * `read_chunk` return None and the Python readers take the chunk, so on every input the
- * result is the one extract/parse.py defines (tests/test_extract.py checks them equal).
+ * result is the one pdftext/parse.py defines (tests/test_extract.py checks them equal).
  *
  * Numbers: a decimal m / 10^k with m <= 2^53 and k <= 22 is one IEEE division of two exact
  * doubles, which is correctly rounded (Clinger's fast path), so it equals Python's float()
@@ -19,7 +19,7 @@
  *
  * Rotated pages: Poppler prints a page's unrotated size but its words in the displayed
  * (rotated) frame, so a page whose printed size is the displayed size (`display`, pdfium's)
- * swapped is clamped to the swapped size: `displayed_size` is extract/parse.py's
+ * swapped is clamped to the swapped size: `displayed_size` is pdftext/parse.py's
  * `BBoxLayoutParser._displayed`, to the same comparisons (docs/rotation.md).
  */
 #define PY_SSIZE_T_CLEAN
@@ -97,7 +97,7 @@ typedef struct {
     Py_ssize_t ndisplay;
 } Out;
 
-/* the tolerance of extract/parse.py's DISPLAY_TOLERANCE (pdfium's sizes are float32) */
+/* the tolerance of pdftext/parse.py's DISPLAY_TOLERANCE (pdfium's sizes are float32) */
 #define DISPLAY_TOLERANCE 0.01
 
 static int near(double a, double b) { return fabs(a - b) <= DISPLAY_TOLERANCE; }
@@ -292,7 +292,7 @@ static PyMethodDef METHODS[] = {
 
 static struct PyModuleDef MODULE = {
     PyModuleDef_HEAD_INIT, "_fastread",
-    "Poppler's -bbox-layout chunks read in one C pass (see extract/parse.py).", -1, METHODS,
+    "Poppler's -bbox-layout chunks read in one C pass (see pdftext/parse.py).", -1, METHODS,
 };
 
 PyMODINIT_FUNC PyInit__fastread(void)

@@ -79,7 +79,7 @@ def locate_pdf(dataset_dir: Path, article_id: str, settings: Any) -> tuple[Candi
 
 def run_settings(dataset_dir: Path, source: str) -> Any:
     """The build's settings, from the configuration it wrote beside its report."""
-    from .settings import load_settings
+    from .conf import load_settings
 
     config = RunLayout(dataset_dir).config_file
     if not config.is_file():
@@ -209,9 +209,9 @@ def preview_cuts(pdf: Path, abstract: str | None, language: str | None,
                  config: str | Path | None) -> tuple[dict[str, Any], Cuts, list[str]]:
     """The row a build would write for `pdf` (`--source local`'s steps and settings), what
     its cut takes, and the caption's notes."""
+    from .conf import load_settings
     from .language import detect
     from .pdf.steps import DocumentJob, run_steps
-    from .settings import load_settings
 
     if not pdf.is_file():
         raise ConfigError(f"{pdf}: no such PDF file")

@@ -27,7 +27,7 @@ The documented rule for odd characters (see README, "Extraction"):
 Boxes are clamped to the page and never inverted. On a page turned a quarter (/Rotate 90
 or 270) Poppler prints the unrotated size but writes the words where the turned page shows
 them: given each page's displayed size (`display`), every reader records and clamps such a
-page with its sides swapped (extract/rotation.py, docs/rotation.md).
+page with its sides swapped (pdftext/rotation.py, docs/rotation.md).
 """
 
 from __future__ import annotations
@@ -303,7 +303,7 @@ class BBoxLayoutParser:
                 line_ids: list[int], block_ids: list[int], broken: dict[int, bytes]) -> None:
         """Add a chunk's columns, without the tokens the rule dropped. `broken`: the raw
         bytes of each word left holding U+FFFD, by index in the chunk, which
-        extract/glyphs.py's repair reads."""
+        pdftext/glyphs.py's repair reads."""
         if "" in words:
             keep = list(map(bool, words))
             self.doc.dropped_invisible += keep.count(False)

@@ -176,7 +176,7 @@ def extract_document(path: str | Path, doc_id: str, limits: ExtractLimits = DEFA
 def _extract(path: Path, doc_id: str, limits: ExtractLimits) -> Document | Failure:
     """One Poppler run and its verdict, every box where the displayed page shows it; the
     rotated pages are read again unrotated, unless their rotation is what stands their
-    text upright (extract/rotation.py)."""
+    text upright (pdftext/rotation.py)."""
     run = _run_pdftotext(path, doc_id, limits)
     result = _verdict(*run, limits)
     if not isinstance(result, Document):
@@ -193,7 +193,7 @@ def _run_pdftotext(path: Path, doc_id: str, limits: ExtractLimits,
                    ) -> tuple[int, bytes, BBoxLayoutParser, bool]:
     """Poppler's output read as it arrives. `display`: each page's displayed size, by
     default pdfium's, read while Poppler starts (the parser needs it to clamp a rotated
-    page, extract/rotation.py)."""
+    page, pdftext/rotation.py)."""
     cmd = [*_big_writes(), pdftotext_binary(), "-bbox-layout", *_crop_box(), "-f", "1",
            "-l", str(limits.max_pages + 1), str(path), "-"]
     deadline = time.monotonic() + limits.timeout_s
