@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import ToolMissing
 from ..records import Document, Page
 
 ENGINE = "tesseract"
@@ -32,14 +33,10 @@ MIN_PAGE_WORDS = 5  # fewer words on a page is no usable text layer
 MIN_CONF = 0  # Tesseract's -1 marks non-word rows
 
 
-class OcrUnavailable(RuntimeError):
-    """`tesseract` is not installed: the one-line message names the fix."""
-
-
 def require_tesseract() -> None:
     """Raised at plan time when OCR is asked for but the binary is missing."""
     if shutil.which("tesseract") is None:
-        raise OcrUnavailable("--ocr needs the tesseract binary: apt-get install tesseract-ocr "
+        raise ToolMissing("--ocr needs the tesseract binary: apt-get install tesseract-ocr "
                              "tesseract-ocr-{eng,fra,spa,por,kor} (or make system-packages), "
                              "or build with --ocr off")
 
