@@ -111,20 +111,17 @@ def pages_to_ocr(mode: str, pdf: str, doc: Document | None, n_pages: int) -> lis
         return list(range(1, n_pages + 1))
     if mode != "auto":
         return []
-    sizes = page_boxes(pdf)
-    cover = image_cover(pdf, sizes)
     per_page: dict[int, list[str]] = {}
     if doc is not None:
         for word, page in zip(doc.words, doc.word_pages):
             per_page.setdefault(page, []).append(word)
-    chosen = []
-    for p in range(1, n_pages + 1):
-        words = per_page.get(p, [])
-        if len(words) < MIN_PAGE_WORDS and cover.get(p, 0.0) >= MIN_IMAGE_COVER:
-            chosen.append(p)
-        elif len(words) >= MIN_PAGE_WORDS and broken_share(words) >= BROKEN_SHARE:
-            chosen.append(p)
-    return chosen
+    broken = [p for p in range(1, n_pages + 1) if len(per_page.get(p, [])) >= MIN_PAGE_WORDS
+              and broken_share(per_page[p]) >= BROKEN_SHARE]
+    textless = [p for p in range(1, n_pages + 1) if len(per_page.get(p, [])) < MIN_PAGE_WORDS]
+    if not textless:  # a born-digital document: no pdfimages run, the router costs ~nothing
+        return broken
+    cover = image_cover(pdf, page_boxes(pdf))
+    return sorted(broken + [p for p in textless if cover.get(p, 0.0) >= MIN_IMAGE_COVER])
 
 
 def _is_hangul(text: str) -> bool:
@@ -137,6 +134,13 @@ def _render(pdf: str, page: int, folder: Path) -> Path:
                     "-png", "-singlefile", pdf, str(stem)], check=True, timeout=300,
                    capture_output=True)
     return stem.with_suffix(".png")
+
+
+def _png_size(image: Path) -> tuple[int, int]:
+    """Width and height from the PNG header (IHDR), so no imaging library is needed."""
+    with open(image, "rb") as f:
+        head = f.read(24)
+    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
 
 
 def _tsv_rows(image: Path, langs: str) -> list[list[str]]:
@@ -153,10 +157,7 @@ def ocr_page(pdf: str, page: int, size: tuple[float, float], langs: str, folder:
              ) -> tuple[list[str], list[tuple[float, float, float, float]], list[tuple[int, int]]]:
     """One page's words, boxes in points (top-left origin) and (block, line) keys."""
     image = _render(pdf, page, folder)
-    from PIL import Image
-
-    with Image.open(image) as im:
-        px_w, px_h = im.size
+    px_w, px_h = _png_size(image)
     sx, sy = size[0] / px_w, size[1] / px_h
     words: list[str] = []
     boxes: list[tuple[float, float, float, float]] = []
