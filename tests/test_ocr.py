@@ -143,3 +143,20 @@ def test_languages_are_the_documents_plus_english():
     assert ocr.languages_for("ko") == "kor+eng"
     assert ocr.languages_for("en") == "eng"
     assert ocr.languages_for(None) == "eng"
+
+
+@needs_tesseract
+def test_mixed_pdf_born_digital_pages_are_poppler_s_and_the_scan_is_read(tmp_path):
+    src = SAMPLE.parent / "pdf" / "en_twocol_graphs.pdf"
+    scan = _image_pdf(src, [2], tmp_path / "scan.pdf")
+    mixed = tmp_path / "mixed.pdf"
+    subprocess.run(["qpdf", "--empty", "--pages", str(src), "1", str(scan), "1", "--",
+                    str(mixed)], check=True)
+    digital = extract_document(str(src), "x", ExtractLimits())
+    doc = extract_document(str(mixed), "m", ExtractLimits())
+    assert isinstance(digital, Document) and isinstance(doc, Document)
+    assert ocr.pages_to_ocr("auto", str(mixed), doc, 2) == [2]
+    read = ocr.apply_ocr(str(mixed), "m", doc, [2], "en")
+    words, boxes = _page_words(read, 1)
+    assert (words, boxes) == _page_words(digital, 1)
+    assert _recall(_page_words(digital, 2)[0], _page_words(read, 2)[0]) >= 0.95
