@@ -21,8 +21,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from loralay_build.extract import ExtractLimits, extract_document  # noqa: E402
-from loralay_build.extract import ocr  # noqa: E402
+from loralay_build.extract import (  # noqa: E402
+    ExtractLimits,
+    extract_document,
+    ocr,  # noqa: E402
+)
 from loralay_build.records import Document  # noqa: E402
 
 PUNCT = ".,;:!?()[]{}'\"’‘“”—–-"
@@ -62,8 +65,9 @@ def cpu_children() -> float:
 
 
 def measure(spec: str, language: str | None) -> None:
-    from PIL import Image
     import subprocess
+
+    from PIL import Image
 
     path, _, page_s = spec.partition(":")
     page = int(page_s or 1)

@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from loralay_build.errors import ToolMissing
-from loralay_build.extract import ExtractLimits, extract_document
-from loralay_build.extract import ocr
+from loralay_build.extract import ExtractLimits, extract_document, ocr
 from loralay_build.records import Document
 
 from .conftest import SAMPLE, build_local, rows_as_written, shared_path
@@ -25,7 +24,7 @@ needs_tesseract = pytest.mark.skipif(shutil.which("tesseract") is None,
 
 def _manifest(tmp: Path, ids: set[str], base: Path) -> Path:
     lines = []
-    for line in SAMPLE.read_text().splitlines() if base == SAMPLE else base.read_text().splitlines():
+    for line in base.read_text().splitlines():
         if line.strip() and json.loads(line)["id"] in ids:
             d = json.loads(line)
             d["file"] = str(base.parent / d["file"])
