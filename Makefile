@@ -32,7 +32,8 @@ VILA_REFERENCE = vila==0.5.0 layoutparser==0.3.4 opencv-python-headless==5.0.0.9
 .PHONY: install system-packages demo test test-fast bench bench-finish bench-scale lint citesum \
         $(SOURCES)
 
-# System packages: Poppler runs the pipeline; qpdf and the Noto CJK font are what
+# System packages: Poppler runs the pipeline; Tesseract and its five language packs read
+# scanned pages (`--ocr auto`, docs/ocr.md; the demo keeps the scanned sample paper); qpdf and the Noto CJK font are what
 # `scripts/make_sample.py` needs, and a test re-makes the sample corpus with them;
 # a C compiler and the Python headers build the reader of Poppler's output
 # (loralay_build/pdftext/_fastread.c; without them it installs, reading ~10 % slower).
@@ -41,6 +42,10 @@ PY_HEADERS = $(shell $(PYTHON) -c 'import os, sysconfig; \
   print(os.path.join(sysconfig.get_paths()["include"], "Python.h"))' 2>/dev/null)
 APT_NEEDS = $(if $(shell command -v pdftotext),,poppler-utils) \
             $(if $(shell command -v qpdf),,qpdf) \
+            $(if $(shell command -v tesseract),,tesseract-ocr) \
+            $(if $(wildcard /usr/share/tesseract-ocr/5/tessdata/kor.traineddata),,\
+              tesseract-ocr-eng tesseract-ocr-fra tesseract-ocr-spa tesseract-ocr-por \
+              tesseract-ocr-kor) \
             $(if $(wildcard /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc),,fonts-noto-cjk) \
             $(if $(shell command -v cc),,gcc libc6-dev) \
             $(if $(wildcard $(PY_HEADERS)),,python$(PY_VERSION)-dev)
@@ -74,7 +79,7 @@ $(STAMP): pyproject.toml loralay_build/pdftext/_fastread.c | $(VPY)
 
 demo: install
 	$(VENV)/bin/loralay build --source local --manifest data/sample/manifest.jsonl \
-	  --out $(OUT)/sample --workers $(WORKERS) $(CONFIG_ARG)
+	  --out $(OUT)/sample --workers $(WORKERS) --ocr auto $(CONFIG_ARG)
 	@echo "Dataset in $(OUT)/sample. Use the tool with: . $(VENV)/bin/activate (or $(VENV)/bin/loralay)"
 
 test: install

@@ -231,18 +231,21 @@ def _slurm_options(fn: Callable[..., Any]) -> Callable[..., Any]:
               "(near-duplicates dropped); repeatable (setting exclude_datasets).")
 @click.option("--dry-run", is_flag=True,
               help="Check settings, tools and every input line; print what a build would do.")
+@click.option("--ocr", type=click.Choice(["off", "auto", "always"]), default=None,
+              help="Read pages with Tesseract: off (default), auto (scanned or broken pages "
+                   "only), always (setting ocr; docs/ocr.md).")
 def build(source: str, out: Path, config: Path | None, manifest: Path | None,
           limit: int | None, retry: tuple[str, ...], workers: int, shard: int | None,
           num_shards: int | None, finish_only: bool, fresh: bool, refresh: bool,
           features: str | None,
           dry_run: bool, executor: str, wait: bool, fetch_job: bool, fetched: bool,
-          exclude_datasets: tuple[Path, ...], **slurm: Any) -> None:
+          exclude_datasets: tuple[Path, ...], ocr: str | None, **slurm: Any) -> None:
     """Fetch, extract, strip abstracts, filter, split and write a dataset into --out."""
     from .machinery.request import BuildRequest
     from .run.pipeline import run_build
 
     slurm["slurm_extra_sbatch"] = list(slurm["slurm_extra_sbatch"]) or None
-    more = {**slurm, "exclude_datasets": [str(p) for p in exclude_datasets] or None}
+    more = {**slurm, "exclude_datasets": [str(p) for p in exclude_datasets] or None, "ocr": ocr}
     s = _settings(source, config, manifest, features, more)
     request = BuildRequest(s, out, limit, workers, shard, num_shards, finish_only, fresh,
                            frozenset(retry), executor, wait, fetch_job, fetched, refresh)

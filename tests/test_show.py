@@ -136,7 +136,8 @@ def test_a_dropped_id_says_why_and_a_typo_gets_the_close_ids(sample, tmp_path):
     assert run.exit_code == 2
     assert run.output == (f"loralay: {sample}: no document 'pt_scanned_aves' in the dataset: "
                           "the build dropped it as scanned at extract (no text layer (0 words "
-                          f"on 2 pages)); {sample / 'report.md'} lists every drop\n")
+                          "on 2 pages); --ocr auto would read it); "
+                          f"{sample / 'report.md'} lists every drop\n")
     run = CliRunner().invoke(main, ["show", str(sample), "en_twocol_graph"])
     assert run.output == (f"loralay: {sample}: no document 'en_twocol_graph' in the dataset; "
                           "did you mean 'en_twocol_graphs'?\n")
@@ -178,4 +179,5 @@ def test_a_pdf_is_previewed_before_any_build_with_what_the_cut_would_take(sample
     assert bare[1].startswith("no --abstract given: nothing cut")
     scanned = CliRunner().invoke(main, ["show", str(REPO / "data/sample/pdf/pt_scanned_aves.pdf")])
     assert scanned.exit_code == 2 and scanned.output.endswith(
-        "a build would drop it: scanned: no text layer (0 words on 2 pages)\n")
+        "a build would drop it: scanned: no text layer (0 words on 2 pages); "
+        "--ocr auto would read it\n")

@@ -101,6 +101,9 @@ class DocumentSettings(_Model):
                                            "white (the `images` config)")
     image_dpi: int = Field(100, ge=36, le=600, description="resolution of the page images")
     image_quality: int = Field(75, ge=10, le=95, description="JPEG quality of the page images")
+    ocr: Literal["off", "auto", "always"] = Field(
+        "off", description="read pages with Tesseract: off; auto (pages with no usable text "
+        "layer that an image covers, or a broken one); always (every page)")
 
     @field_validator("drop_labels")
     @classmethod

@@ -42,6 +42,12 @@ def real_sha256(value: str | None) -> str | None:
 def settings_print(s: DocumentSettings) -> tuple[str, str]:
     """The hash of the per-document settings, and their JSON (kept to name changed keys)."""
     body = s.model_dump(mode="json")
+    if body.get("ocr") == "off":
+        del body["ocr"]  # off is today's behaviour: its results keep today's fingerprint
+    else:
+        from ..extract.ocr import ocr_identity
+
+        body["ocr"] = {"mode": body["ocr"], **ocr_identity()}
     return digest(body), json.dumps(body, sort_keys=True)
 
 

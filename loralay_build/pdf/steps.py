@@ -54,6 +54,7 @@ class DocWork:
     rendered: RenderedPages | None = None
     leaks: dict[str, float] | None = None
     text_print: DocPrint | None = None  # the body's print, for finding duplicates
+    ocr_pages: list[int] = field(default_factory=list)  # 1-based pages Tesseract read
 
     def processed(self) -> ProcessedDoc:
         assert self.stripped is not None and self.language is not None
@@ -111,11 +112,40 @@ def extract(w: DocWork) -> Failure | None:
     if not c.pdf_path:
         return Failure(FailureClass.UNAVAILABLE, "no PDF")
     doc = extract_document(c.pdf_path, c.id, extract_limits(w.job.settings, w.job.limits))
+    mode = w.job.settings.ocr
     if isinstance(doc, Failure):
-        return doc
+        if mode == "off" or doc.cls != FailureClass.SCANNED:
+            if doc.cls == FailureClass.SCANNED:
+                return Failure(doc.cls, f"{doc.message}; --ocr auto would read it")
+            return doc
+        return _ocr(w, None, mode)
     if doc.raw_broken:
         repair_glyphs(doc, c.abstracts.values())
+    if mode != "off":
+        return _ocr(w, doc, mode)
     w.doc = doc
+    return None
+
+
+def _ocr(w: DocWork, doc: Document | None, mode: str) -> Failure | None:
+    """The pages routed to Tesseract read by it (`extract/ocr.py`); a scanned document
+    none of whose pages can be read stays `scanned`."""
+    from ..extract import ocr
+
+    c = w.candidate
+    assert c.pdf_path
+    n_pages = len(doc.pages) if doc is not None else len(ocr.page_boxes(c.pdf_path))
+    pages = ocr.pages_to_ocr(mode, c.pdf_path, doc, n_pages)
+    if not pages:
+        if doc is None:
+            return Failure(FailureClass.SCANNED, "no text layer and no page an image covers")
+        w.doc = doc
+        return None
+    read = ocr.apply_ocr(c.pdf_path, c.id, doc, pages, c.language)
+    if not read.words:
+        return Failure(FailureClass.SCANNED, f"OCR read no words on pages {pages}")
+    w.doc = read
+    w.ocr_pages = pages
     return None
 
 

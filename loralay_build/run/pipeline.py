@@ -47,6 +47,10 @@ def plan(req: BuildRequest) -> tuple[Pipeline, Executor]:
                           f"supported; it runs with --executor "
                           f"{' or '.join(sorted(pipeline.executors))}")
     req.check()
+    if getattr(req.settings, "ocr", "off") != "off":
+        from ..extract.ocr import require_tesseract
+
+        require_tesseract()  # one line at plan time, not a failure per document
     executor.check(req)
     pipeline.check(req)
     return pipeline, executor

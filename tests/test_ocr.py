@@ -1,0 +1,161 @@
+"""OCR of scanned pages (issue 44): the sample's scanned paper kept with its abstract cut,
+born-digital pages turned into images read back against their own words, routing that
+leaves blank and born-digital pages to Poppler, and a missing tesseract named at plan time."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from loralay_build.errors import ToolMissing
+from loralay_build.extract import ExtractLimits, extract_document, ocr
+from loralay_build.records import Document
+
+from .conftest import SAMPLE, build_local, rows_as_written, shared_path
+
+needs_tesseract = pytest.mark.skipif(shutil.which("tesseract") is None,
+                                     reason="tesseract is not installed")
+
+
+def _manifest(tmp: Path, ids: set[str], base: Path) -> Path:
+    lines = []
+    for line in base.read_text().splitlines():
+        if line.strip() and json.loads(line)["id"] in ids:
+            d = json.loads(line)
+            d["file"] = str(base.parent / d["file"])
+            lines.append(json.dumps(d))
+    path = tmp / "manifest.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _image_pdf(src: Path, pages: list[int], dest: Path) -> Path:
+    """Pages of `src` rendered at 300 dpi and saved as an image-only PDF (no text layer)."""
+    from PIL import Image
+
+    images = []
+    for p in pages:
+        stem = dest.parent / f"r{p}"
+        subprocess.run(["pdftoppm", "-r", "300", "-f", str(p), "-l", str(p), "-gray", "-png",
+                        "-singlefile", str(src), str(stem)], check=True)
+        images.append(Image.open(stem.with_suffix(".png")).convert("L"))
+    images[0].save(dest, save_all=True, append_images=images[1:], resolution=300.0)
+    return dest
+
+
+def _page_words(doc: Document, page: int) -> tuple[list[str], list]:
+    starts = doc.page_starts()
+    lo, hi = starts[page - 1], starts[page]
+    return doc.words[lo:hi], [tuple(b) for b in doc.boxes[lo:hi]]
+
+
+def _norm(words: list[str]) -> list[str]:
+    """Words compared as text: case and edge punctuation aside; one-character tokens left
+    out (Poppler splits typeset logos such as LaTeX into single glyphs, OCR does not)."""
+    out = [w.casefold().strip(".,;:!?()[]{}'\"’‘“”—–-") for w in words]
+    return [w for w in out if len(w) > 1]
+
+
+def _recall(truth: list[str], read: list[str]) -> float:
+    t, r = Counter(_norm(truth)), Counter(_norm(read))
+    return sum(min(n, r[w]) for w, n in t.items()) / max(1, sum(t.values()))
+
+
+@needs_tesseract
+def test_scanned_sample_is_kept_with_its_abstract_cut(tmp_path):
+    manifest = _manifest(tmp_path, {"pt_scanned_aves"}, SAMPLE)
+    off = build_local(manifest, tmp_path / "off")
+    docs = json.loads((tmp_path / "off" / "report.json").read_text())["documents"]
+    assert docs["pt_scanned_aves"]["class"] == "scanned"
+    assert "--ocr auto" in off.stderr
+    build_local(manifest, tmp_path / "auto", "--ocr", "auto", check=True)
+    report = json.loads((tmp_path / "auto" / "report.json").read_text())
+    assert report["documents"]["pt_scanned_aves"]["status"] == "kept"
+    assert report["leakage"]["above_threshold"] == 0
+    rows = [r for _, rs in rows_as_written(tmp_path / "auto") for r in rs]
+    assert len(rows) == 1
+    body = " ".join(rows[0]["article_words"])
+    abstract = json.loads(manifest.read_text())["abstracts"]["pt"].split()
+    probes = [" ".join(abstract[i:i + 6]) for i in range(0, len(abstract) - 6, 3)]
+    assert probes and not any(p in body for p in probes)
+    assert len(rows[0]["article_words"]) > 50  # the body was read, not only the abstract cut
+
+
+@needs_tesseract
+def test_rasterised_born_digital_page_reads_back_its_words_and_boxes(tmp_path):
+    src = shared_path("corpus", "pdf", "en_acl_s2orc.pdf")
+    original = extract_document(str(src), "x", ExtractLimits())
+    assert isinstance(original, Document)
+    scanned = _image_pdf(src, [2], tmp_path / "scan.pdf")
+    assert not isinstance(extract_document(str(scanned), "y", ExtractLimits()), Document)
+    assert ocr.pages_to_ocr("auto", str(scanned), None, 1) == [1]
+    read = ocr.apply_ocr(str(scanned), "y", None, [1], "en")
+    truth, truth_boxes = _page_words(original, 2)
+    recall = _recall(truth, read.words)
+    assert recall >= 0.95, recall
+    # a read word's centre falls inside a true box of the same word
+    by_word: dict[str, list] = {}
+    for w, b in zip(truth, truth_boxes):
+        by_word.setdefault(w, []).append(b)
+    matched = agree = 0
+    for w, (x0, y0, x1, y1) in zip(read.words, read.boxes):
+        if w in by_word:
+            matched += 1
+            cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+            agree += any(a <= cx <= c and b <= cy <= d for a, b, c, d in by_word[w])
+    assert matched and agree / matched >= 0.9, agree / matched
+
+
+def test_routing_leaves_born_digital_and_blank_pages_to_poppler(tmp_path):
+    import pypdfium2 as pdfium
+
+    src = SAMPLE.parent / "pdf" / "en_twocol_graphs.pdf"
+    doc = extract_document(str(src), "x", ExtractLimits())
+    assert isinstance(doc, Document)
+    assert ocr.pages_to_ocr("auto", str(src), doc, len(doc.pages)) == []
+    blank = pdfium.PdfDocument.new()
+    blank.new_page(595, 842)
+    blank.save(str(tmp_path / "blank.pdf"))
+    assert ocr.pages_to_ocr("auto", str(tmp_path / "blank.pdf"), None, 1) == []
+    assert ocr.pages_to_ocr("always", str(tmp_path / "blank.pdf"), None, 1) == [1]
+    assert ocr.pages_to_ocr("off", str(src), doc, len(doc.pages)) == []
+
+
+def test_broken_text_layer_is_routed():
+    assert ocr.broken_share(["\ufffd\ufffd", "ab\ufffd", "ok"]) > 0.5
+    assert ocr.broken_share(["clean", "words"]) == 0
+
+
+def test_missing_tesseract_is_one_line_naming_the_fix(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(ToolMissing, match="apt-get install tesseract-ocr"):
+        ocr.require_tesseract()
+
+
+def test_languages_are_the_documents_plus_english():
+    assert ocr.languages_for("pt") == "por+eng"
+    assert ocr.languages_for("ko") == "kor+eng"
+    assert ocr.languages_for("en") == "eng"
+    assert ocr.languages_for(None) == "eng"
+
+
+@needs_tesseract
+def test_mixed_pdf_born_digital_pages_are_poppler_s_and_the_scan_is_read(tmp_path):
+    src = SAMPLE.parent / "pdf" / "en_twocol_graphs.pdf"
+    scan = _image_pdf(src, [2], tmp_path / "scan.pdf")
+    mixed = tmp_path / "mixed.pdf"
+    subprocess.run(["qpdf", "--empty", "--pages", str(src), "1", str(scan), "1", "--",
+                    str(mixed)], check=True)
+    digital = extract_document(str(src), "x", ExtractLimits())
+    doc = extract_document(str(mixed), "m", ExtractLimits())
+    assert isinstance(digital, Document) and isinstance(doc, Document)
+    assert ocr.pages_to_ocr("auto", str(mixed), doc, 2) == [2]
+    read = ocr.apply_ocr(str(mixed), "m", doc, [2], "en")
+    words, boxes = _page_words(read, 1)
+    assert (words, boxes) == _page_words(digital, 1)
+    assert _recall(_page_words(digital, 2)[0], _page_words(read, 2)[0]) >= 0.95
