@@ -24,8 +24,8 @@ from .records import Document
 from .run.pipeline import run_build, run_fetch
 
 # one function per CLI command (`eval` is `evaluate`, `export vila` is `export_vila`)
-COMMANDS = ("build", "evaluate", "export_vila", "extract", "fetch", "publish", "settings",
-            "show")
+COMMANDS = ("build", "evaluate", "export_cohan", "export_vila", "extract", "fetch", "publish",
+            "settings", "show")
 __all__ = ["BuildResult", "BuildStopped", "ConfigError", "ExtractFailed", "LoralayError",
            "RunLocked", "RunMismatch", "ToolMissing", *COMMANDS, "load_settings", "text"]
 
@@ -121,6 +121,14 @@ def export_vila(dataset_dir: str | Path, out: str | Path, *, group: str = "block
     _choice("indicator", indicator, tuple(INDICATORS))
     return run_export(Path(dataset_dir), Path(out),
                       VilaOptions(group=group, bbox=bbox, indicator=indicator))
+
+
+def export_cohan(dataset_dir: str | Path, out: str | Path) -> dict[str, int]:
+    """`loralay export cohan`: Cohan et al.'s arXiv/PubMed JSON lines of a built dataset
+    in `out` (`train.txt`, `val.txt`, `test.txt`); the papers per file."""
+    from .export import export_cohan as run_export
+
+    return run_export(Path(dataset_dir), Path(out))
 
 
 def show(dataset_or_pdf: str | Path, article_id: str | None = None, *,

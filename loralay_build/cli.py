@@ -293,9 +293,9 @@ def export_vila(dataset_dir: Path, out: Path, group: str, bbox: str, indicator: 
 def export_cohan(dataset_dir: Path, out: Path) -> None:
     """Cohan et al.'s arXiv/PubMed layout: one JSON line per paper (article_text,
     abstract_text, section_names, sections as sentences)."""
-    from .export import export_cohan as run_export
+    from . import api
 
-    counts = _guarded(lambda: run_export(dataset_dir, out), out)
+    counts = _guarded(lambda: api.export_cohan(dataset_dir, out), out)
     for name, n in counts.items():
         click.echo(f"{name}: {n} papers")
 

@@ -201,6 +201,10 @@ class Document:
     words_unrepaired: int = 0
     # body words removed because their label is one of the `drop_labels` setting's
     dropped_by_label: int = 0
+    # the 1-based pages whose words Tesseract read (`ocr: auto|always`); stored only when
+    # there is one, so a born-digital document's stored bytes are as before OCR existed
+    ocr_pages: list[int] = field(default_factory=list)
+    ocr_seconds: float = 0.0  # the time Tesseract took on them (the report's)
     # Poppler's raw bytes of the words parsed to U+FFFD, by index: read by the glyph
     # repair, then emptied (never stored)
     raw_broken: dict[int, bytes] = field(default_factory=dict)
@@ -248,6 +252,8 @@ class Document:
         out.update(dropped_invisible=self.dropped_invisible,
                    words_repaired=self.words_repaired, words_unrepaired=self.words_unrepaired,
                    dropped_by_label=self.dropped_by_label)
+        if self.ocr_pages:
+            out.update(ocr_pages=self.ocr_pages, ocr_seconds=self.ocr_seconds)
         return out
 
     @classmethod
@@ -261,7 +267,8 @@ class Document:
                    dropped_invisible=d["dropped_invisible"],
                    words_repaired=d.get("words_repaired", 0),
                    words_unrepaired=d.get("words_unrepaired", 0),
-                   dropped_by_label=d.get("dropped_by_label", 0))
+                   dropped_by_label=d.get("dropped_by_label", 0),
+                   ocr_pages=d.get("ocr_pages", []), ocr_seconds=d.get("ocr_seconds", 0.0))
 
     def keep(self, mask: list[bool]) -> Document:
         """A copy with only the words whose mask entry is True (ids keep their values)."""
@@ -277,6 +284,7 @@ class Document:
             dropped_invisible=self.dropped_invisible,
             words_repaired=self.words_repaired,
             words_unrepaired=self.words_unrepaired,
+            ocr_pages=self.ocr_pages, ocr_seconds=self.ocr_seconds,
             dropped_by_label=self.dropped_by_label,
         )
 
@@ -338,6 +346,8 @@ class DocSummary:
     license: str  # the normalised licence id
     print: str  # the text's MinHash print (corpus/prints.py)
     pdf_sha256: str | None  # two ids of one PDF are the same paper (corpus/duplicates.py)
+    ocr_pages: int  # pages whose words Tesseract read
+    ocr_seconds: float  # and the time it took on them
 
     def to_json(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -459,6 +469,7 @@ class ColumnDoc:
     sizes: np.ndarray  # (pages, 2) float64 width, height
     columns: WordColumns
     license: License  # as the worker normalised it (`ProcessedDoc.license`)
+    ocr_pages: tuple[int, ...] = ()  # the pages whose words came from OCR (`Document`)
 
     @property
     def summary(self) -> str:

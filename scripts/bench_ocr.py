@@ -1,5 +1,5 @@
 """OCR measured on ground truth we make: born-digital pages rendered at 300 dpi into an
-image-only PDF and read back by `extract/ocr.py`; the original's words are the truth.
+image-only PDF and read back by `pdftext/ocr.py`; the original's words are the truth.
 
 Prints per PDF: word recall (case and edge punctuation aside, one-character tokens left
 out), character error rate (edit distance of the page's joined text over its length),
@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from loralay_build.extract import (  # noqa: E402
+from loralay_build.pdftext import (  # noqa: E402
     ExtractLimits,
     extract_document,
     ocr,  # noqa: E402

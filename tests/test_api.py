@@ -65,8 +65,8 @@ def test_published_features_concatenate_with_a_published_dataset(tmp_path):
 
 # every CLI command, as the function of the same name (eval -> evaluate, export vila ->
 # export_vila)
-API_COMMANDS = ("build", "evaluate", "export_vila", "extract", "fetch", "publish", "settings",
-                "show")
+API_COMMANDS = ("build", "evaluate", "export_cohan", "export_vila", "extract", "fetch",
+                "publish", "settings", "show")
 
 
 def test_every_api_name_imported_in_one_statement_is_the_function():
@@ -127,6 +127,8 @@ def test_each_api_function_raises_the_clis_one_line_error(tmp_path):
         (lambda: lb.extract(missing), ExtractFailed, ("extract", str(missing))),
         (lambda: lb.export_vila(empty, tmp_path / "v"), LoralayError,
          ("export", "vila", str(empty), "--out", str(tmp_path / "v"))),
+        (lambda: lb.export_cohan(empty, tmp_path / "c"), LoralayError,
+         ("export", "cohan", str(empty), "--out", str(tmp_path / "c"))),
         (lambda: lb.show(empty), ConfigError, ("show", str(empty))),
         (lambda: lb.evaluate(empty, out=tmp_path / "e.json"), LoralayError,
          ("eval", str(empty), "--out", str(tmp_path / "e.json"))),

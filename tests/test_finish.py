@@ -29,7 +29,8 @@ def summary(doc_id: str, pages: int, summary_words: int, date: str | None,
             "given_split": None, "pages": pages, "article_words": 100 * pages,
             "summary_words": summary_words, "language_share": 0.9, "detected_language": "en",
             "leakage": {"en": 0.0}, "words_repaired": 0, "words_unrepaired": 0,
-            "label_words": {}, "dropped_by_label": 0, "matches": [], "license": license,
+            "label_words": {}, "dropped_by_label": 0, "ocr_pages": 0, "ocr_seconds": 0.0,
+            "matches": [], "license": license,
             "print": doc_print(words).to_str(),
             "pdf_sha256": hashlib.sha256(doc_id.encode()).hexdigest()}
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from loralay_build.errors import ToolMissing
-from loralay_build.extract import ExtractLimits, extract_document, ocr
+from loralay_build.pdftext import ExtractLimits, extract_document, ocr
 from loralay_build.records import Document
 
 from .conftest import SAMPLE, build_local, rows_as_written, shared_path
@@ -84,6 +84,14 @@ def test_scanned_sample_is_kept_with_its_abstract_cut(tmp_path):
     probes = [" ".join(abstract[i:i + 6]) for i in range(0, len(abstract) - 6, 3)]
     assert probes and not any(p in body for p in probes)
     assert len(rows[0]["article_words"]) > 50  # the body was read, not only the abstract cut
+    # the row names its OCR'd pages (the PDF's two scanned pages); report and card count them
+    assert rows[0]["ocr_pages"] == [1, 2]
+    ocr = report["ocr"]
+    assert (ocr["pages"], list(ocr["documents"])) == (2, ["pt_scanned_aves"])
+    assert ocr["documents"]["pt_scanned_aves"]["seconds"] > 0
+    assert "## OCR" in (tmp_path / "auto" / "report.md").read_text()
+    assert "- 1 row holds words read by OCR (Tesseract, 2 scanned pages" in \
+        (tmp_path / "auto" / "README.md").read_text()
 
 
 @needs_tesseract

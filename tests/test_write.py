@@ -43,7 +43,7 @@ from .conftest import SAMPLE, build_local, config
 EXPECTED_COLUMNS = [
     "article_id", "article_words", "article_bboxes", "article_norm_bboxes", "article_pages",
     "article_line_ids", "article_block_ids", "article_labels", "article_section_ids",
-    "page_sizes", "sections", "references", "abstract",
+    "page_sizes", "ocr_pages", "sections", "references", "abstract",
     "other_abstracts",
     "article_pdf_url", "language", "publication_date", "source",
     "license", "license_url", "license_text", "record_url", "pdf_sha256", "retrieved_at",

@@ -448,4 +448,5 @@ def _document_like(doc: Document, words: list[str], boxes: np.ndarray, pages: li
     return Document(id=doc.id, pages=doc.pages, words=words, boxes=boxes, word_pages=pages,
                     line_ids=line_ids, block_ids=block_ids, labels=labels or [],
                     dropped_invisible=doc.dropped_invisible, read_boxes=read_boxes,
-                    words_repaired=doc.words_repaired, words_unrepaired=doc.words_unrepaired)
+                    words_repaired=doc.words_repaired, words_unrepaired=doc.words_unrepaired,
+                    ocr_pages=doc.ocr_pages, ocr_seconds=doc.ocr_seconds)

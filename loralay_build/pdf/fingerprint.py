@@ -45,7 +45,7 @@ def settings_print(s: DocumentSettings) -> tuple[str, str]:
     if body.get("ocr") == "off":
         del body["ocr"]  # off is today's behaviour: its results keep today's fingerprint
     else:
-        from ..extract.ocr import ocr_identity
+        from ..pdftext.ocr import ocr_identity
 
         body["ocr"] = {"mode": body["ocr"], **ocr_identity()}
     return digest(body), json.dumps(body, sort_keys=True)

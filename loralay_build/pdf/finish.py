@@ -193,6 +193,7 @@ def _write_outputs(settings: CommonSettings, layout: RunLayout, d: Decisions,
     version = diff.version if diff else 1
     changelog = [*base.changelog, diff.line()] if base and diff else \
         [f"v1: {count_line(counts)}"]
+    kept = [j for s in SPLITS for j in d.kept_rows(s)]
     facts = CardFacts(name=name, source=settings.source, language=language,
                       config_name=cs.config_name, license=cs.license,
                       license_counts=licenses_of(d.rows.licenses[j] for s in SPLITS
@@ -203,7 +204,9 @@ def _write_outputs(settings: CommonSettings, layout: RunLayout, d: Decisions,
                       version=version, changelog=changelog, groups=settings.groups,
                       labels=settings.labels, drop_labels=tuple(settings.drop_labels),
                       language_splits=language_splits(d),
-                      dropped=dict(Counter(o.cls or "" for _, o in d.drops)))
+                      dropped=dict(Counter(o.cls or "" for _, o in d.drops)),
+                      ocr_rows=sum(1 for j in kept if d.rows.ocr_pages[j]),
+                      ocr_pages=sum(d.rows.ocr_pages[j] for j in kept))
     if base is None:
         splits = {s: kept_documents(d, states, s) for s in SPLITS}
     else:  # only the splits that grow: none leaves data/ untouched

@@ -112,7 +112,7 @@ def read_columns(payload: bytes) -> ColumnDoc:
                        line_ids=b.column(3), block_ids=b.column(4),
                        labels=b.column(5).to_numpy())
     return ColumnDoc(Candidate.from_json(meta["candidate"]), sizes.reshape(-1, 2), cols,
-                     License(**meta["license"]))
+                     License(**meta["license"]), tuple(meta["document"].get("ocr_pages", [])))
 
 
 def summarize(p: ProcessedDoc, text_print: DocPrint) -> DocSummary:
@@ -129,4 +129,5 @@ def summarize(p: ProcessedDoc, text_print: DocPrint) -> DocSummary:
         label_words=label_counts(p.document), dropped_by_label=p.document.dropped_by_label,
         matches=[{"language": m.language, "distance": m.distance, "method": m.method,
                   "pages": list(m.pages)} for m in p.matches],
-        license=p.terms.id, print=text_print.to_str(), pdf_sha256=c.pdf_sha256)
+        license=p.terms.id, print=text_print.to_str(), pdf_sha256=c.pdf_sha256,
+        ocr_pages=len(p.document.ocr_pages), ocr_seconds=p.document.ocr_seconds)

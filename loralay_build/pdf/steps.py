@@ -130,7 +130,7 @@ def extract(w: DocWork) -> Failure | None:
 def _ocr(w: DocWork, doc: Document | None, mode: str) -> Failure | None:
     """The pages routed to Tesseract read by it (`extract/ocr.py`); a scanned document
     none of whose pages can be read stays `scanned`."""
-    from ..extract import ocr
+    from ..pdftext import ocr
 
     c = w.candidate
     assert c.pdf_path
@@ -141,9 +141,12 @@ def _ocr(w: DocWork, doc: Document | None, mode: str) -> Failure | None:
             return Failure(FailureClass.SCANNED, "no text layer and no page an image covers")
         w.doc = doc
         return None
+    started = time.perf_counter()
     read = ocr.apply_ocr(c.pdf_path, c.id, doc, pages, c.language)
     if not read.words:
         return Failure(FailureClass.SCANNED, f"OCR read no words on pages {pages}")
+    read.ocr_pages = list(pages)
+    read.ocr_seconds = round(time.perf_counter() - started, 3)
     w.doc = read
     w.ocr_pages = pages
     return None

@@ -48,7 +48,7 @@ def plan(req: BuildRequest) -> tuple[Pipeline, Executor]:
                           f"{' or '.join(sorted(pipeline.executors))}")
     req.check()
     if getattr(req.settings, "ocr", "off") != "off":
-        from ..extract.ocr import require_tesseract
+        from ..pdftext.ocr import require_tesseract
 
         require_tesseract()  # one line at plan time, not a failure per document
     executor.check(req)

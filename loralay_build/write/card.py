@@ -75,6 +75,8 @@ class CardFacts:
     # language -> the splits holding its rows: one config per language (`language_configs`)
     language_splits: Mapping[str, Sequence[str]] = field(default_factory=dict)
     dropped: Mapping[str, int] = field(default_factory=dict)  # failure class -> papers left out
+    ocr_rows: int = 0  # rows holding words read by OCR (`ocr_pages` not empty)
+    ocr_pages: int = 0  # and their pages
     version: int = 1  # the dataset's version: 1 when built, one more per refresh
     changelog: Sequence[str] = ()  # one line of counts per version, oldest first
 
@@ -155,6 +157,8 @@ _MEANING = {
                            "convention, truncated; not aspect-preserving).",
     "article_pages": "1-based physical page of each word (never renumbered).",
     "page_sizes": "(width, height) of every page in PDF points.",
+    "ocr_pages": "The 1-based pages whose words Tesseract read (`ocr: auto|always`); empty "
+                 "for a paper whose words all come from its text layer.",
     "article_section_ids": "Index in `sections` of the section each word belongs to (the "
                            "last heading at or before it); -1 before the first heading "
                            "(title block, authors, front matter).",
@@ -330,6 +334,11 @@ def _build_section(facts: CardFacts, features: str = COMPACT) -> list[str]:
                                                                key=lambda kv: (-kv[1], kv[0])))
         lines.append(f"- {sum(facts.dropped.values()):,} papers were left out ({classes}); "
                      "the build's `report.md` says why, paper by paper.")
+    if facts.ocr_rows:
+        rows = "1 row holds" if facts.ocr_rows == 1 else f"{facts.ocr_rows:,} rows hold"
+        lines.append(f"- {rows} words read by OCR (Tesseract, "
+                     f"{facts.ocr_pages:,} scanned pages; `ocr_pages` names them): their "
+                     "words and boxes are the OCR's, not a text layer's.")
     if facts.split_rule:
         lines.append(f"- Splits: {facts.split_rule}")
     lines += [f"- {n}" for n in facts.notes]

@@ -47,6 +47,8 @@ class DocTable:
         # `drop_labels` setting removed
         self.label_words = array("q")
         self.dropped_by_label = array("q")
+        self.ocr_pages = array("q")  # pages read by OCR, and the seconds it took
+        self.ocr_seconds = array("d")
 
     def add(self, doc_id: str, *, pages: int, summary_words: int, article_words: int,
             language_share: float | None, leak: Iterable[tuple[str, float]],
@@ -54,7 +56,8 @@ class DocTable:
             date: str | None = None, given: str | None = None,
             split: str | None = None, license: str = UNKNOWN, language: str = "",
             label_words: Mapping[str, int] | Iterable[int] | None = None,
-            dropped_by_label: int = 0) -> None:
+            dropped_by_label: int = 0, ocr_pages: int = 0, ocr_seconds: float = 0.0
+            ) -> None:
         """`leak`: (language, share) pairs in any order (kept sorted by language);
         `label_words`: words per label name, or the len(LABELS) counts in order."""
         self.ids.append(doc_id)
@@ -81,6 +84,8 @@ class DocTable:
         else:
             self.label_words.extend(label_words)
         self.dropped_by_label.append(dropped_by_label)
+        self.ocr_pages.append(ocr_pages)
+        self.ocr_seconds.append(ocr_seconds)
 
     def labels_of(self, j: int) -> array:
         return self.label_words[j * len(LABELS):(j + 1) * len(LABELS)]
@@ -93,7 +98,8 @@ class DocTable:
                  words_unrepaired=s.words_unrepaired, shard=shard,
                  date=s.publication_date, given=s.given_split, license=s.license,
                  language=s.language or "", label_words=s.label_words,
-                 dropped_by_label=s.dropped_by_label)
+                 dropped_by_label=s.dropped_by_label, ocr_pages=s.ocr_pages,
+                 ocr_seconds=s.ocr_seconds)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -124,7 +130,8 @@ class DocTable:
                     words_unrepaired=self.words_unrepaired[j], shard=self.shard[j],
                     split=split, license=self.licenses[j], language=self.languages[j],
                     label_words=self.labels_of(j),
-                    dropped_by_label=self.dropped_by_label[j])
+                    dropped_by_label=self.dropped_by_label[j],
+                    ocr_pages=self.ocr_pages[j], ocr_seconds=self.ocr_seconds[j])
         return out
 
     def column(self, attr: str, split: str) -> np.ndarray:

@@ -50,6 +50,7 @@ FEATURES = Features({
     "article_labels": List(Value("string")),
     "article_section_ids": List(Value("int32")),
     "page_sizes": List(List(Value("float32"), length=2)),
+    "ocr_pages": List(Value("int16")),
     "sections": List({"title": Value("string"), "level": Value("int8"),
                       "parent": Value("int32")}),
     "references": List(Value("string")),
@@ -130,7 +131,8 @@ def column_doc(p: ProcessedDoc) -> ColumnDoc:
                        np.asarray(d.word_pages, dtype=np.int64).reshape(n),
                        d.line_ids, d.block_ids, labels_of(d))
     sizes = np.asarray([(pg.width, pg.height) for pg in d.pages], dtype=np.float64)
-    return ColumnDoc(p.candidate, sizes.reshape(len(d.pages), 2), cols, p.terms)
+    return ColumnDoc(p.candidate, sizes.reshape(len(d.pages), 2), cols, p.terms,
+                     tuple(d.ocr_pages))
 
 
 def layout(doc: ColumnDoc) -> Layout:
@@ -193,6 +195,7 @@ def _compact_columns(p: ColumnDoc, lay: Layout) -> dict[str, pa.Array]:
         "article_block_ids": _one_list(_int32(d.block_ids)),
         "article_labels": _one_list(label_names(d.labels)),
         "page_sizes": _fixed(lay.sizes.astype(np.float32), 2, pa.float32()),
+        "ocr_pages": _one_list(pa.array(p.ocr_pages, pa.int16())),
         **_structure_columns(d, lay),
         "other_abstracts": pa.array([other_abstracts(p)],
                                     SCHEMA.field("other_abstracts").type),

@@ -147,6 +147,27 @@ def glyph_repairs(docs: DocTable) -> dict[str, Any]:
             "documents": per_doc}
 
 
+def ocr_counts(docs: DocTable) -> dict[str, Any]:
+    """The kept documents whose words came (in part) from OCR: their pages and the time
+    Tesseract took, totals and per document (born-digital documents are not listed)."""
+    per_doc = {i: {"pages": n, "seconds": s}
+               for i, n, s in zip(docs.ids, docs.ocr_pages, docs.ocr_seconds) if n}
+    return {"pages": sum(v["pages"] for v in per_doc.values()),
+            "seconds": round(sum(v["seconds"] for v in per_doc.values()), 3),
+            "documents": per_doc}
+
+
+def _md_ocr(data: Mapping[str, Any]) -> list[str]:
+    o = data.get("ocr")
+    if not o or not o["documents"]:
+        return []
+    per_page = o["seconds"] / o["pages"] if o["pages"] else 0.0
+    return ["## OCR", "",
+            f"{o['pages']:,} pages of {len(o['documents']):,} kept documents were read by "
+            f"Tesseract (`ocr`), in {o['seconds']:.1f} s ({per_page:.1f} s a page); "
+            "`ocr_pages` names them in each row.", ""]
+
+
 def label_shares(docs: DocTable) -> dict[str, Any]:
     """The share of the kept words per label (group/labels.py), over all and per document
     language, and how many words the `drop_labels` setting left out."""
@@ -343,6 +364,7 @@ def _report_body(run: RunFacts, docs: DocTable) -> dict[str, Any]:
         "splits": {s: v for s, v in stats.items() if v["count"] or s in SPLITS},
         "leakage": leak,
         "glyphs": glyph_repairs(docs),
+        "ocr": ocr_counts(docs),
         "labels": label_shares(docs),
         "licenses": licenses_of(docs.licenses),
         "duplicates": duplicates_of(run.duplicates),
@@ -452,7 +474,7 @@ def render_markdown(data: Mapping[str, Any]) -> str:
     if data.get("split_rule"):
         lines += [f"Split rule: {data['split_rule']}", ""]
     lines += _md_splits(data) + _md_leakage(data) + _md_licenses_duplicates(data) \
-        + _md_glyphs(data) + _md_labels(data)
+        + _md_glyphs(data) + _md_ocr(data) + _md_labels(data)
     run = {k: v for k, v in data["run"].items() if k != "slowest_documents"}
     if run:
         lines += ["## Run", "", *_table(("key", "value"), run.items())]
