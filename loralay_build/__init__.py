@@ -9,8 +9,8 @@ shadows a function once imported.
 from .version import __version__
 
 _API = ("build", "evaluate", "export_cohan", "export_vila", "extract", "fetch", "publish",
-        "settings", "show", "load_settings", "text", "BuildResult", "ConfigError", "BuildStopped", "ExtractFailed",
-        "LoralayError", "RunLocked", "RunMismatch", "ToolMissing")
+        "settings", "show", "load_settings", "text", "BuildResult", "ConfigError",
+        "BuildStopped", "ExtractFailed", "LoralayError", "RunLocked", "RunMismatch", "ToolMissing")
 __all__ = ["__version__", *_API]
 
 
