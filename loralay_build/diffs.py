@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
+from .jsonfile import read_json
 
 SCHEMA_VERSION = 2
 _SHAPE = "docs/publishing.md gives diff.json's shape"
@@ -120,14 +121,7 @@ class DatasetDiff:
 
     @classmethod
     def read(cls, path: Path) -> DatasetDiff:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as e:
-            raise ConfigError(f"{path}: cannot be read ({e.strerror})") from None
-        try:
-            data = json.loads(text)
-        except ValueError as e:
-            raise ConfigError(f"{path}: not JSON ({e})") from None
+        data = read_json(path)
         return cls.from_json(data, str(path))
 
     def write_text(self) -> str:

@@ -27,7 +27,6 @@ build rewriting the dataset meanwhile is refused, never read half-way.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 from collections import Counter
@@ -41,6 +40,7 @@ from .atomic import MARKER
 from .dataset import Dataset
 from .diffs import DatasetDiff
 from .errors import ConfigError
+from .jsonfile import read_json
 from .licenses import OPEN_REDISTRIBUTABLE, UNKNOWN
 from .locks import ReadLock
 from .owned import BUILD, EXPORT, made_as
@@ -75,15 +75,6 @@ class Version:
 
 def _counts(per_split: Mapping[str, int]) -> str:
     return ", ".join(f"{s} {n:,}" for s, n in per_split.items())
-
-
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise ConfigError(f"{path}: cannot be read ({e.strerror})") from None
-    except ValueError as e:
-        raise ConfigError(f"{path}: not JSON ({e})") from None
 
 
 def dataset_version(root: str | Path) -> Version:
@@ -123,7 +114,7 @@ def license_counts(ds: Dataset) -> dict[str, int]:
     if has_column:
         return dict(counts)
     report = ds.root / REPORT_JSON
-    licenses = _read_json(report).get("licenses") if report.exists() else None
+    licenses = read_json(report).get("licenses") if report.exists() else None
     if isinstance(licenses, dict) and licenses:
         return {str(k): int(v) for k, v in licenses.items()}
     return {UNKNOWN: rows}

@@ -9,12 +9,12 @@ without one was written before it existed (schema 1, the same keys).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
+from .jsonfile import read_json
 
 SCHEMA_VERSION = 2
 
@@ -49,12 +49,5 @@ class ReportSummary:
 
     @classmethod
     def read(cls, path: Path) -> ReportSummary:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as e:
-            raise ConfigError(f"{path}: cannot be read ({e.strerror})") from None
-        try:
-            data = json.loads(text)
-        except ValueError as e:
-            raise ConfigError(f"{path}: not JSON ({e})") from None
+        data = read_json(path)
         return cls.from_json(data, str(path))

@@ -19,7 +19,6 @@ in any of its languages, the Unicode one (rouge-score's drops Hangul and cuts ac
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -33,6 +32,7 @@ from .errors import ConfigError
 from .owned import describe_os_error
 from .reading import text
 from .rouge import ROUGE_SCORE, UNICODE, scorer
+from .sentences import sentences_of
 
 KEYS = ("rouge1", "rouge2", "rougeL")
 PAPER_TABLE5 = {"lead": (21.94, 7.35, 17.36), "heuristic": (29.32, 12.53, 23.99),
@@ -86,24 +86,9 @@ class Rouge:
         return {k: s[k].fmeasure for k in KEYS}
 
 
-# pysbd's rules for these; other languages (pt, ko) split after . ! ? and their CJK forms
-_PYSBD = frozenset({"en", "fr", "es", "de", "it", "nl"})
-_ENDS = re.compile(r"(?<=[.!?。！？])\s+")
-
-
-@functools.lru_cache(maxsize=8)
-def _segmenter_for(language: str) -> Any:
-    import pysbd
-
-    return pysbd.Segmenter(language=language, clean=False)
-
-
 def sentences(body: str, language: str = "en") -> list[str]:
-    if language in _PYSBD:
-        found = [s.strip() for s in _segmenter_for(language).segment(body)]
-    else:
-        found = [s.strip() for s in _ENDS.split(body)]
-    return [s for s in found if s] or [body]
+    """The body's sentences (`sentences.sentences_of`); a blank body is one empty one."""
+    return sentences_of(body, language) or [body]
 
 
 # the long-document baselines read this many sentences at most: the greedy oracle scores

@@ -29,6 +29,7 @@ sys.path.insert(0, str(REPO))
 from loralay_build.api import extract  # noqa: E402
 from loralay_build.group.sections import (  # noqa: E402
     outline_of,
+    parents_of,
     references_of,
     sections_of,
     title_key,
@@ -97,22 +98,11 @@ def truth(path: Path) -> dict[str, Any] | None:
     return {"headings": heads, "references": bib}
 
 
-def _parents(levels: list[int]) -> list[int]:
-    stack: list[int] = []
-    out = []
-    for i, lv in enumerate(levels):
-        while stack and levels[stack[-1]] >= lv:
-            stack.pop()
-        out.append(stack[-1] if stack else -1)
-        stack.append(i)
-    return out
-
-
 def score(true: list[tuple[str, int]], found: list[tuple[str, int]]) -> dict[str, float]:
     """Recall, precision and level agreement of `found` headings against `true`, matched
     in order (each true heading to the first unmatched found one of the same text)."""
     tk, fk = [norm(t) for t, _ in true], [norm(t) for t, _ in found]
-    tp, fp = _parents([lv for _, lv in true]), _parents([lv for _, lv in found])
+    tp, fp = parents_of([lv for _, lv in true]), parents_of([lv for _, lv in found])
     used: set[int] = set()
     match: dict[int, int] = {}
     j0 = 0

@@ -13,9 +13,7 @@ A section's body starts after its heading's words; the words before the first he
 
 from __future__ import annotations
 
-import functools
 import json
-import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
@@ -25,32 +23,11 @@ from ..dataset import Dataset
 from ..errors import ConfigError
 from ..locks import RunLock
 from ..owned import EXPORT, claim_folder
+from ..sentences import sentences_of
 
 COHAN_COLUMNS = ("article_id", "article_words", "article_section_ids", "sections", "abstract",
                  "language")
 COHAN_SPLIT = {"train": "train", "validation": "val", "test": "test"}
-_PYSBD = frozenset({"en", "fr", "es", "de", "it", "nl"})
-_ENDS = re.compile(r"(?<=[.!?。！？])\s+")
-
-
-@functools.lru_cache(maxsize=8)
-def _segmenter(language: str) -> Any:
-    import pysbd
-
-    return pysbd.Segmenter(language=language, clean=False)
-
-
-def sentences(text: str, language: str = "en") -> list[str]:
-    """`text` split into sentences (pysbd where it has rules, else after . ! ?)."""
-    if not text.strip():
-        return []
-    if language in _PYSBD:
-        found = [s.strip() for s in _segmenter(language).segment(text)]
-    else:
-        found = [s.strip() for s in _ENDS.split(text)]
-    return [s for s in found if s]
-
-
 def cohan_record(row: dict[str, Any]) -> dict[str, Any]:
     """One paper in Cohan et al.'s layout, from a dataset row."""
     words: list[str] = row["article_words"] or []
@@ -68,11 +45,11 @@ def cohan_record(row: dict[str, Any]) -> dict[str, Any]:
         bodies[k].append(w)
     return {
         "article_id": row["article_id"],
-        "article_text": sentences(" ".join(words), lang),
-        "abstract_text": [f"<S> {s} </S>" for s in sentences(row.get("abstract") or "", lang)],
+        "article_text": sentences_of(" ".join(words), lang),
+        "abstract_text": [f"<S> {s} </S>" for s in sentences_of(row.get("abstract") or "", lang)],
         "labels": None,
         "section_names": [s["title"] for s in secs],
-        "sections": [sentences(" ".join(b), lang) for b in bodies],
+        "sections": [sentences_of(" ".join(b), lang) for b in bodies],
     }
 
 

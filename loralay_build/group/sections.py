@@ -135,7 +135,7 @@ def _levels(words: list[str], heads: list[tuple[int, int, float]]) -> list[int]:
     return out
 
 
-def _parents(levels: list[int]) -> list[int]:
+def parents_of(levels: list[int]) -> list[int]:
     """Each heading's parent: the last heading before it of a smaller level (-1: none)."""
     stack: list[int] = []
     out = []
@@ -202,7 +202,7 @@ def sections_of(words: list[str], boxes: np.ndarray, block_ids: np.ndarray,
     if outline:
         levels = _outline_levels(words, heads, outline, levels)
     # a level never jumps more than one below its parent ("3.1.1" under a "3" alone)
-    parents = _parents(levels)
+    parents = parents_of(levels)
     sections = [Section(" ".join(words[s:s + n]), lv, p)
                 for (s, n, _), lv, p in zip(heads, levels, parents)]
     first = np.array([s for s, _, _ in heads], dtype=np.int64)
