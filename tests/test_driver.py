@@ -12,7 +12,7 @@ from loralay_build.pdf.driver import document_job, in_shard, plan_shard, record_
 from loralay_build.pdf.fingerprint import PdfChecksums
 from loralay_build.pdf.preflight import ToolVersions
 from loralay_build.pdf.steps import StepResults
-from loralay_build.records import Candidate, Rejection
+from loralay_build.records import Candidate, DocSummary, Rejection
 from loralay_build.sources import record_fetch_item
 from loralay_build.state import RunState
 
@@ -68,10 +68,17 @@ def test_an_outcome_lands_whole_with_its_ledger_entry(states):
     led = Ledger(sstate, DOCUMENT)
     plan = plan_of(states)
     fp = plan.fingerprint(cand("a"), sums)
+    summary = DocSummary(
+        id="a", source="local", language="en", publication_date=None, given_split=None,
+        pages=2, article_words=10, summary_words=3, language_share=1.0,
+        detected_language="en", leakage={"en": 0.0}, words_repaired=0, words_unrepaired=0,
+        label_words={"paragraph": 10}, dropped_by_label=0, matches=[], license="unknown",
+        print="", pdf_sha256=None, ocr_pages=0, ocr_seconds=0.0)
     done = StepResults("a", [("extract", None, 0.25), ("strip", None, 0.5)],
-                       stored=({"id": "a", "pages": 2}, b"LZA1payload"))
+                       stored=(summary, b"LZA1payload"))
     assert record_outcome(sstate, led, done, None, fp, {"document_timeout_s": 600.0}) == "ok"
     assert sstate.document_payload("a") == b"LZA1payload"
+    assert list(sstate.document_summaries()) == [summary]  # read back as it was written
     assert led.get("a") == Entry("a", fp, limits={"document_timeout_s": 600.0},
                                  durations={"extract": 0.25, "strip": 0.5})
     failed = StepResults("a", [("extract", None, 0.25),
