@@ -11,7 +11,7 @@ from scrapy.crawler import CrawlerProcess
 
 from ...atomic import write_text_atomic
 from ...conf import settings_class
-from .conf import scrapy_settings
+from .settings import scrapy_settings
 from .spiders import SPIDERS
 
 
