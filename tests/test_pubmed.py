@@ -891,7 +891,10 @@ def checkpoint(out: Path, name: str) -> Any:
 
 
 def parquet_files(out: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted((out / "data").glob("*.parquet"))}
+    """Each shard's bytes by split and content digest: a refresh that grows a split
+    renumbers its carried shards (`-of-00002`), their bytes and digest unchanged."""
+    return {f"{p.name.split('-')[0]}-{p.name.rsplit('-', 1)[1]}": p.read_bytes()
+            for p in sorted((out / "data").glob("*.parquet"))}
 
 
 def kept_ids(out: Path) -> list[str]:
