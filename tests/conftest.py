@@ -143,6 +143,13 @@ def config(tmp: Path, **keys: object) -> Path:
     return path
 
 
+def shards_by_digest(out: Path) -> dict[str, bytes]:
+    """Each data shard's bytes by split and content digest: a refresh that grows a split
+    renumbers its carried shards (`-of-00002`), their bytes and digest unchanged."""
+    return {f"{p.name.split('-')[0]}-{p.name.rsplit('-', 1)[1]}": p.read_bytes()
+            for p in sorted((out / "data").glob("*.parquet"))}
+
+
 def rows_as_written(out: Path, folder: str = "data") -> list[tuple[str, list[dict]]]:
     """A dataset as written: each file in name order, its rows in file order."""
     return [(p.name, pq.read_table(p).to_pylist())

@@ -16,7 +16,7 @@ from loralay_build.sources import FetchContext, get_fetcher, record_fetch_item
 from loralay_build.sources.crawl.spiders.koreascience import split_abstracts
 from loralay_build.state import RunState
 
-from .conftest import shared_path
+from .conftest import shards_by_digest, shared_path
 from .fakeserver import Reply
 
 FIX = Path(__file__).parent / "fixtures" / "koreascience"
@@ -265,7 +265,7 @@ def test_a_refresh_pages_only_until_an_article_already_recorded(tmp_path, fake_s
 
     loralay(*args, check=True)
     assert asked() == ([1, 2], ["JAKO201510000000001", "JAKO201510000000002"])
-    v1 = {p.name: p.read_bytes() for p in (out / "data").glob("*.parquet")}
+    v1 = shards_by_digest(out)
     assert v1
 
     publish("JAKO201510000000003", "ko_kiit_voting")
@@ -277,12 +277,8 @@ def test_a_refresh_pages_only_until_an_article_already_recorded(tmp_path, fake_s
     assert sorted(sum(diff["added"].values(), [])) == ["JAKO201510000000003",
                                                        "JAKO201510000000004"]
     assert diff["missing_upstream"] == []
-    # the old rows stay byte for byte, under their content digest (a split that grew has
-    # its carried shards renumbered to the split's new total: train-00000-of-00002)
-    now = {(p.name.split("-")[0], p.name.rsplit("-", 1)[1]): p.read_bytes()
-           for p in (out / "data").glob("*.parquet")}
-    for name, data in v1.items():
-        assert now[(name.split("-")[0], name.rsplit("-", 1)[1])] == data
+    now = shards_by_digest(out)  # the old rows stay byte for byte
+    assert {k: now[k] for k in v1} == v1
 
     third = loralay(*args, "--refresh", check=True)
     assert asked() == ([1], [])

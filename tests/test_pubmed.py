@@ -32,7 +32,7 @@ from loralay_build.sources import FetchContext, HarvestStopped, jats, pubmed
 from loralay_build.sources.pubmed import in_ncbi_peak, record_to_candidate, s3_to_https
 from loralay_build.state import RunState
 
-from .conftest import harvest_source, shared_path
+from .conftest import harvest_source, shards_by_digest, shared_path
 from .fakeserver import FakeServer, Reply, Request
 from .test_arxiv import write_cohan
 
@@ -890,13 +890,6 @@ def checkpoint(out: Path, name: str) -> Any:
     return json.loads(found[0][0]) if found else None
 
 
-def parquet_files(out: Path) -> dict[str, bytes]:
-    """Each shard's bytes by split and content digest: a refresh that grows a split
-    renumbers its carried shards (`-of-00002`), their bytes and digest unchanged."""
-    return {f"{p.name.split('-')[0]}-{p.name.rsplit('-', 1)[1]}": p.read_bytes()
-            for p in sorted((out / "data").glob("*.parquet"))}
-
-
 def kept_ids(out: Path) -> list[str]:
     docs = json.loads((out / "report.json").read_text())["documents"]
     return sorted(i for i, d in docs.items() if d["status"] == "kept")
@@ -918,7 +911,7 @@ def test_a_listed_build_refreshed_asks_from_its_mark_and_adds_only_the_new_paper
         (["2024-02-01"], None),
         (None, ["oai%3Apubmedcentral.nih.gov%3A10858524!2024-02-01!2024-12-31!pmc_fm!pmc-open"])]
     assert checkpoint(out, "pubmed.high_water") == "2024-02-12"
-    v1 = parquet_files(out)
+    v1 = shards_by_digest(out)
 
     published_since(repo)
     sent = len(fake_server.requests)
@@ -934,7 +927,7 @@ def test_a_listed_build_refreshed_asks_from_its_mark_and_adds_only_the_new_paper
                      "/s3/pmc-oa-opendata/PMC11000001.1/PMC11000001.1.pdf"]
     assert json.loads((out / "diff.json").read_text()) == REFRESH_DIFF
     assert checkpoint(out, "pubmed.high_water") == "2024-03-05"
-    after = parquet_files(out)
+    after = shards_by_digest(out)
     assert {k: after[k] for k in v1} == v1 and len(after) == len(v1) + 1
     assert kept_ids(out) == sorted(V1_IDS + ["PMC11000001", "PMC5828200"])
 
@@ -1002,7 +995,7 @@ def test_a_dataset_of_cohan_s_ids_refreshed_by_a_listing_gains_papers_outside_th
     pubmed_build(cohan, out)
     assert {q["verb"][0] for q in oai_requests(fake_server)} == {"GetRecord"}
     assert checkpoint(out, "pubmed.high_water") is None
-    v1 = parquet_files(out)
+    v1 = shards_by_digest(out)
     published_since(repo)
     sent = len(fake_server.requests)
     pubmed_build(e2e_config(tmp_path, fake_server, **{"from": "2024-02-11"}), out, "--refresh")
@@ -1010,7 +1003,7 @@ def test_a_dataset_of_cohan_s_ids_refreshed_by_a_listing_gains_papers_outside_th
     assert asked[0]["verb"] == ["ListRecords"] and asked[0]["from"] == ["2024-02-11"]
     assert not any(q["verb"] == ["GetRecord"] for q in asked)
     assert json.loads((out / "diff.json").read_text()) == REFRESH_DIFF
-    after = parquet_files(out)
+    after = shards_by_digest(out)
     assert {k: after[k] for k in v1} == v1
     docs = json.loads((out / "report.json").read_text())["documents"]
     assert [docs[i]["split"] for i in ("PMC3460867", "PMC2817654", "PMC10858524",
