@@ -470,6 +470,7 @@ class ColumnDoc:
     columns: WordColumns
     license: License  # as the worker normalised it (`ProcessedDoc.license`)
     ocr_pages: tuple[int, ...] = ()  # the pages whose words came from OCR (`Document`)
+    rotations: tuple[int, ...] = ()  # each page's `Page.rotation` (empty: none turned)
 
     @property
     def summary(self) -> str:

@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from ..group.labels import label_counts, labels_of
 from ..licenses import License
-from ..records import Candidate, DocSummary, Document, ProcessedDoc
+from ..records import Candidate, DocSummary, Document, Page, ProcessedDoc
 
 if TYPE_CHECKING:  # the write side imports `datasets` (~0.7 s): workers only encode
     from ..corpus.prints import DocPrint
@@ -112,7 +112,8 @@ def read_columns(payload: bytes) -> ColumnDoc:
                        line_ids=b.column(3), block_ids=b.column(4),
                        labels=b.column(5).to_numpy())
     return ColumnDoc(Candidate.from_json(meta["candidate"]), sizes.reshape(-1, 2), cols,
-                     License(**meta["license"]), tuple(meta["document"].get("ocr_pages", [])))
+                     License(**meta["license"]), tuple(meta["document"].get("ocr_pages", [])),
+                     tuple(Page.from_json(p).rotation for p in meta["document"]["pages"]))
 
 
 def summarize(p: ProcessedDoc, text_print: DocPrint) -> DocSummary:

@@ -35,7 +35,7 @@ from datasets import Features, List, Value
 from ..group.labels import LABELS, labels_of
 from ..group.sections import references_of, sections_of
 from ..licenses import License
-from ..records import Candidate, ColumnDoc, ProcessedDoc, WordColumns
+from ..records import Candidate, ColumnDoc, ProcessedDoc, WordColumns, turn_boxes
 
 COMPACT, PUBLISHED = "compact", "published"
 
@@ -132,7 +132,7 @@ def column_doc(p: ProcessedDoc) -> ColumnDoc:
                        d.line_ids, d.block_ids, labels_of(d))
     sizes = np.asarray([(pg.width, pg.height) for pg in d.pages], dtype=np.float64)
     return ColumnDoc(p.candidate, sizes.reshape(len(d.pages), 2), cols, p.terms,
-                     tuple(d.ocr_pages))
+                     tuple(d.ocr_pages), tuple(pg.rotation for pg in d.pages))
 
 
 def layout(doc: ColumnDoc) -> Layout:
@@ -196,7 +196,7 @@ def _compact_columns(p: ColumnDoc, lay: Layout) -> dict[str, pa.Array]:
         "article_labels": _one_list(label_names(d.labels)),
         "page_sizes": _fixed(lay.sizes.astype(np.float32), 2, pa.float32()),
         "ocr_pages": _one_list(pa.array(p.ocr_pages, pa.int16())),
-        **_structure_columns(d, lay),
+        **_structure_columns(d, _read_frame(lay, p.rotations)),
         "other_abstracts": pa.array([other_abstracts(p)],
                                     SCHEMA.field("other_abstracts").type),
         "language": pa.array([c.language], pa.string()),
@@ -204,6 +204,22 @@ def _compact_columns(p: ColumnDoc, lay: Layout) -> dict[str, pa.Array]:
         "source": pa.array([c.source], pa.string()),
         **_provenance(c, p.license),
     }
+
+
+def _read_frame(lay: Layout, rotations: tuple[int, ...]) -> Layout:
+    """The boxes turned back to the frame the page was read in (`Page.rotation`): the
+    section and reference rules read indents and sizes, which a page shown upside down
+    or sideways must not change (a turned paper gives the same tree and entries)."""
+    if not any(rotations):
+        return lay
+    boxes = lay.boxes.copy()
+    rot = np.asarray(rotations, dtype=np.int64)[lay.pages - 1]
+    wh = lay.sizes[lay.pages - 1]
+    for r in (90, 180, 270):
+        m = rot == r
+        if m.any():
+            boxes[m], _ = turn_boxes(lay.boxes[m], wh[m, 0], wh[m, 1], 360 - r)
+    return Layout(boxes, lay.norm, lay.pages, lay.sizes)
 
 
 def _structure_columns(d: WordColumns, lay: Layout) -> dict[str, pa.Array]:
