@@ -280,10 +280,12 @@ def test_a_cancelled_shard_is_rerun_by_the_same_command(slurm, poll_config, tmp_
         time.sleep(0.2)
     array_id = json.loads((out / "slurm" / "jobs.json").read_text())["jobs"]["shards"]
     task = running_task(array_id)
+    # cancelled at once: a shard of ten small papers can end within the seconds a second
+    # command takes to start (the race this test lost once the machine was idle)
+    subprocess.run(["scancel", task], check=True)
     early = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=300)
     assert early.returncode == 2 and "of the last submission are still queued or running" \
         in early.stderr.strip().splitlines()[-1]
-    subprocess.run(["scancel", task], check=True)
     _, err = waiting.communicate(timeout=900)
     shard = int(task.split("_")[1])
     assert waiting.returncode == 1, err
