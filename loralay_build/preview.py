@@ -23,6 +23,7 @@ from .atomic import write_atomic
 from .dataset import Dataset, NoSuchDocument, find_row
 from .errors import ConfigError
 from .images.redact import removed_indices
+from .labels import LABELS, label_name
 from .layout import RunLayout
 from .paths import REPORT_JSON, readable_name
 from .records import Candidate, Outcome
@@ -157,6 +158,7 @@ def show_document(dataset_dir: str | Path, article_id: str, page: int | None = N
         split, row = find_row(dataset_dir, article_id)
     except NoSuchDocument as e:
         raise NoSuchDocument(e.root, article_id, why_missing(dataset_dir, article_id)) from None
+    row["article_labels"] = [label_name(v) for v in row.get("article_labels") or []]
     settings = run_settings(dataset_dir, row["source"])
     cand, pdf = locate_pdf(dataset_dir, article_id, settings)
     cuts = recut(pdf, cand, settings, row["article_words"])
@@ -174,9 +176,7 @@ def show_document(dataset_dir: str | Path, article_id: str, page: int | None = N
 
 
 def _row_of(doc: Any, cand: Candidate) -> dict[str, Any]:
-    """A body as the dataset's row would hold it (the columns `draw_page` reads)."""
-    from .group.labels import LABELS
-
+    """A body as `show_document` holds a dataset's row (the columns `draw_page` reads)."""
     return {"article_words": doc.words, "article_bboxes": doc.boxes.tolist(),
             "article_pages": doc.word_pages, "article_line_ids": doc.line_ids,
             "article_block_ids": doc.block_ids,

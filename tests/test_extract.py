@@ -368,7 +368,8 @@ def test_jsonl_rows_are_one_json_object_per_word_as_written_row_by_row():
 
     import orjson
 
-    from loralay_build.group.labels import LABELS, label_words
+    from loralay_build.group.labels import label_words
+    from loralay_build.labels import LABELS
     from loralay_build.pdftext.formats import jsonl_bytes
 
     doc = extract_document(shared_path("corpus", "pdf", "en_bmc_trauma.pdf"), "d")

@@ -23,10 +23,11 @@ import pytest
 
 from loralay_build.conf import load_settings
 from loralay_build.corpus.filters import check_document, compute_thresholds
-from loralay_build.corpus.split import SPLITS, date_key, split_sizes
+from loralay_build.corpus.split import date_key, split_sizes
 from loralay_build.layout import RunLayout
 from loralay_build.pdf.finish import _doc_table, decide, finish_run, open_shard_states
 from loralay_build.pdf.preflight import tool_versions
+from loralay_build.splits import SPLITS
 from loralay_build.write import RunFacts, write_report
 
 from .conftest import REPO, SAMPLE

@@ -264,6 +264,39 @@ def test_refresh_refusals_are_one_line(built_v1, manifests, tmp_path):
     shutil.rmtree(out)
 
 
+
+def test_a_dataset_written_with_label_names_is_refused_in_one_line(built_v1, manifests,
+                                                                    tmp_path):
+    """Before issue 46's ClassLabel, `article_labels` held the names as strings: carried
+    beside new rows of ids, a split would mix two schemas and no longer load. The refresh
+    refuses before touching anything, naming the file and the column."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from loralay_build.labels import LABELS
+
+    out = copy_run(built_v1, tmp_path / "ds")
+    names = pa.array(LABELS, pa.string())
+    for path in sorted((out / "data").glob("*.parquet")):  # as the earlier writer did
+        table = pq.read_table(path)
+        col = table.column("article_labels").combine_chunks()
+        flat = pa.DictionaryArray.from_arrays(col.values.cast(pa.int8()), names)
+        old = pa.ListArray.from_arrays(col.offsets, flat.cast(pa.string()))
+        table = table.set_column(table.schema.get_field_index("article_labels"),
+                                 "article_labels", old)
+        pq.write_table(table.replace_schema_metadata(None), path, compression="zstd")
+    before = _files(out)
+    proc = build_local(manifests[1], out, "--refresh")
+    last = proc.stderr.strip().splitlines()[-1]
+    assert proc.returncode == 2, proc.stderr
+    first = sorted((out / "data").glob("train-*.parquet"))[0]  # the first carried file
+    assert last == (f"loralay: --refresh: {first} holds `article_labels` as "
+                    "list<item: string>, this version writes list<item: int64>; it was "
+                    "written by an earlier loralay-build and its old rows cannot change: "
+                    "rebuild without --refresh")
+    assert _files(out) == before
+
+
 # -- a network source: HAL against its local test server ----------------------------------
 
 

@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 
 from loralay_build.group import group_layout
-from loralay_build.group.labels import LABELS, group_and_label
+from loralay_build.group.labels import group_and_label
+from loralay_build.labels import LABELS
 from loralay_build.pdftext import extract_document
 from loralay_build.records import Document
 

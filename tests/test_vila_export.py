@@ -209,3 +209,51 @@ def test_help_and_docs_advise_line_for_poppler_groups_only():
     docs = " ".join((REPO / "docs" / "outputs.md").read_text(encoding="utf-8").split())
     assert "With the default `groups: geometry` the blocks are" in docs
     assert "A dataset built with `groups: poppler` has Poppler's blocks" in docs
+
+
+def test_stored_ids_and_an_older_datasets_names_give_the_same_export():
+    """A dataset built before `article_labels` became ClassLabel ids holds the names: its
+    export is the same as the ids' (one map, `loralay_build.labels`)."""
+    from loralay_build.export.vila import VilaOptions, page_records
+    from loralay_build.labels import CODE
+
+    names = ["title", "author", "paragraph", "table", "footnote"]
+    row = {"article_id": "d", "article_words": ["T", "A", "p", "t", "f"],
+           "article_bboxes": [[10, 10 + 20 * i, 50, 20 + 20 * i] for i in range(5)],
+           "article_norm_bboxes": [[0, 0, 1, 1]] * 5, "article_pages": [1] * 5,
+           "article_line_ids": list(range(5)), "article_block_ids": list(range(5)),
+           "page_sizes": [[600.0, 800.0]]}
+    (by_name,) = page_records({**row, "article_labels": names}, VilaOptions())
+    (by_id,) = page_records({**row, "article_labels": [CODE[n] for n in names]},
+                            VilaOptions())
+    assert by_name == by_id and by_id["labels"] == [0, 1, 5, 11, 15]
+    with pytest.raises(ValueError, match="label id 16"):
+        list(page_records({**row, "article_labels": [16] * 5}, VilaOptions()))
+
+
+@pytest.mark.e2e
+def test_classlabel_names_are_the_vila_exports_map(sample, tmp_path):
+    """Issue 46, 2: `load_dataset` in a new process shows the label map as a ClassLabel,
+    the same ids and names (VILA's capitalisation) as the VILA export's `labels.json`,
+    and each word's stored id is the label the export gives it."""
+    import subprocess
+    import sys
+
+    code = ("import json, sys; from datasets import load_dataset; "
+            "ds = load_dataset(sys.argv[1]); f = ds['train'].features['article_labels']; "
+            "row = ds['train'][0]; "
+            "print(json.dumps([type(f).__name__, type(f.feature).__name__, f.feature.names, "
+            "row['article_id'], row['article_labels']]))")
+    proc = subprocess.run([sys.executable, "-c", code, str(sample)], capture_output=True,
+                          text=True, check=True)
+    kind, inner, names, doc_id, ids = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert (kind, inner) == ("List", "ClassLabel")
+    out = tmp_path / "vila"
+    export_vila(sample, out)
+    vila_map = json.loads((out / "labels.json").read_text())
+    assert [n.capitalize() for n in names] == [vila_map[str(k)] for k in range(len(vila_map))]
+    assert {n.capitalize(): k for k, n in enumerate(names)} == VILA_S2VL
+    token = json.loads((out / "train-token.json").read_text())
+    pages = [p for f, p in zip(token["files"], token["data"], strict=True)
+             if f.startswith(f"{doc_id}-")]
+    assert pages and [k for p in pages for k in p["labels"]] == ids

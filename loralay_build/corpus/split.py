@@ -20,7 +20,6 @@ from collections.abc import Sequence
 
 from ..conf.fields import check_proportions
 
-SPLITS = ("train", "validation", "test")
 _ALIASES = {"train": "train", "val": "validation", "valid": "validation",
             "validation": "validation", "dev": "validation", "test": "test"}
 

@@ -12,8 +12,8 @@ VILA (allenai/VILA) trains on `{train,dev,test}-token.json`, one JSON object
   rescaled keeping its aspect ratio only when a side exceeds 1000 (the model's 1000x1000
   canvas; embeddings stop at 1024), then truncated to int as S2-VL's `condense_dataset` does;
 - block and line ids are renumbered 0, 1, ... on each page (ours are unique in the document);
-- `labels` are VILA's S2-VL ids of the words' `article_labels` (`VILA_LABELS`: our names
-  capitalised, VILA's own spelling), the token file's `labels` maps names to ids and
+- `labels` are VILA's S2-VL ids of the words' `article_labels` (`labels.VILA_NAMES`: our
+  names capitalised, VILA's own spelling), the token file's `labels` maps names to ids and
   `labels.json` ids to names, as `condense_dataset` writes them;
 - I-VILA (`layout_indicator.insert_layout_indicator`) puts the indicator between consecutive
   runs of equal group ids (`itertools.groupby`), never after the last run;
@@ -30,13 +30,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..group.labels import LABELS
+from ..labels import label_code
 
 UNK = "[UNK]"
-# VILA's S2-VL label ids (datasets/s2-vl-utils/config.json `selected_categories`, in order:
-# `condense_dataset` numbers them with enumerate) and names; ours are the same, lower case
-VILA_LABELS = tuple(name.capitalize() for name in LABELS)
-LABEL_ID = {name: k for k, name in enumerate(LABELS)}
 # vila/constants.py UNICODE_CATEGORIES_TO_REPLACE
 REPLACED_CATEGORIES = frozenset({"Cc", "Cf", "Co", "Cs", "Mn", "Zl", "Zp", "Zs", "So"})
 CANVAS = 1000  # vila/constants.py MODEL_PDF_WIDTH, MODEL_PDF_HEIGHT
@@ -148,7 +144,7 @@ def page_records(row: dict[str, Any], opts: VilaOptions) -> Iterator[dict[str, A
         blocks = renumber([row["article_block_ids"][i] for i in idx])
         lines = renumber([row["article_line_ids"][i] for i in idx])
         ids = blocks if opts.group == "block" else lines
-        labels = [LABEL_ID[row["article_labels"][i]] for i in idx]
+        labels = [label_code(row["article_labels"][i]) for i in idx]
         yield {"words": words, "bbox": bbox, "labels": labels, "block_ids": blocks,
                "line_ids": lines, "ivila_text": indicator_text(words, ids, opts.token),
                "file": f"{row['article_id']}-{page}",

@@ -25,13 +25,14 @@ from typing import IO, Any
 from ..atomic import atomic_text, write_text_atomic
 from ..dataset import LAYOUT_COLUMNS, Dataset
 from ..errors import ConfigError
+from ..labels import VILA_NAMES
 from ..locks import RunLock
 from ..owned import EXPORT, LOCK_NAME, MARKER, claim_folder, owned_entries, remove
-from .vila import VILA_LABELS, VilaOptions, document_text, page_records
+from .vila import VilaOptions, document_text, page_records
 
 # VILA's two maps: the token file's `labels` (name -> id), `labels.json` (id -> name)
-LABEL_IDS = {name: k for k, name in enumerate(VILA_LABELS)}
-LABELS = {str(k): name for k, name in enumerate(VILA_LABELS)}
+LABEL_IDS = {name: k for k, name in enumerate(VILA_NAMES)}
+LABELS = {str(k): name for k, name in enumerate(VILA_NAMES)}
 VILA_SPLIT = {"validation": "dev"}
 
 

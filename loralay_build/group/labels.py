@@ -44,15 +44,11 @@ from itertools import compress
 
 import numpy as np
 
+from ..labels import CODE, LABELS
 from ..records import Document
 from .geometry import expand, run_sizes, run_starts
 from .layout import GROUPINGS, Grouped, group_columns, poppler_groups, words_matching
 
-# VILA's S2-VL categories, in its order (the index is VILA's label id), in lower case
-LABELS: tuple[str, ...] = ("title", "author", "abstract", "keywords", "section", "paragraph",
-                           "list", "bibliography", "equation", "algorithm", "figure",
-                           "table", "caption", "header", "footer", "footnote")
-CODE = {name: k for k, name in enumerate(LABELS)}
 PARAGRAPH = CODE["paragraph"]
 # in the tool version the run state fingerprints (as GROUP_RULE): bump when any rule changes
 LABEL_RULE = "labels2"

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .labels import CODE
+from ..labels import CODE
 
 SECTION, BIBLIOGRAPHY, PARAGRAPH = CODE["section"], CODE["bibliography"], CODE["paragraph"]
 # a heading set smaller than this share of the body's type is no heading (a table's, a

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..group.labels import CODE
+from ..labels import CODE
 from ..records import Document
 
 SCALE = 2.0  # 144 dpi, as measured

@@ -19,13 +19,14 @@ from ..conf import CorpusSettings
 from ..corpus.duplicates import Duplicate, DuplicateDetector
 from ..corpus.filters import Thresholds, check_document, compute_thresholds
 from ..corpus.prints import DocPrint, ExternalPrint
-from ..corpus.split import SPLITS, chronological_fates, chronological_fates_by, date_key, given_name
+from ..corpus.split import chronological_fates, chronological_fates_by, date_key, given_name
 from ..failures import BadRecords, FailureClass
 from ..layout import RunLayout
 from ..licenses import LICENSE_STAGE, exclusion
 from ..machinery.ledger import DOCUMENT, Ledger
 from ..records import DocSummary, Outcome
 from ..sources import read_bad_records
+from ..splits import SPLITS
 from ..state import OK, RunState
 from ..write.doctable import DocTable
 from .fingerprint import real_sha256

@@ -14,8 +14,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..corpus.split import SPLITS
 from ..records import Outcome
+from ..splits import SPLITS
 from ..state import RunState
 from .decide import Decisions
 

@@ -23,7 +23,6 @@ import yaml
 
 from ..atomic import utc_now_iso, write_text_atomic
 from ..conf import CommonSettings, CorpusSettings
-from ..corpus.split import SPLITS
 from ..dataset import exclude_datasets
 from ..diffs import DatasetDiff
 from ..layout import RunLayout
@@ -31,6 +30,7 @@ from ..machinery.request import NOTHING_NEW
 from ..owned import remove
 from ..paths import DATA_DIR, README
 from ..records import ColumnDoc
+from ..splits import SPLITS
 from ..state import RunState
 from ..write.doctable import DocTable
 from .decide import Decisions, IncompleteRun, decide

@@ -15,10 +15,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..corpus.split import SPLITS
 from ..images.store import ImageStore
 from ..layout import RunLayout
 from ..machinery.ledger import DOCUMENT, Ledger
+from ..splits import SPLITS
 from ..state import RunState
 
 

@@ -34,16 +34,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from ..atomic import write_text_atomic
 from ..conf import CommonSettings
 from ..corpus.filters import Thresholds
-from ..corpus.split import SPLITS, SplitError, given_name
+from ..corpus.split import SplitError, given_name
 from ..diffs import DatasetDiff, Untaken
 from ..errors import ConfigError
 from ..failures import FailureClass
 from ..layout import RunLayout
 from ..paths import DATA_DIR, DIFF_JSON, IMAGES_DIR, SHARD_NAME
 from ..records import DocSummary
+from ..splits import SPLITS
 from ..state import RunState
 from .fingerprint import PdfChecksums, real_sha256
 
@@ -286,8 +290,6 @@ def adopt_older_build(layout: RunLayout, settings: CommonSettings) -> None:
 
 
 def _languages(out: Path, files: Mapping[str, Sequence[str]]) -> list[str]:
-    import pyarrow.parquet as pq
-
     found: set[str] = set()
     for paths in files.values():
         for rel in paths:
@@ -312,6 +314,7 @@ def check_refresh(layout: RunLayout, settings: CommonSettings, adopt: bool = Tru
         raise ConfigError(f"{layout.out}: --refresh needs a dataset this tool built there, "
                           f"and holds none; build it first, without --refresh")
     _check_same(layout, base, settings)
+    _check_columns(layout, base, settings.corpus().features)
     if settings.images:
         _check_old_images(layout, base, adopt)
     return base
@@ -339,6 +342,56 @@ def _check_same(layout: RunLayout, base: Base, settings: CommonSettings) -> None
             f"--refresh: `{key}` is {new}, the dataset's rows were made with {old}; its "
             f"old rows cannot change: refresh with the same `{key}`, or rebuild without "
             f"--refresh")
+
+
+def _check_columns(layout: RunLayout, base: Base, features: str) -> None:
+    """The old rows' files must have the columns and types new rows get: a split whose
+    files disagree does not load (`datasets` refuses it), and old rows cannot change. A
+    dataset an earlier version wrote (`article_labels` as names, before they became
+    ClassLabel ids; before `ocr_pages`) is refused in one line naming the column."""
+    from ..write.features import SCHEMAS
+    from ..write.shards import resolve_carried
+
+    want = SCHEMAS[features]
+    for rels in base.files.values():
+        for rel in rels:
+            path = layout.out / resolve_carried(layout.out, rel)
+            if not path.is_file():
+                continue  # a missing file is the finish's to name
+            try:
+                have = pq.read_schema(path)
+            except (OSError, pa.ArrowException) as e:
+                raise ConfigError(f"{path}: not a readable Parquet file ({e}); rebuild "
+                                  "without --refresh") from None
+            why = schema_difference(have, want)
+            if why:
+                raise ConfigError(f"--refresh: {path} {why}; it was written by an earlier "
+                                  "loralay-build and its old rows cannot change: rebuild "
+                                  "without --refresh")
+
+
+def schema_difference(have: pa.Schema, want: pa.Schema) -> str:
+    """The first column whose presence or type differs, said in a few words ("" if none)."""
+    for f in want:
+        if f.name not in have.names:
+            return f"has no `{f.name}` column"
+        got, wanted = _plain(have.field(f.name).type), _plain(f.type)
+        if got != wanted:
+            return f"holds `{f.name}` as {got}, this version writes {wanted}"
+    extra = [n for n in have.names if n not in want.names]
+    return f"has a `{extra[0]}` column this version does not write" if extra else ""
+
+
+def _plain(t: pa.DataType) -> pa.DataType:
+    """The type with its list items unnamed: Parquet readers call them `element` or
+    `item` by who wrote the file, which is no difference of the rows."""
+    if pa.types.is_fixed_size_list(t):
+        return pa.list_(_plain(t.value_type), t.list_size)
+    if pa.types.is_list(t):
+        return pa.list_(_plain(t.value_type))
+    if pa.types.is_struct(t):
+        return pa.struct([pa.field(f.name, _plain(f.type)) for f in t])
+    return t
 
 
 def _check_old_images(layout: RunLayout, base: Base, adopt: bool) -> None:

@@ -22,9 +22,10 @@ import numpy as np
 from ..conf import DocumentSettings, LimitSettings
 from ..corpus.prints import DocPrint, doc_print, prepare_prints
 from ..failures import Failure, FailureClass, internal_error
-from ..group.labels import CODE, group_and_label, known_abstract
+from ..group.labels import group_and_label, known_abstract
 from ..images.detector import detect_labels
 from ..images.render import RenderedPages
+from ..labels import CODE
 from ..language import detect, main_language
 from ..pdftext import ExtractLimits, extract_document
 from ..pdftext.glyphs import repair_glyphs

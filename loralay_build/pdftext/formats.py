@@ -16,7 +16,8 @@ from collections.abc import Callable
 
 import orjson
 
-from ..group.labels import LABELS, labels_of
+from ..group.labels import labels_of
+from ..labels import LABELS
 from ..records import Document
 
 

@@ -6,8 +6,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from ..corpus.split import SPLITS
 from ..records import Outcome, ProcessedDoc
+from ..splits import SPLITS
 from .card import CardFacts, card_text, write_card
 from .doctable import DocTable
 from .features import (

@@ -26,8 +26,9 @@ from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard, DatasetCardData
 
 from ..atomic import write_text_atomic
-from ..corpus.split import SPLITS
+from ..labels import LABELS
 from ..licenses import UNKNOWN, is_hub_license
+from ..splits import SPLITS
 from .features import COMPACT, PUBLISHED, features_for
 from .parquet import DATA_DIR
 
@@ -237,11 +238,14 @@ def _meanings(facts: CardFacts, features: str) -> dict[str, str]:
         "article_words": f"Body words in {_ORDER[facts.groups]}, {_removed(facts)}.",
         "article_line_ids": _LINE_MEANING[facts.groups],
         "article_block_ids": _BLOCK_MEANING[facts.groups],
-        "article_labels": "Category of each word's block, one of VILA's S2-VL labels in lower "
-                          "case (title, author, abstract, keywords, section, paragraph, list, "
-                          "bibliography, equation, algorithm, figure, table, caption, header, "
-                          f"footer, footnote), {_LABELS_FROM[facts.labels]}.",
+        "article_labels": "Category of each word's block, a class id (`ClassLabel`) of VILA's "
+                          f"S2-VL labels, VILA's own ids: {_label_map()}; "
+                          f"{_LABELS_FROM[facts.labels]}.",
     }
+
+
+def _label_map() -> str:
+    return ", ".join(f"{k} {name}" for k, name in enumerate(LABELS))
 
 
 def _columns_section(facts: CardFacts, features: str) -> list[str]:
@@ -380,6 +384,10 @@ def _usage_section(facts: CardFacts, features: str = COMPACT) -> list[str]:
                   f"files: {', '.join(f'`{k}`' for k in per_language)} (e.g. "
                   f'`load_dataset("path/to/{facts.name}", "{first}")`).', ""]
     if features == COMPACT:
+        lines += ["Each word's label is a class id; its name:", "", "```python",
+                  'names = ds["train"].features["article_labels"].feature',
+                  'labels = names.int2str(doc["article_labels"])  # ["title", ...]',
+                  "```", ""]
         lines += ["Readable text, line-end hyphens mended and blocks apart (the words "
                   "themselves stay as extracted):", "", "```python",
                   "from loralay_build import text", 'print(text(doc, by="block"))', "```", ""]

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping
 
 import numpy as np
 
-from ..group.labels import LABELS
+from ..labels import LABELS
 from ..licenses import UNKNOWN
 from ..records import DocSummary
 

@@ -30,10 +30,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-from datasets import Features, List, Value
+from datasets import ClassLabel, Features, List, Value
 
-from ..group.labels import LABELS, labels_of
+from ..group.labels import labels_of
 from ..group.sections import references_of, sections_of
+from ..labels import LABELS
 from ..licenses import License
 from ..records import Candidate, ColumnDoc, ProcessedDoc, WordColumns, turn_boxes
 
@@ -47,7 +48,8 @@ FEATURES = Features({
     "article_pages": List(Value("int16")),
     "article_line_ids": List(Value("int32")),
     "article_block_ids": List(Value("int32")),
-    "article_labels": List(Value("string")),
+    # VILA's S2-VL ids with their names (`labels.py`): `datasets` and the Hub show the map
+    "article_labels": List(ClassLabel(names=list(LABELS))),
     "article_section_ids": List(Value("int32")),
     "page_sizes": List(List(Value("float32"), length=2)),
     "ocr_pages": List(Value("int16")),
@@ -81,7 +83,6 @@ SCHEMAS = {name: f.arrow_schema for name, f in FEATURE_SETS.items()}
 SCHEMA: pa.Schema = SCHEMAS[COMPACT]
 SCHEMA_STRUCT = SCHEMA.field("sections").type
 COLUMNS = tuple(FEATURES)
-_LABEL_NAMES = pa.array(LABELS, pa.string())
 
 
 def features_for(name: str) -> Features:
@@ -172,10 +173,10 @@ def _int32(values: pa.Array | list[int]) -> pa.Array:
     return pa.array(values, pa.int32())
 
 
-def label_names(codes: np.ndarray) -> pa.Array:
-    """The labels' names (strings; Parquet keeps them as a dictionary of 16 entries)."""
-    indices = pa.array(np.asarray(codes, dtype=np.int8), pa.int8())
-    return pa.DictionaryArray.from_arrays(indices, _LABEL_NAMES).cast(pa.string())
+def label_ids(codes: np.ndarray) -> pa.Array:
+    """The labels' ids as the ClassLabel stores them (int64; Parquet keeps them as a
+    dictionary of at most 16 entries)."""
+    return pa.array(np.asarray(codes, dtype=np.int64), pa.int64())
 
 
 def other_abstracts(p: ProcessedDoc | ColumnDoc) -> list[dict[str, str]]:
@@ -193,7 +194,7 @@ def _compact_columns(p: ColumnDoc, lay: Layout) -> dict[str, pa.Array]:
         "article_pages": _one_list(pa.array(lay.pages, pa.int16())),
         "article_line_ids": _one_list(_int32(d.line_ids)),
         "article_block_ids": _one_list(_int32(d.block_ids)),
-        "article_labels": _one_list(label_names(d.labels)),
+        "article_labels": _one_list(label_ids(d.labels)),
         "page_sizes": _fixed(lay.sizes.astype(np.float32), 2, pa.float32()),
         "ocr_pages": _one_list(pa.array(p.ocr_pages, pa.int16())),
         **_structure_columns(d, _read_frame(lay, p.rotations)),

@@ -18,12 +18,12 @@ from typing import Any
 import numpy as np
 
 from ..atomic import atomic_text, write_text_atomic
-from ..corpus.split import SPLITS
 from ..failures import BadRecords, FailureClass
-from ..group.labels import LABELS
+from ..labels import LABELS
 from ..paths import REPORT_DIR
 from ..records import Outcome
 from ..reportfile import SCHEMA_VERSION as REPORT_SCHEMA
+from ..splits import SPLITS
 from .doctable import DocTable
 
 MAX_EXAMPLES = 5
