@@ -73,7 +73,7 @@ $(VPY):
 # pip run.
 $(STAMP): pyproject.toml loralay_build/pdftext/_fastread.c | $(VPY)
 	@$(VPY) -m pip --version >/dev/null 2>&1 || $(PYTHON) -m venv --clear $(VENV)
-	$(VPY) -m pip install -q -e '.[dev]'
+	$(VPY) -m pip install -q -e '.[dev,all]'
 	$(VPY) -m pip install -q --no-deps $(VILA_REFERENCE)
 	@touch $@
 

@@ -22,6 +22,7 @@ from typing import Any
 from .atomic import write_atomic
 from .dataset import Dataset, NoSuchDocument, find_row
 from .errors import ConfigError
+from .extras import require
 from .images.redact import removed_indices
 from .labels import LABELS, label_name
 from .layout import RunLayout
@@ -152,7 +153,7 @@ def default_page(cuts: Cuts) -> int:
 def show_document(dataset_dir: str | Path, article_id: str, page: int | None = None,
                   out: str | Path | None = None, scale: float = SCALE) -> Path:
     """Draw one page (default: `default_page`) into `out` (default ID-pN.png); its path."""
-
+    require("images", "`loralay show`")
     dataset_dir = Path(dataset_dir)
     try:
         split, row = find_row(dataset_dir, article_id)
@@ -190,6 +191,7 @@ def preview_pdf(pdf: str | Path, page: int | None = None, out: str | Path | None
     """`loralay show FILE.pdf`: what a build would make of a PDF before any build (words,
     lines, blocks, labels, order, and with `abstract` what the cut would take), drawn as
     `show_document` draws a dataset's page; the caption says what a build would do."""
+    require("images", "`loralay show`")
     pdf = Path(pdf)
     row, cuts, notes = preview_cuts(pdf, abstract, language, config)
     if page is None:

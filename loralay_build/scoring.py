@@ -29,6 +29,7 @@ from typing import Any
 from .atomic import write_text_atomic
 from .dataset import Dataset
 from .errors import ConfigError
+from .extras import require
 from .owned import describe_os_error
 from .reading import text
 from .rouge import ROUGE_SCORE, UNICODE, scorer
@@ -267,6 +268,7 @@ def run_eval(dataset: Path, split: str = "test", predictions: Path | None = None
     """The scores' table through `echo`, then the scores written to `results_path`; a
     folder that cannot take the file is a ConfigError after the table, so the scores are
     never lost with it."""
+    require("citesum", "`loralay eval`")  # ROUGE and the sentence splitter
     target = results_path(dataset, split, predictions, out)
     result = evaluate(dataset, split, predictions)
     scores = {k: v for k, v in result.items() if isinstance(v, dict)}

@@ -33,9 +33,20 @@ NOT_SOURCES = {".git", ".venv", "out", "build", "dist", "data", "tests", ".pytes
 DECLARED_AHEAD: set[str] = set()
 # Only the sample-corpus generator imports these, lazily; they belong to the `dev` extra.
 DEV_ONLY_PACKAGE = PACKAGE / "samples"
-# Modules whose other imports are an optional extra's (imported lazily, only when the
-# setting that needs them is on), with that extra's name
-EXTRA_MODULES = {PACKAGE / "images" / "detector.py": "detector"}
+# Modules whose other imports are an optional extra's (imported lazily, or only by the
+# source, option or command that needs them), with that extra's name (loralay_build/extras.py)
+EXTRA_MODULES = {
+    PACKAGE / "images" / "detector.py": "detector",
+    **{p: "crawl" for p in (PACKAGE / "sources" / "crawl").rglob("*.py")},
+    PACKAGE / "sources" / "kit" / "oai.py": "oai",
+    PACKAGE / "sources" / "arxiv.py": "arxiv",
+    PACKAGE / "rouge.py": "citesum",
+    PACKAGE / "sentences.py": "citesum",
+    PACKAGE / "citesum" / "sentences.py": "citesum",
+    PACKAGE / "write" / "plots.py": "plots",
+    PACKAGE / "preview.py": "images",
+    PACKAGE / "images" / "render.py": "images",
+}
 
 pytestmark = [pytest.mark.e2e]
 
@@ -152,13 +163,32 @@ def test_installed_wheel_builds_the_sample_from_outside_the_checkout(venv, tmp_p
     sizes = json.loads(run(bin_ / "python", "-c", load, out, tmp_path / "cache",
                            cwd=tmp_path))
     assert set(sizes) == {"train", "validation", "test"} and all(sizes.values()), sizes
+    # no `plots` extra: the report is written without its pictures, and says how to get them
+    plots = json.loads((out / "report.json").read_text())["plots"]
+    assert plots == {"files": {}, "error": "matplotlib not installed: pip install "
+                                           "'loralay-build[plots]' for the plots"}
+
+
+def test_the_extras_map_is_the_package_metadata():
+    """`extras.EXTRAS` (what a run checks) names the modules of exactly the distributions
+    each extra of pyproject.toml installs, and `all` is every one but the detector's."""
+    from loralay_build.extras import EXTRAS
+
+    extras = project()["optional-dependencies"]
+    mapping = packages_distributions()
+    for extra, modules in EXTRAS.items():
+        dists = {canonical(d) for m in modules for d in mapping[m]}
+        assert dists == requirement_names(extras[extra]), extra
+    (everything,) = extras["all"]
+    assert everything == f"loralay-build[{','.join(sorted(EXTRAS))}]"
 
 
 def test_an_extra_s_modules_import_the_extra_and_the_declared_dependencies():
-    """The optional detector (`labels: rules+detector`) imports rapid-layout and
-    onnxruntime, which the `detector` extra declares and a plain install lacks."""
+    """Each extra's modules import only the core and that extra (the optional detector:
+    rapid-layout and onnxruntime, which a plain install lacks), and together all of it."""
     mapping = packages_distributions()
     declared = requirement_names(project()["dependencies"])
+    used: dict[str, set[str]] = {}
     for path, extra in EXTRA_MODULES.items():
         names = imported_top_levels([path])
         wanted = requirement_names(project()["optional-dependencies"][extra])
@@ -166,4 +196,43 @@ def test_an_extra_s_modules_import_the_extra_and_the_declared_dependencies():
         inside = {canonical(d) for n in names if n in mapping for d in mapping[n]}
         assert outside <= wanted, (path, outside - wanted)
         assert inside - declared - wanted == set(), (path, inside - declared)
-        assert wanted <= outside | inside, (path, wanted - outside - inside)
+        used.setdefault(extra, set()).update(outside | inside)
+    for extra, names in used.items():
+        wanted = requirement_names(project()["optional-dependencies"][extra])
+        assert wanted <= names, (extra, wanted - names)
+
+
+def fails(*cmd: str | Path, cwd: Path) -> str:
+    """A command expected to refuse: its exit code 2 and the last line of its stderr."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    proc = subprocess.run([str(c) for c in cmd], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 2, f"{cmd}\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}"
+    return proc.stderr.strip().splitlines()[-1]
+
+
+@pytest.mark.e2e
+def test_a_plain_install_refuses_what_needs_an_extra_in_one_line(venv, tmp_path):
+    """Issue 42, 9: the wheel without extras builds a local corpus (the test above), and
+    a source, option or command whose extra is missing says which one, writing nothing."""
+    loralay = venv / "bin" / "loralay"
+    out = tmp_path / "ks"
+    assert fails(loralay, "build", "--source", "koreascience", "--out", out,
+                 cwd=tmp_path) == ("loralay: --source koreascience needs the optional `crawl` "
+                                   "extra (scrapy, twisted not installed): pip install "
+                                   "'loralay-build[crawl]'")
+    assert fails(loralay, "build", "--source", "oai", "--out", out, "--dry-run",
+                 cwd=tmp_path).endswith("needs the optional `oai` extra (sickle not "
+                                        "installed): pip install 'loralay-build[oai]'")
+    cfg = tmp_path / "images.yaml"
+    cfg.write_text("images: true\n")
+    assert fails(loralay, "build", "--source", "local", "--manifest",
+                 REPO / "data" / "sample" / "manifest.jsonl", "--out", out, "--config", cfg,
+                 cwd=tmp_path).startswith("loralay: `images: true` needs the optional "
+                                          "`images` extra")
+    assert not out.exists()
+    pdf = REPO / "data" / "sample" / "pdf" / "en_twocol_graphs.pdf"
+    assert "`loralay show` needs the optional `images` extra" in fails(
+        loralay, "show", pdf, cwd=tmp_path)
+    assert "`loralay eval` needs the optional `citesum` extra" in fails(
+        loralay, "eval", tmp_path, cwd=tmp_path)

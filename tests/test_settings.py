@@ -323,3 +323,20 @@ def test_an_impossible_date_stops_build_and_dry_run_in_one_line(tmp_path, dry):
     assert proc.stderr.startswith(f"loralay: {cfg}: from_date: '2024-13-45' is not valid: "
                                   f"no such day"), proc.stderr
     assert not out.exists()
+
+
+def test_each_source_and_option_names_the_extra_it_needs():
+    """Issue 42, 9: what `plan` checks before any work (loralay_build/extras.py)."""
+    from loralay_build.conf import load_settings
+    from loralay_build.extras import EXTRAS
+
+    needs = {s: load_settings(s, None, {}).extras() for s in
+             ("local", "hal", "oai", "pubmed", "scielo-es", "koreascience", "citesum")}
+    assert needs == {"local": [], "hal": [], "oai": [("oai", "--source oai")],
+                     "pubmed": [("oai", "--source pubmed")],
+                     "scielo-es": [("crawl", "--source scielo-es")],
+                     "koreascience": [("crawl", "--source koreascience")],
+                     "citesum": [("citesum", "--source citesum")]}
+    assert load_settings("local", None, {"images": True}).extras() == [
+        ("images", "`images: true`")]
+    assert {extra for pairs in needs.values() for extra, _ in pairs} <= set(EXTRAS)

@@ -21,6 +21,7 @@ from pydantic import (
     model_validator,
 )
 
+from ..labels import LABELS
 from ..limits import DEFAULT_LIMITS
 from .fields import (
     Count,
@@ -34,11 +35,6 @@ from .fields import (
 )
 from .slurm import SlurmFields
 
-# the block labels (VILA's S2-VL categories, lower case; group/labels.py LABELS, which a
-# test keeps equal): what `drop_labels` may name
-LABEL_NAMES = ("title", "author", "abstract", "keywords", "section", "paragraph", "list",
-               "bibliography", "equation", "algorithm", "figure", "table", "caption",
-               "header", "footer", "footnote")
 PLACEHOLDER_CONTACT = "loralay-build@example.org"
 _STRICT = ConfigDict(extra="forbid", frozen=True, strict=True, validate_default=True)
 
@@ -108,10 +104,10 @@ class DocumentSettings(_Model):
     @field_validator("drop_labels")
     @classmethod
     def _known_labels(cls, values: list[str]) -> list[str]:
-        unknown = [v for v in values if v not in LABEL_NAMES]
+        unknown = [v for v in values if v not in LABELS]
         if unknown:
-            raise ValueError(f"unknown labels {unknown}: expected some of {list(LABEL_NAMES)}")
-        return sorted(set(values), key=LABEL_NAMES.index)
+            raise ValueError(f"unknown labels {unknown}: expected some of {list(LABELS)}")
+        return sorted(set(values), key=LABELS.index)
 
 
 class CorpusSettings(_Model):
@@ -209,7 +205,14 @@ class CommonSettings(DocumentSettings, LimitSettings, CorpusSettings, HttpFields
     # the keys naming where a source's papers come from (its repository, its query), its
     # date window aside: a refresh takes papers from the same place only (pdf/refresh.py)
     IDENTITY: ClassVar[tuple[str, ...]] = ()
+    # the optional extra of the package the source needs (`extras.py`), if any
+    EXTRA: ClassVar[str | None] = None
     source: str = Field("local", description="set by --source; not a key of the YAML files")
+
+    def extras(self) -> list[tuple[str, str]]:
+        """(extra, what needs it) for a run under these settings: checked before any work."""
+        needs = [(self.EXTRA, f"--source {self.source}")] if self.EXTRA else []
+        return needs + ([("images", "`images: true`")] if self.images else [])
 
     @model_validator(mode="before")
     @classmethod

@@ -67,6 +67,7 @@ class HalSettings(CommonSettings):
 class ArxivSettings(CommonSettings):
     INPUT_PATHS = ("ids_dir", "metadata_path")
     INPUT_FILES = ("metadata_path",)
+    EXTRA = "arxiv"
     IDENTITY = ("select", "categories")  # not the files: a refresh reads a newer snapshot
     select: Literal["ids", "snapshot"] = Field(
         "ids", description="the papers: Cohan et al.'s ids, or the snapshot's lines of "
@@ -118,6 +119,7 @@ class PubmedSettings(CommonSettings):
 
     INPUT_PATHS = ("ids_dir",)
     ALIASES = {"from": "from_date", "until": "until_date"}
+    EXTRA = "oai"
     # not `harvest`: a dataset of Cohan's ids grows by a listing (docs/pubmed.md)
     IDENTITY = ("oai_url", "metadata_prefix", "set")
     harvest: Literal["ids", "list_records"] = Field(
@@ -171,6 +173,7 @@ class OaiSettings(CommonSettings):
     keys are `from_date` / `until_date`, and `from:` / `until:` in a file are read as them."""
 
     ALIASES = {"from": "from_date", "until": "until_date"}
+    EXTRA = "oai"
     IDENTITY = ("base_url", "metadata_prefix", "set", "languages")
     base_url: HttpUrl | None = Field(None, description="the repository's OAI-PMH endpoint")
     metadata_prefix: Literal["oai_dc", "oai_openaire", "jpcoar_1.0", "jpcoar_2.0",
@@ -196,6 +199,7 @@ class OaiSettings(CommonSettings):
 
 
 class ScieloSettings(CommonSettings):
+    EXTRA = "crawl"
     IDENTITY = ("articlemeta_url", "collections")
     articlemeta_url: HttpUrl = Field("https://articlemeta.scielo.org/api/v1/",
                                      description="ArticleMeta")
@@ -210,6 +214,7 @@ class ScieloSettings(CommonSettings):
 
 
 class KoreaScienceSettings(CommonSettings):
+    EXTRA = "crawl"
     IDENTITY = ("search_url", "publisher_filter")
     search_url: HttpUrl = Field("https://koreascience.kr/search/advanced.page",
                                 description="the advanced search")
@@ -231,6 +236,8 @@ class CiteSumSettings(CommonSettings):
     """CiteSum (Mao et al. 2022) from S2ORC shards on disk: no PDFs, no network.
 
     Glob keys stay null by default: which shards to read is the user's choice."""
+
+    EXTRA = "citesum"
 
     s2orc_format: Literal["2020", "datasets-api"] = Field(
         "2020", description="2020 release (pdf_parses + metadata) or the Datasets API")

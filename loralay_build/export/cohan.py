@@ -21,6 +21,7 @@ from typing import IO, Any
 from ..atomic import write_text_atomic
 from ..dataset import Dataset
 from ..errors import ConfigError
+from ..extras import require
 from ..locks import RunLock
 from ..owned import EXPORT, claim_folder
 from ..sentences import sentences_of
@@ -72,6 +73,7 @@ def _write_rows(f: IO[str], rows: Iterable[dict[str, Any]]) -> int:
 def export_cohan(dataset_dir: str | Path, out_dir: str | Path) -> dict[str, int]:
     """Write every split of the dataset in DIR as Cohan et al.'s JSON lines into OUT
     (`train.txt`, `val.txt`, `test.txt`); the papers per file."""
+    require("citesum", "`loralay export cohan`")  # its sentences are pysbd's
     ds = Dataset.open(Path(dataset_dir))
     ds.check_columns(COHAN_COLUMNS)
     out = Path(out_dir)

@@ -19,7 +19,6 @@ from ..owned import BUILD, check_folder, unwritable
 from ..pdftext.poppler import check_pdf_file
 from ..records import Candidate
 from ..sources.manifest import read_manifest
-from ..sources.oai import check_repository
 from .pipeline import plan
 
 Echo = Callable[[str], None]
@@ -52,6 +51,8 @@ def dry_run(req: BuildRequest, echo: Echo) -> bool:
         for line in pipeline.would_do(req):
             echo(line)
         if isinstance(s, OaiSettings):  # the repository asked once: its address, formats
+            from ..sources.oai import check_repository  # the `oai` extra's, checked by plan
+
             ok = check_repository(s, echo)
     if req.refresh:
         echo(f"--refresh: would add what is new to the dataset in {req.out} (a new version); "

@@ -21,6 +21,7 @@ from .. import registry
 from ..citesum.pipeline import CiteSumPipeline
 from ..conf import CommonSettings
 from ..errors import ConfigError
+from ..extras import require
 from ..machinery.interfaces import Executor, Pipeline
 from ..machinery.request import BuildRequest, BuildResult
 from ..pdf.pipeline import PdfPipeline
@@ -47,6 +48,7 @@ def plan(req: BuildRequest) -> tuple[Pipeline, Executor]:
                           f"supported; it runs with --executor "
                           f"{' or '.join(sorted(pipeline.executors))}")
     req.check()
+    require_extras(req.settings)
     if getattr(req.settings, "ocr", "off") != "off":
         from ..pdftext.ocr import require_tesseract
 
@@ -67,4 +69,12 @@ def run_fetch(settings: CommonSettings, out: Path, limit: int | None = None,
     """`loralay fetch`: only the pipeline's preparation, under the run lock; `refresh`:
     a refresh's (the folder's dataset checked as `build --refresh` checks it)."""
     req = BuildRequest(settings, out, limit=limit, retry=retry, refresh=refresh)
+    require_extras(settings)
     return LocalExecutor().fetch_only(pipeline_of(settings), req)
+
+
+def require_extras(settings: CommonSettings) -> None:
+    """The source's and the options' extras installed, or the one line naming the first
+    missing one (before the run lock, before any file is written)."""
+    for extra, what in settings.extras():
+        require(extra, what)

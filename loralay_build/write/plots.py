@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic import refuse_link, write_atomic
+from ..extras import missing_modules
 from .doctable import DocTable
 
 _BINS = 30
@@ -86,9 +87,11 @@ PLOTS: dict[str, Callable[..., Any]] = {
 def make_plots(folder: Path, data: Mapping[str, Any],
                docs: DocTable) -> tuple[dict[str, str], str | None]:
     """Draw every plot it can; returns {key: file name} and the first error, if any."""
+    if missing_modules("plots"):  # an optional extra: the numbers are the report
+        return {}, "matplotlib not installed: pip install 'loralay-build[plots]' for the plots"
     try:
         import matplotlib  # noqa: F401
-    except Exception as e:  # missing or broken install
+    except Exception as e:  # a broken install
         return {}, f"matplotlib unavailable ({type(e).__name__}: {e})"
     refuse_link(folder)  # a link is the run's refusal, never one plot's error
     folder.mkdir(parents=True, exist_ok=True)
