@@ -26,7 +26,7 @@ from .images.redact import removed_indices
 from .layout import RunLayout
 from .paths import REPORT_JSON, readable_name
 from .records import Candidate, Outcome
-from .state import RunState
+from .store.fetch import FetchState
 
 SCALE = 2.0  # 144 dpi: small words stay readable, an A4 page is 1190 x 1684 pixels
 COVER = "cover page"
@@ -46,7 +46,7 @@ def _state_candidate(dataset_dir: Path, article_id: str) -> Candidate | None:
     db = RunLayout(dataset_dir).fetch_db
     if not db.is_file():
         return None
-    with RunState.read_only(db) as state:
+    with FetchState.read_only(db) as state:
         return state.candidate(article_id)
 
 

@@ -403,7 +403,7 @@ def test_a_hal_harvest_cut_short_saves_no_high_water_mark(fake_server, tmp_path)
 def test_an_arxiv_harvest_asks_the_bucket_only_for_ids_not_yet_seen(fake_server, tmp_path):
     """What a refresh's fetch of arXiv sends: the id list grew by one id (0704.0006); the
     second harvest lists and downloads that id only, every earlier one being recorded."""
-    from loralay_build.state import RunState
+    from loralay_build.store.fetch import FetchState
 
     from .test_arxiv import (
         API,
@@ -424,7 +424,7 @@ def test_an_arxiv_harvest_asks_the_bucket_only_for_ids_not_yet_seen(fake_server,
     ids = write_cohan(tmp_path / "ids", {"train": ["0704.0001"], "val": ["0704.0004"],
                                           "test": []})
     cfg = make_config(tmp_path, fake_server, ids, metadata)
-    with RunState(tmp_path / "state.sqlite") as state:
+    with FetchState(tmp_path / "state.sqlite") as state:
         first = harvest(cfg, state, tmp_path / "out")
         assert sorted(i.id for i in first) == ["0704.0001", "0704.0004"]
         sent = len(fake_server.requests)

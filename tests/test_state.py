@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from loralay_build.records import Candidate
-from loralay_build.state import RunState
+from loralay_build.store.fetch import FetchState
 
 
 def _candidate(k: int) -> Candidate:
@@ -17,13 +17,13 @@ def _candidate(k: int) -> Candidate:
                      abstracts={"en": f"abstract {k}"}, pdf_path=f"/pdfs/{k}.pdf")
 
 
-def _fill(state: RunState, start: int, stop: int) -> None:
+def _fill(state: FetchState, start: int, stop: int) -> None:
     with state.transaction():
         for k in range(start, stop):
             state.put_candidate(_candidate(k))
 
 
-def _vm_steps(state: RunState, c: Candidate) -> int:
+def _vm_steps(state: FetchState, c: Candidate) -> int:
     """SQLite virtual-machine instructions spent storing one candidate (deterministic,
     unlike a clock)."""
     steps = 0
@@ -44,7 +44,7 @@ def _vm_steps(state: RunState, c: Candidate) -> int:
 def test_storing_a_candidate_costs_the_same_at_1k_and_at_8k(tmp_path):
     """Regression: the next `seq` was MAX(seq) over an unindexed column, a scan of every
     row per candidate; the fetch of 20k local documents fell to 145 docs/s."""
-    with RunState(tmp_path / "fetch.sqlite") as state:
+    with FetchState(tmp_path / "fetch.sqlite") as state:
         _fill(state, 0, 1000)
         small = _vm_steps(state, _candidate(1000))
         _fill(state, 1001, 8000)
@@ -59,14 +59,14 @@ def test_a_state_written_before_the_index_gets_it_and_keeps_its_order(tmp_path):
     db = sqlite3.connect(path)
     db.execute("CREATE TABLE candidates (id TEXT PRIMARY KEY, seq INTEGER NOT NULL, "
                "body TEXT NOT NULL)")
-    with RunState(tmp_path / "scratch.sqlite") as scratch:  # bodies as the state writes them
+    with FetchState(tmp_path / "scratch.sqlite") as scratch:  # bodies as the state writes them
         for k in (2, 0, 1):
             scratch.put_candidate(_candidate(k))
         rows = scratch.db.execute("SELECT id, seq, body FROM candidates").fetchall()
     db.executemany("INSERT INTO candidates VALUES (?,?,?)", rows)
     db.commit()
     db.close()
-    with RunState(path) as state:
+    with FetchState(path) as state:
         plan = state.db.execute("EXPLAIN QUERY PLAN SELECT MAX(seq) FROM candidates").fetchall()
         assert "candidates_seq" in plan[0][-1]
         state.put_candidate(_candidate(3))
@@ -79,7 +79,7 @@ def _open_at_once(kind: str, path: str, barrier, errors) -> None:
     from loralay_build.images.store import ImageStore
     from loralay_build.pdf.fingerprint import PdfChecksums
 
-    opener = {"state": RunState, "checksums": PdfChecksums, "images": ImageStore}[kind]
+    opener = {"state": FetchState, "checksums": PdfChecksums, "images": ImageStore}[kind]
     barrier.wait()
     try:
         opener(Path(path)).close()

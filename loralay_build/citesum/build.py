@@ -2,7 +2,7 @@
 scoring; and the finish that writes the dataset, the report and the card.
 
 Each shard task of each pass is an entry of the run's ledger (`state/citesum.sqlite`, the
-project's `RunState`), recorded once its output file is in place: a rerun skips what is
+`store/citesum.py`), recorded once its output file is in place: a rerun skips what is
 current, so a run killed at any instant loses at most the shards in flight. An entry's
 fingerprint is its input file's stamp and the digest of what else the stage reads: pass 1
 the format, pattern and splitter; pass 2 the set of cited ids (which pass 1 decides) and the
@@ -20,7 +20,7 @@ from typing import Any
 from ..atomic import TEMP_PREFIX
 from ..errors import ConfigError
 from ..machinery.ledger import digest
-from ..state import RunState
+from ..store.citesum import CiteSumState
 from . import index, passes, score
 from .report import write_report
 from .shards import expand, shard_key
@@ -70,7 +70,7 @@ class Work:
         return self.root / "scored" / pass1_file.name
 
 
-def run_pass1(s: Any, work: Work, state: RunState, citing: list[Path], run: StageRun
+def run_pass1(s: Any, work: Work, state: CiteSumState, citing: list[Path], run: StageRun
               ) -> dict[str, Path]:
     """Candidates file per citing shard key that succeeded; a shard added to the glob is
     only a new task."""
@@ -83,7 +83,7 @@ def run_pass1(s: Any, work: Work, state: RunState, citing: list[Path], run: Stag
     return {k: Path(tasks[k][1]) for k in ok_keys(state, PASS1, sorted(tasks))}
 
 
-def run_pass2(work: Work, state: RunState, cited: dict[str, list[Path]], p1: list[Path],
+def run_pass2(work: Work, state: CiteSumState, cited: dict[str, list[Path]], p1: list[Path],
               run: StageRun) -> tuple[list[Path], str]:
     """The cited papers of each abstracts / metadata shard that succeeded; the digest of
     what they depend on (the cited ids and the shards)."""
@@ -97,7 +97,7 @@ def run_pass2(work: Work, state: RunState, cited: dict[str, list[Path]], p1: lis
     return files, digest([settings, [(str(p), stamp(p)) for p in files]])
 
 
-def run_score(s: Any, work: Work, state: RunState, p1: dict[str, Path], p2: list[Path],
+def run_score(s: Any, work: Work, state: CiteSumState, p1: dict[str, Path], p2: list[Path],
               fp2: str, run: StageRun) -> dict[str, Path]:
     """ROUGE gate and split of each candidates file, against the index of cited papers
     (rebuilt only when pass 2's outputs changed); scored file per citing shard key."""
@@ -114,7 +114,7 @@ def run_score(s: Any, work: Work, state: RunState, p1: dict[str, Path], p2: list
     return {k: Path(tasks[k][1]) for k in ok_keys(state, SCORE, sorted(tasks))}
 
 
-def run_passes(s: Any, work: Work, state: RunState, run: StageRun) -> None:
+def run_passes(s: Any, work: Work, state: CiteSumState, run: StageRun) -> None:
     citing, cited = inputs(s)
     work.root.mkdir(parents=True, exist_ok=True)
     # a killed task's half file (its AtomicFile or index temporary; we hold the lock)
@@ -125,7 +125,7 @@ def run_passes(s: Any, work: Work, state: RunState, run: StageRun) -> None:
     run_score(s, work, state, p1, p2, fp2, run)
 
 
-def write_outputs(s: Any, out: Path, work: Work, state: RunState) -> dict[str, Any]:
+def write_outputs(s: Any, out: Path, work: Work, state: CiteSumState) -> dict[str, Any]:
     """The dataset from the shards whose scoring is current, then the report and the card;
     returns the report's JSON."""
     citing, cited = inputs(s)

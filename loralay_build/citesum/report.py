@@ -12,7 +12,7 @@ from typing import Any
 
 from ..atomic import write_text_atomic
 from ..failures import BadRecords
-from ..state import RunState
+from ..store.citesum import CiteSumState
 from ..write.report import bad_records_lines
 from .stages import failed_shards
 from .steps import DROPS
@@ -75,7 +75,7 @@ def funnel_rows(counts: Counter[str]) -> list[dict[str, Any]]:
     return rows
 
 
-def _bad_records(state: RunState, stages: list[str], keys: dict[str, list[str]]
+def _bad_records(state: CiteSumState, stages: list[str], keys: dict[str, list[str]]
                  ) -> BadRecords:
     """Every current shard's tally of bad lines, added up (counts per class, first few)."""
     bad = BadRecords()
@@ -122,7 +122,7 @@ def _markdown(rows: list[dict[str, Any]], report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_report(out: Path, settings: Any, state: RunState, stages: list[str],
+def write_report(out: Path, settings: Any, state: CiteSumState, stages: list[str],
                  keys: dict[str, list[str]], splits: dict[str, int]) -> dict[str, Any]:
     """`stages`: pass 1, pass 2, scoring; `keys`: per stage, this run's shard keys that
     succeeded (a shard no longer in the glob is not counted)."""

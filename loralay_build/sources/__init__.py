@@ -39,7 +39,7 @@ from ..licenses import stated_exclusion
 from ..paths import pdf_path_for
 from ..pdfmagic import is_pdf_file
 from ..records import Candidate, Rejection
-from ..state import RunState
+from ..store.fetch import FetchState
 
 
 class SourceNotBuilt(RuntimeError):
@@ -68,7 +68,7 @@ class HarvestRefused(HarvestStopped):
 class FetchContext:
     source: str
     settings: CommonSettings  # the source's own typed settings (conf/sources.py)
-    state: RunState
+    state: FetchState
     out_dir: Path
     limit: int | None = None
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("loralay.fetch"))
@@ -161,13 +161,13 @@ def get_fetcher(source: str) -> FetchFn:
 BAD_RECORDS = "fetch:bad_records"  # the fetch state's checkpoint of its bad input records
 
 
-def read_bad_records(state: RunState) -> BadRecords:
+def read_bad_records(state: FetchState) -> BadRecords:
     """The fetch's tally of bad input records (`Rejection.bad_record`), by class with the
     first few examples; empty in a state written before it was kept."""
     return BadRecords.from_json(state.get_checkpoint(BAD_RECORDS, None))
 
 
-def record_fetch_item(state: RunState, item: Candidate | Rejection) -> None:
+def record_fetch_item(state: FetchState, item: Candidate | Rejection) -> None:
     """What the driver does with each item a fetcher yields (tests use it too)."""
     with state.transaction():
         if isinstance(item, Candidate):
