@@ -540,14 +540,16 @@ def test_an_arxiv_snapshot_refresh_asks_the_bucket_only_for_papers_updated_since
 
 def test_a_dataset_built_before_bases_were_recorded_refreshes_the_same(
         refreshed, built_v1, manifests, tmp_path):
-    """A folder of an earlier version of the tool has decisions but no base: its dataset is
-    taken as version 1 (its files read from data/) and refreshed as any other."""
+    """A folder of an earlier version of the tool has decisions but no base (and a finish
+    state without a schema version, stamped when opened): its dataset is taken as version
+    1 (its files read from data/) and refreshed as any other."""
     import sqlite3
 
     out = copy_run(built_v1, tmp_path / "ds")
     with sqlite3.connect(out / "state" / "finish.sqlite") as con:
         con.execute("DROP TABLE base_decisions")
         con.execute("DELETE FROM checkpoints WHERE name = 'dataset'")
+        con.execute("PRAGMA user_version = 0")  # written before state files had versions
     build_local(manifests[1], out, "--refresh", check=True)
     want = refreshed[0]
     assert rows_as_written(out) == rows_as_written(want)

@@ -37,6 +37,8 @@ class FileKind:
     ddl: tuple[str, ...]  # CREATE ... IF NOT EXISTS statements, one each
     # run once inside the transaction that stamps an unversioned file as version 1
     upgrade_unversioned: Callable[[sqlite3.Connection], None] | None = None
+    # what a user does with a file of another version (`--fresh` keeps the checksums)
+    remedy: str = "use the loralay-build that wrote it, or start over with --fresh"
 
 
 def connect_shared(path: Path, kind: FileKind, any_thread: bool = False) -> sqlite3.Connection:
@@ -79,8 +81,7 @@ def user_version(db: sqlite3.Connection) -> int:
 def version_error(path: Path, kind: FileKind, found: int) -> StateVersionError:
     return StateVersionError(
         f"{path}: {kind.name} state of schema version {found}, this loralay-build reads "
-        f"version {kind.version}; use the loralay-build that wrote it, or start over "
-        "with --fresh")
+        f"version {kind.version}; {kind.remedy}")
 
 
 def _create_or_stamp(db: sqlite3.Connection, path: Path, kind: FileKind) -> None:

@@ -11,7 +11,7 @@ from .base import FileKind, RunState
 KIND = FileKind("pdf-checksums", 1, (
     "CREATE TABLE IF NOT EXISTS sums (path TEXT PRIMARY KEY, "
     "size INTEGER, mtime_ns INTEGER, sha256 TEXT NOT NULL)",
-))
+), remedy="remove it (a cache, which --fresh keeps: the PDFs are hashed again)")
 
 
 @dataclass(frozen=True, slots=True)
