@@ -15,8 +15,6 @@ from .owned import LOCK_NAME
 from .paths import CRAWL_DIR, PDFS_DIR, REPORT_DIR, SLURM_DIR, STATE_DIR, WORK_DIR
 from .store.fetch import FetchState
 
-SHARDS_KEY = "run.num_shards"
-
 
 @dataclass(frozen=True)
 class RunLayout:
@@ -97,8 +95,8 @@ def recorded_shards(layout: RunLayout) -> int | None:
     """The shard count this run folder was processed with (None: not processed yet)."""
     if layout.fetch_db.exists():
         with FetchState(layout.fetch_db) as st:
-            value = st.get_checkpoint(SHARDS_KEY)
-        if isinstance(value, int):
+            value = st.num_shards()
+        if value is not None:
             return value
     counts = sorted({n for _, n in layout.shard_files()})
     if len(counts) > 1:
@@ -116,4 +114,4 @@ def claim_shards(layout: RunLayout, num_shards: int) -> None:
         raise RunMismatch(f"{layout.out}: this run was processed with {how}, not {asked}; "
                           f"go on with {how}, or start over with --fresh")
     with FetchState(layout.fetch_db) as st:
-        st.set_checkpoint(SHARDS_KEY, num_shards)
+        st.set_num_shards(num_shards)

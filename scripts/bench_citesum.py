@@ -135,7 +135,7 @@ def time_stages(keys: dict[str, str], out: Path, workers: int) -> dict[str, floa
         funnel = {k: 0 for k in ("papers_read", "with_related_work", "candidates")}
         for key in p1:
             for name in funnel:
-                funnel[name] += state.get_checkpoint(f"citesum-pass1:{key}")["counts"].get(name, 0)
+                funnel[name] += state.task_tally("citesum-pass1", key)["counts"].get(name, 0)
     return {"pass1_s": t1 - t0, "pass2_s": t2 - t1, "score_s": t3 - t2, "pass1_cpu_s": c1 - c0,
             "pass2_cpu_s": c2 - c1, "score_cpu_s": c3 - c2, **funnel}
 

@@ -345,7 +345,6 @@ def test_bad_lines_of_the_id_files_and_the_snapshot_are_bad_input_records(
 
     from loralay_build.layout import RunLayout
     from loralay_build.pdf.driver import fetch_phase
-    from loralay_build.sources import read_bad_records
 
     cfg, tmp = setup["cfg"], setup["tmp"]
     ids = Path(cfg.ids_dir)
@@ -363,7 +362,7 @@ def test_bad_lines_of_the_id_files_and_the_snapshot_are_bad_input_records(
     for _ in range(2):
         fetch_phase(cfg, layout, None)
         with FetchState(layout.fetch_db) as state:
-            bad = read_bad_records(state)
+            bad = state.bad_records()
         assert bad.counts == {"bad_metadata": 4}
         examples = " | ".join(e for ex in bad.examples.values() for e in ex)
         assert "test.txt.gz:4: not JSON" in examples and "test.txt.gz:5: no 'article_id'" \

@@ -168,8 +168,8 @@ def test_the_record_reads_back_every_outcome_in_order_with_split_and_shard(tmp_p
         assert rec.kept_counts() == {"train": 1, "validation": 1, "test": 1}
         assert [rec.split_and_shard(i) for i in ("d7", "d1", "d2", "d3")] == [
             ("train", 0), ("validation", 0), ("test", 0), None]
-        assert rec.fact("funnel") == [list(f) for f in d.funnel]
-        assert rec.fact("thresholds") == d.thresholds.to_json()
+        assert rec.funnel() == [list(f) for f in d.funnel]
+        assert rec.thresholds() == d.thresholds.to_json()
     record_decisions(layout.finish_db, d)  # a second finish replaces, never adds
     with RecordedDecisions(layout.finish_db) as rec:
         assert len(rec) == 6

@@ -31,7 +31,6 @@ from .write import write_card, write_rows
 log = logging.getLogger("loralay.citesum")
 PASS1, PASS2, SCORE = "citesum-pass1", "citesum-pass2", "citesum-score"
 STAGES = [PASS1, PASS2, SCORE]
-INDEX = "citesum-index:fingerprint"
 CITED_KINDS = {"2020": ("metadata",), "datasets-api": ("abstracts", "papers")}
 
 
@@ -102,9 +101,9 @@ def run_score(s: Any, work: Work, state: CiteSumState, p1: dict[str, Path], p2: 
     """ROUGE gate and split of each candidates file, against the index of cited papers
     (rebuilt only when pass 2's outputs changed); scored file per citing shard key."""
     cited_db = work.root / "cited.sqlite"
-    if state.get_checkpoint(INDEX) != fp2 or not cited_db.exists():
+    if state.index_print() != fp2 or not cited_db.exists():
         index.write_cited(p2, cited_db)
-        state.set_checkpoint(INDEX, fp2)
+        state.set_index_print(fp2)
     cfg = score.ScoreConfig(str(cited_db), tuple(s.rouge_recall_min), s.min_cited_abstract_chars,
                             tuple(s.split_proportions), s.drop_examples)
     settings = digest([fp2, cfg.floors, cfg.min_chars, cfg.proportions, cfg.examples])

@@ -81,8 +81,7 @@ def _bad_records(state: CiteSumState, stages: list[str], keys: dict[str, list[st
     bad = BadRecords()
     for stage in stages:
         for key in keys.get(stage, []):
-            bad.merge(BadRecords.from_json(state.get_checkpoint(f"{stage}:{key}", {})
-                                           .get("bad")))
+            bad.merge(BadRecords.from_json(state.task_tally(stage, key).get("bad")))
     return bad
 
 
@@ -127,8 +126,8 @@ def write_report(out: Path, settings: Any, state: CiteSumState, stages: list[str
     """`stages`: pass 1, pass 2, scoring; `keys`: per stage, this run's shard keys that
     succeeded (a shard no longer in the glob is not counted)."""
     citing, scored = keys[stages[0]], keys[stages[-1]]
-    funnels = chain((state.get_checkpoint(f"{stages[0]}:{key}", {}) for key in citing),
-                    (state.get_checkpoint(f"{stages[-1]}:{key}", {}) for key in scored))
+    funnels = chain((state.task_tally(stages[0], key) for key in citing),
+                    (state.task_tally(stages[-1], key) for key in scored))
     counts, drops = _sum(funnels, settings.drop_examples)
     rows = funnel_rows(counts)
     failed = failed_shards(state, stages)

@@ -74,7 +74,7 @@ def record(state: CiteSumState, ledger: Ledger, key: str, result: dict[str, Any]
             ledger.put(Entry(key, fingerprint, result.cls.value, stage, line,
                              run.limit_values()))
             return
-        state.set_checkpoint(f"{stage}:{key}", result)  # its funnel and bad-record tally
+        state.set_task_tally(stage, key, result)  # its funnel and bad-record tally
         ledger.put(Entry(key, fingerprint, limits=run.limit_values()))
 
 

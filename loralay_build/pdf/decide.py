@@ -25,7 +25,6 @@ from ..layout import RunLayout
 from ..licenses import LICENSE_STAGE, exclusion
 from ..machinery.ledger import DOCUMENT, Ledger
 from ..records import DocSummary, Outcome
-from ..sources import read_bad_records
 from ..store.fetch import OK, FetchState
 from ..store.shard import ShardState
 from ..write.doctable import DocTable
@@ -330,7 +329,7 @@ def decide(cs: CorpusSettings, layout: RunLayout, states: list[ShardState],
     with FetchState(layout.fetch_db) as fstate:
         drops, proposed, fetched = fetch_outcomes(fstate)
         current = fstate.ids_with("fetch", OK)
-        bad_records = read_bad_records(fstate)
+        bad_records = fstate.bad_records()
         offers = None if prior is None else OldOffers(
             fstate, prior, current, layout.checksums_db, cs.split_mode == "given")
     proc_drops, done = process_outcomes(states, current)

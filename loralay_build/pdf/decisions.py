@@ -28,9 +28,8 @@ def record_decisions(path: Path, d: Decisions) -> None:
             DecisionRow(seq, doc_id, o.status, o.split,
                         shard_of.get(doc_id) if o.split else None, o.cls, o.stage, o.message)
             for seq, (doc_id, o) in enumerate(d.outcomes.items()))
-        st.set_checkpoint("thresholds", d.thresholds.to_json())
-        st.set_checkpoint("funnel", d.funnel)
-        st.set_checkpoint("duplicates", [dup.to_json() for dup in d.duplicates.values()])
+        st.record_facts(d.thresholds.to_json(), list(d.funnel),
+                        [dup.to_json() for dup in d.duplicates.values()])
 
 
 def _outcome(row: DecisionRow) -> Outcome:
@@ -83,9 +82,15 @@ class RecordedDecisions(Mapping[str, Outcome]):
         """Where a kept id is: its split and the shard state holding it; None if not kept."""
         return self._state.kept_place(doc_id)
 
-    def fact(self, name: str) -> Any:
-        """`thresholds`, `funnel` or `duplicates`, as recorded with the decisions."""
-        return self._state.get_checkpoint(name)
+    def thresholds(self) -> Any:
+        """As recorded with the decisions (`Thresholds.to_json()`)."""
+        return self._state.thresholds()
+
+    def funnel(self) -> list[Any]:
+        return self._state.funnel()
+
+    def duplicates(self) -> list[Any]:
+        return self._state.duplicates()
 
 
 def kept_per_split(st: FinishState) -> dict[str, int]:

@@ -32,7 +32,7 @@ from ..machinery.pool import TaskLimits, map_bounded
 from ..machinery.progress import Progress
 from ..machinery.request import BuildRequest
 from ..records import Candidate, Rejection
-from ..sources import BAD_RECORDS, FetchContext, get_fetcher, read_bad_records, record_fetch_item
+from ..sources import FetchContext, get_fetcher, record_fetch_item
 from ..store.fetch import OK, FetchState
 from ..store.shard import ShardState
 from .fingerprint import PdfChecksums, document_fingerprint, real_sha256, settings_print
@@ -72,7 +72,7 @@ def fetch_phase(settings: CommonSettings, layout: RunLayout, limit: int | None,
     with FetchState(layout.fetch_db) as state:
         # a source that lists everything (or reads its input files) again counts its bad
         # records again
-        bad = BadRecords() if relists or spec.rereads_inputs else read_bad_records(state)
+        bad = BadRecords() if relists or spec.rereads_inputs else state.bad_records()
         ctx = FetchContext(source, settings, state, layout.out, limit, retry=retry,
                            refresh=refresh)
         progress = Progress(f"fetch {source}", None, settings.log_every_s)
@@ -89,7 +89,7 @@ def fetch_phase(settings: CommonSettings, layout: RunLayout, limit: int | None,
                 _count_fetched(item, counts, progress)
         progress.close()
         with state.transaction():
-            state.set_checkpoint(BAD_RECORDS, bad.to_json())
+            state.set_bad_records(bad)
         if bad.hidden > 0:
             log.warning("%s bad input records in all (%s); the report shows the first %d "
                         "of each class", f"{bad.total:,}", _classes(bad), bad.keep)

@@ -183,7 +183,7 @@ def _write_outputs(settings: CommonSettings, layout: RunLayout, d: Decisions,
     cs = settings.corpus()
     name = cs.dataset_name or f"loralay-{settings.source}"
     language = getattr(settings, "language", None)
-    thresholds = recorded.fact("thresholds")
+    thresholds = recorded.thresholds()
     # before the card that names it: `images/` is complete whenever the card lists it; a
     # refresh carries the base's (`check_refresh` recorded them) and adds its new pages
     costs, image_files = write_images_config(
@@ -221,11 +221,11 @@ def _write_outputs(settings: CommonSettings, layout: RunLayout, d: Decisions,
                                 read_ahead=workers > 1, carry=base.files if base else None,
                                 carried=base.counts() if base else None)
     run = RunFacts(name=name, source=settings.source,
-                   funnel=[(str(s), int(n)) for s, n in recorded.fact("funnel")],
+                   funnel=[(str(s), int(n)) for s, n in recorded.funnel()],
                    thresholds=thresholds, outcomes=recorded,
                    leak_threshold=cs.leak_threshold, leak_ngram=settings.leak_ngram,
                    language=language, split_rule=split_rule(cs),
-                   duplicates=recorded.fact("duplicates"),
+                   duplicates=recorded.duplicates(),
                    bad_records=d.bad_records, stopped=stopped,
                    extra={**provenance(write_config(settings, layout), layout, versions),
                           **costs, **refresh_facts(version, base, diff)})

@@ -50,7 +50,6 @@ from .fingerprint import PdfChecksums, real_sha256
 
 log = logging.getLogger("loralay.refresh")
 
-DATASET_KEY = "dataset"
 
 
 @dataclass(frozen=True)
@@ -172,8 +171,8 @@ def read_base(finish_db: Path) -> Base | None:
     if not finish_db.exists():
         return None
     with FinishState(finish_db) as st:
-        facts = st.get_checkpoint(DATASET_KEY)
-        if not isinstance(facts, dict):
+        facts = st.dataset()
+        if facts is None:
             return None
         rows = list(st.base_decisions())
     kept = {r.id: (str(r.split), int(r.shard)) for r in rows if r.kept and r.shard is not None}
@@ -202,7 +201,7 @@ def commit_base(finish_db: Path, version: int, files: Mapping[str, Sequence[str]
     with FinishState(finish_db) as st:
         with st.transaction():
             st.decisions_become_base()
-            st.set_checkpoint(DATASET_KEY, {
+            st.set_dataset({
                 "version": version, "files": {s: list(v) for s, v in files.items()},
                 "languages": sorted(languages), "thresholds": dict(thresholds),
                 "row_settings": dict(settings), "identity": dict(identity),
@@ -218,9 +217,9 @@ def record_image_files(layout: RunLayout, base: Base) -> dict[str, list[str]]:
     after it swapped in a new `images/` then finds them recorded, never its own new files."""
     files = _shard_files(layout.out, IMAGES_DIR)
     with FinishState(layout.finish_db) as st, st.transaction():
-        facts = st.get_checkpoint(DATASET_KEY)
-        assert isinstance(facts, dict)
-        st.set_checkpoint(DATASET_KEY, {**facts, "image_files": files})
+        facts = st.dataset()
+        assert facts is not None
+        st.set_dataset({**facts, "image_files": files})
     base.image_files = files
     return files
 
@@ -243,7 +242,7 @@ def _older_build(layout: RunLayout) -> tuple[dict[str, int], dict[str, Any]] | N
         return None
     with FinishState(db) as st:
         got = st.kept_counts()
-        thresholds = st.get_checkpoint("thresholds")
+        thresholds = st.thresholds()
     if not got or not (layout.out / DATA_DIR).is_dir() or not isinstance(thresholds, dict):
         return None
     return {s: got.get(s, 0) for s in SPLITS}, thresholds

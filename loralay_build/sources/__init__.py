@@ -32,7 +32,7 @@ from pathlib import Path
 from .. import registry
 from ..atomic import file_digest, utc_now_iso
 from ..conf import CommonSettings
-from ..failures import BadRecords, FailureClass, RetryRule, StageError
+from ..failures import FailureClass, RetryRule, StageError
 from ..http import HostDown, HostForbidden, PoliteClient
 from ..layout import RunLayout
 from ..licenses import stated_exclusion
@@ -156,15 +156,6 @@ def get_fetcher(source: str) -> FetchFn:
         raise SourceNotBuilt(f"source {source!r} has no fetcher: it reads files on disk")
     fetch: FetchFn = importlib.import_module(name).fetch
     return fetch
-
-
-BAD_RECORDS = "fetch:bad_records"  # the fetch state's checkpoint of its bad input records
-
-
-def read_bad_records(state: FetchState) -> BadRecords:
-    """The fetch's tally of bad input records (`Rejection.bad_record`), by class with the
-    first few examples; empty in a state written before it was kept."""
-    return BadRecords.from_json(state.get_checkpoint(BAD_RECORDS, None))
 
 
 def record_fetch_item(state: FetchState, item: Candidate | Rejection) -> None:

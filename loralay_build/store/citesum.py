@@ -9,6 +9,7 @@ import os
 import sqlite3
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from ..atomic import TEMP_PREFIX, place, refuse_link
 from . import checkpoints, ledger
@@ -21,8 +22,25 @@ CITED = FileKind("citesum cited-papers index", 1,
                  ("CREATE TABLE cited (id TEXT PRIMARY KEY, paper TEXT NOT NULL) WITHOUT ROWID",))
 
 
+_INDEX = "citesum-index:fingerprint"  # what the cited-papers index was built from
+
+
 class CiteSumState(checkpoints.Checkpoints, ledger.HoldsLedger, RunState):
     KIND = KIND
+
+    def task_tally(self, stage: str, key: str) -> dict[str, Any]:
+        """A shard task's funnel counts and bad-record tally ({} before it succeeded)."""
+        return dict(self.get_checkpoint(f"{stage}:{key}", {}))
+
+    def set_task_tally(self, stage: str, key: str, tally: dict[str, Any]) -> None:
+        self.set_checkpoint(f"{stage}:{key}", tally)
+
+    def index_print(self) -> str | None:
+        value = self.get_checkpoint(_INDEX)
+        return value if isinstance(value, str) else None
+
+    def set_index_print(self, fingerprint: str) -> None:
+        self.set_checkpoint(_INDEX, fingerprint)
 
 
 def fresh_index(dest: Path, kind: FileKind) -> tuple[sqlite3.Connection, Path]:

@@ -9,12 +9,14 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-from ..failures import Failure
+from ..failures import BadRecords, Failure
 from ..records import Candidate
 from . import checkpoints
 from .base import FileKind, RunState
 
 OK, FAILED = "ok", "failed"
+# the fetch's own checkpoints (a source names its paging positions itself)
+_SHARDS, _BAD_RECORDS = "run.num_shards", "fetch:bad_records"
 
 KIND = FileKind("fetch", 1, (
     "CREATE TABLE IF NOT EXISTS candidates ("
@@ -131,3 +133,20 @@ class FetchState(checkpoints.Checkpoints, RunState):
 
     def count_candidates(self) -> int:
         return int(self.db.execute("SELECT COUNT(*) FROM candidates").fetchone()[0])
+
+    # --- the fetch's checkpoints ----------------------------------------------------
+    def num_shards(self) -> int | None:
+        """The shard count the run folder was processed with (None: not processed yet)."""
+        value = self.get_checkpoint(_SHARDS)
+        return value if isinstance(value, int) else None
+
+    def set_num_shards(self, num_shards: int) -> None:
+        self.set_checkpoint(_SHARDS, num_shards)
+
+    def bad_records(self) -> BadRecords:
+        """The fetch's tally of bad input records (`Rejection.bad_record`), by class with
+        the first few examples; empty in a state written before it was kept."""
+        return BadRecords.from_json(self.get_checkpoint(_BAD_RECORDS, None))
+
+    def set_bad_records(self, bad: BadRecords) -> None:
+        self.set_checkpoint(_BAD_RECORDS, bad.to_json())

@@ -8,11 +8,14 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import astuple, dataclass
+from typing import Any
 
 from . import checkpoints
 from .base import FileKind, RunState
 
 KEPT, DROPPED = "kept", "dropped"
+# the facts recorded with the decisions, and those of the committed base
+_THRESHOLDS, _FUNNEL, _DUPLICATES, _DATASET = "thresholds", "funnel", "duplicates", "dataset"
 
 # the one list of a decision's columns: both tables' DDL, the insert, the copy, the reads
 _DECISION = (("seq", "INTEGER PRIMARY KEY"), ("id", "TEXT NOT NULL UNIQUE"),
@@ -96,6 +99,32 @@ class FinishState(checkpoints.Checkpoints, RunState):
         row = self.db.execute("SELECT split, shard FROM decisions WHERE id = ? AND status = ?",
                               (doc_id, KEPT)).fetchone()
         return (str(row[0]), int(row[1])) if row else None
+
+    def record_facts(self, thresholds: dict[str, Any], funnel: list[Any],
+                     duplicates: list[Any]) -> None:
+        """The facts of the decisions just written (inside their transaction)."""
+        self.set_checkpoint(_THRESHOLDS, thresholds)
+        self.set_checkpoint(_FUNNEL, funnel)
+        self.set_checkpoint(_DUPLICATES, duplicates)
+
+    def thresholds(self) -> Any:
+        """The filters' thresholds as `Thresholds.to_json()` wrote them (None: none yet)."""
+        return self.get_checkpoint(_THRESHOLDS)
+
+    def funnel(self) -> list[Any]:
+        return list(self.get_checkpoint(_FUNNEL, []))
+
+    def duplicates(self) -> list[Any]:
+        return list(self.get_checkpoint(_DUPLICATES, []))
+
+    def dataset(self) -> dict[str, Any] | None:
+        """The committed base's facts (version, files, ...: `pdf/refresh.py`); None
+        when no finish of this tool completed here."""
+        facts = self.get_checkpoint(_DATASET)
+        return facts if isinstance(facts, dict) else None
+
+    def set_dataset(self, facts: dict[str, Any]) -> None:
+        self.set_checkpoint(_DATASET, facts)
 
     def decisions_become_base(self) -> None:
         """Inside the caller's transaction, with the facts that make the base."""
