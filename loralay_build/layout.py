@@ -13,9 +13,7 @@ from pathlib import Path
 from .errors import RunMismatch
 from .owned import LOCK_NAME
 from .paths import CRAWL_DIR, PDFS_DIR, REPORT_DIR, SLURM_DIR, STATE_DIR, WORK_DIR
-from .state import RunState
-
-SHARDS_KEY = "run.num_shards"
+from .store.fetch import FetchState
 
 
 @dataclass(frozen=True)
@@ -96,9 +94,9 @@ class RunLayout:
 def recorded_shards(layout: RunLayout) -> int | None:
     """The shard count this run folder was processed with (None: not processed yet)."""
     if layout.fetch_db.exists():
-        with RunState(layout.fetch_db) as st:
-            value = st.get_checkpoint(SHARDS_KEY)
-        if isinstance(value, int):
+        with FetchState(layout.fetch_db) as st:
+            value = st.num_shards()
+        if value is not None:
             return value
     counts = sorted({n for _, n in layout.shard_files()})
     if len(counts) > 1:
@@ -115,5 +113,5 @@ def claim_shards(layout: RunLayout, num_shards: int) -> None:
         asked = "no shards" if num_shards == 1 else f"--num-shards {num_shards}"
         raise RunMismatch(f"{layout.out}: this run was processed with {how}, not {asked}; "
                           f"go on with {how}, or start over with --fresh")
-    with RunState(layout.fetch_db) as st:
-        st.set_checkpoint(SHARDS_KEY, num_shards)
+    with FetchState(layout.fetch_db) as st:
+        st.set_num_shards(num_shards)

@@ -28,7 +28,7 @@ from .labels import LABELS, label_name
 from .layout import RunLayout
 from .paths import REPORT_JSON, readable_name
 from .records import Candidate, Outcome
-from .state import RunState
+from .store.fetch import FetchState
 
 SCALE = 2.0  # 144 dpi: small words stay readable, an A4 page is 1190 x 1684 pixels
 COVER = "cover page"
@@ -48,7 +48,7 @@ def _state_candidate(dataset_dir: Path, article_id: str) -> Candidate | None:
     db = RunLayout(dataset_dir).fetch_db
     if not db.is_file():
         return None
-    with RunState.read_only(db) as state:
+    with FetchState.read_only(db) as state:
         return state.candidate(article_id)
 
 

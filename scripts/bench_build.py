@@ -38,7 +38,7 @@ from loralay_build.pdf.driver import document_job, record_outcome  # noqa: E402
 from loralay_build.pdf.steps import process_candidate  # noqa: E402
 from loralay_build.records import Candidate  # noqa: E402
 from loralay_build.sources.manifest import read_manifest  # noqa: E402
-from loralay_build.state import RunState  # noqa: E402
+from loralay_build.store.shard import ShardState  # noqa: E402
 
 # the shared corpus, as the tests find it (tests/conftest.py)
 SHARED = Path(os.environ.get("LORALAY_SHARED",
@@ -71,7 +71,7 @@ def candidates(manifest: Path) -> list[Candidate]:
     return [line.item for line in read_manifest(manifest) if isinstance(line.item, Candidate)]
 
 
-def stage_runs(cands: list[Candidate], runs: int, state: RunState) -> list[dict[str, Clock]]:
+def stage_runs(cands: list[Candidate], runs: int, state: ShardState) -> list[dict[str, Clock]]:
     """Per run, the summed clocks of `ours` and `bare`, per document back to back."""
     settings = load_settings("local", None, {"manifest": str(SHARED / "corpus/manifest.jsonl")})
     job = document_job(settings)
@@ -149,7 +149,7 @@ def main() -> None:
     manifest = SHARED / "corpus" / "manifest.jsonl"
     cands = [c for c in candidates(manifest) if c.pdf_path]
     with tempfile.TemporaryDirectory(prefix="loralay-bench-") as tmp:
-        with RunState(Path(tmp) / "state.sqlite") as state:
+        with ShardState(Path(tmp) / "state.sqlite") as state:
             for c in cands:  # warm the page cache and the imports
                 bare(str(c.pdf_path))
             runs = stage_runs(cands, args.runs, state)

@@ -34,7 +34,7 @@ from loralay_build.citesum.build import (  # noqa: E402
 from loralay_build.citesum.stages import StageRun  # noqa: E402
 from loralay_build.conf import CiteSumSettings, load_settings  # noqa: E402
 from loralay_build.machinery.pool import TaskLimits  # noqa: E402
-from loralay_build.state import RunState  # noqa: E402
+from loralay_build.store.citesum import CiteSumState  # noqa: E402
 
 REAL = Path(os.environ.get("LORALAY_SHARED", REPO.parent / "shared")) / "fixtures" / "s2orc"
 
@@ -124,7 +124,7 @@ def time_stages(keys: dict[str, str], out: Path, workers: int) -> dict[str, floa
     citing, cited = inputs(s)
     run = StageRun(workers, TaskLimits(s.shard_timeout_s, s.worker_memory_mb))
     work = Work(out / "work")
-    with RunState(out / "state.sqlite") as state:
+    with CiteSumState(out / "state.sqlite") as state:
         t0, c0 = time.perf_counter(), _cpu()
         p1 = run_pass1(s, work, state, citing, run)
         t1, c1 = time.perf_counter(), _cpu()
@@ -135,7 +135,7 @@ def time_stages(keys: dict[str, str], out: Path, workers: int) -> dict[str, floa
         funnel = {k: 0 for k in ("papers_read", "with_related_work", "candidates")}
         for key in p1:
             for name in funnel:
-                funnel[name] += state.get_checkpoint(f"citesum-pass1:{key}")["counts"].get(name, 0)
+                funnel[name] += state.task_tally("citesum-pass1", key)["counts"].get(name, 0)
     return {"pass1_s": t1 - t0, "pass2_s": t2 - t1, "score_s": t3 - t2, "pass1_cpu_s": c1 - c0,
             "pass2_cpu_s": c2 - c1, "score_cpu_s": c3 - c2, **funnel}
 

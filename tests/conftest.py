@@ -30,7 +30,7 @@ import pytest
 
 from loralay_build.records import Candidate, Rejection
 from loralay_build.sources import FetchContext, get_fetcher, record_fetch_item
-from loralay_build.state import RunState
+from loralay_build.store.fetch import FetchState
 
 from .fakeserver import FakeServer
 
@@ -177,7 +177,7 @@ def copy_run(src: Path, dest: Path) -> Path:
     return dest
 
 
-def harvest_source(source: str, cfg: dict, state: RunState, out: Path, limit: int | None = None,
+def harvest_source(source: str, cfg: dict, state: FetchState, out: Path, limit: int | None = None,
                    abandon_after: int | None = None) -> list[Candidate | Rejection]:
     """What the driver does with a fetcher; `abandon_after` drops the generator there, as a
     kill would."""

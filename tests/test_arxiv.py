@@ -32,7 +32,7 @@ from loralay_build.sources.arxiv import (
 )
 from loralay_build.sources.cohan import CohanId, read_ids
 from loralay_build.sources.kit.jsonl import BadLine
-from loralay_build.state import RunState
+from loralay_build.store.fetch import FetchState
 
 from .conftest import harvest_source, shared_path
 from .fakeserver import FakeServer, Reply, Request
@@ -110,7 +110,7 @@ def make_config(tmp_path: Path, server: FakeServer, ids_dir: Path, metadata: Pat
     return load_settings("arxiv", path)
 
 
-def harvest(cfg: dict[str, Any], state: RunState, out: Path, limit: int | None = None,
+def harvest(cfg: dict[str, Any], state: FetchState, out: Path, limit: int | None = None,
             abandon_after: int | None = None) -> list[Candidate | Rejection]:
     return harvest_source("arxiv", cfg, state, out, limit, abandon_after)
 
@@ -207,7 +207,7 @@ def test_cohan_ids_keep_split_and_first_occurrence(tmp_path: Path) -> None:
 # --- the harvest -------------------------------------------------------------------------
 def test_fetch_joins_snapshot_lists_versions_and_downloads(setup: dict[str, Any]) -> None:
     lines = snapshot_lines()
-    with RunState(setup["tmp"] / "state.sqlite") as state:
+    with FetchState(setup["tmp"] / "state.sqlite") as state:
         items = harvest(setup["cfg"], state, setup["out"])
     by_id = {i.id: i for i in items}
     assert len(items) == len(by_id) == 8
@@ -238,7 +238,7 @@ def test_faults_end_in_retries_or_classed_failures(setup: dict[str, Any]) -> Non
         "arxiv/arxiv/pdf/0704/0704.0006v": [Reply(200, b'{"error": {"code": 400}}', json_type)],
         "arxiv/hep-th/pdf/9608/9608091v": [Reply(200, b'{"items": [', json_type)],
     }
-    with RunState(setup["tmp"] / "state.sqlite") as state:
+    with FetchState(setup["tmp"] / "state.sqlite") as state:
         items = {i.id: i for i in harvest(setup["cfg"], state, setup["out"])}
     assert isinstance(items["0704.0001"], Candidate)  # 429 + Retry-After, then served
     for doc_id in ("0704.0004", "0704.0006", "hep-th9608091"):
@@ -250,7 +250,7 @@ def test_faults_end_in_retries_or_classed_failures(setup: dict[str, Any]) -> Non
     assert "malformed JSON" in items["hep-th9608091"].message
     # the service is back: a rerun retries the unreachable paper, and only that one
     b.listing_faults = {}
-    with RunState(setup["tmp"] / "state.sqlite") as state:
+    with FetchState(setup["tmp"] / "state.sqlite") as state:
         again = harvest(setup["cfg"], state, setup["out"])
         assert [i.id for i in again] == ["0704.0002"] and isinstance(again[0], Candidate)
         assert state.status("0704.0002", "fetch") == "ok"
@@ -267,7 +267,7 @@ def test_download_faults(setup: dict[str, Any]) -> None:
         "arxiv/arxiv/pdf/0704/0704.0004v1.pdf": [Reply(200, b"%PDF-1.4", PDF_TYPE, delay=1.5)],
         "arxiv/arxiv/pdf/0704/0704.0006v1.pdf": [Reply(200, b"%PDF", PDF_TYPE, delay=1.5)] * 5,
     }
-    with RunState(setup["tmp"] / "state.sqlite") as state:
+    with FetchState(setup["tmp"] / "state.sqlite") as state:
         items = {i.id: i for i in harvest(setup["cfg"], state, setup["out"])}
     assert Path(items["0704.0001"].pdf_path).read_bytes() == good
     assert items["0704.0002"].cls == "unavailable" and "not a PDF" in items["0704.0002"].message
@@ -281,7 +281,7 @@ def test_pdf_403_records_forbidden_and_goes_on(setup: dict[str, Any]) -> None:
     b, srv, state_path = setup["bucket"], setup["server"], setup["tmp"] / "state.sqlite"
     denied = "arxiv/arxiv/pdf/0704/0704.0002v1.pdf"
     b.object_faults = {denied: [Reply(403, b"<Error>AccessDenied</Error>")]}
-    with RunState(state_path) as state:
+    with FetchState(state_path) as state:
         items = {i.id: i for i in harvest(setup["cfg"], state, setup["out"])}
         assert len(items) == 8  # every id recorded: the harvest went on
         refused = {k for k, v in items.items() if getattr(v, "cls", None) == "forbidden"}
@@ -299,7 +299,7 @@ def test_pdf_403_records_forbidden_and_goes_on(setup: dict[str, Any]) -> None:
 def test_listing_403_stops_and_a_rerun_continues(setup: dict[str, Any]) -> None:
     b, state_path = setup["bucket"], setup["tmp"] / "state.sqlite"
     b.listing_faults = {"arxiv/arxiv/pdf/0704/0704.0002v": [Reply(403, b"Access denied")]}
-    with RunState(state_path) as state:
+    with FetchState(state_path) as state:
         with pytest.raises(HarvestStopped, match="403"):
             harvest(setup["cfg"], state, setup["out"])
         assert state.status("0704.0002", "fetch") is None  # not recorded: retried later
@@ -313,10 +313,10 @@ def test_listing_403_stops_and_a_rerun_continues(setup: dict[str, Any]) -> None:
 def test_resume_after_abandon_has_no_duplicates_and_loses_nothing(setup: dict[str, Any]
                                                                   ) -> None:
     state_path, srv = setup["tmp"] / "state.sqlite", setup["server"]
-    with RunState(state_path) as state:
+    with FetchState(state_path) as state:
         first = harvest(setup["cfg"], state, setup["out"], abandon_after=4)
     downloads = sum(1 for r in srv.requests if r.path.endswith(".pdf"))
-    with RunState(state_path) as state:
+    with FetchState(state_path) as state:
         second = harvest(setup["cfg"], state, setup["out"])
         ids = [i.id for i in first + second]
         assert len(ids) == len(set(ids)) == 8
@@ -330,7 +330,7 @@ def test_resume_after_abandon_has_no_duplicates_and_loses_nothing(setup: dict[st
 
 
 def test_limit_counts_items(setup: dict[str, Any]) -> None:
-    with RunState(setup["tmp"] / "state.sqlite") as state:
+    with FetchState(setup["tmp"] / "state.sqlite") as state:
         assert len(harvest(setup["cfg"], state, setup["out"], limit=3)) == 3
         assert len(list(state.results("fetch"))) == 3
 
@@ -345,7 +345,6 @@ def test_bad_lines_of_the_id_files_and_the_snapshot_are_bad_input_records(
 
     from loralay_build.layout import RunLayout
     from loralay_build.pdf.driver import fetch_phase
-    from loralay_build.sources import read_bad_records
 
     cfg, tmp = setup["cfg"], setup["tmp"]
     ids = Path(cfg.ids_dir)
@@ -362,15 +361,15 @@ def test_bad_lines_of_the_id_files_and_the_snapshot_are_bad_input_records(
     layout.state_dir.mkdir(parents=True)
     for _ in range(2):
         fetch_phase(cfg, layout, None)
-        with RunState(layout.fetch_db) as state:
-            bad = read_bad_records(state)
+        with FetchState(layout.fetch_db) as state:
+            bad = state.bad_records()
         assert bad.counts == {"bad_metadata": 4}
         examples = " | ".join(e for ex in bad.examples.values() for e in ex)
         assert "test.txt.gz:4: not JSON" in examples and "test.txt.gz:5: no 'article_id'" \
             in examples
         assert f"snapshot.jsonl.gz:{n + 1}: not a JSON object" in examples
         assert f"snapshot.jsonl.gz:{n + 2}: not JSON" in examples
-    with RunState(layout.fetch_db) as state:  # every id was still fetched once
+    with FetchState(layout.fetch_db) as state:  # every id was still fetched once
         assert len(list(state.results("fetch"))) == 8
 
 
@@ -380,7 +379,7 @@ def test_a_licence_outside_the_list_is_excluded_before_the_bucket_is_asked(
     `licenses: [open]` every paper is `license_excluded` before its listing and its PDF."""
     srv = setup["server"]
     cfg = setup["cfg"].replace(licenses=["open"])
-    with RunState(setup["tmp"] / "state.sqlite") as state:
+    with FetchState(setup["tmp"] / "state.sqlite") as state:
         items = {i.id: i for i in harvest(cfg, state, setup["out"])}
     excluded = {i for i, item in items.items() if item.cls == "license_excluded"}
     assert excluded == {"0704.0001", "0704.0002", "0704.0004", "0704.0005", "0704.0006",
@@ -392,7 +391,7 @@ def test_a_licence_outside_the_list_is_excluded_before_the_bucket_is_asked(
 
 def test_missing_inputs_are_a_clear_error(tmp_path: Path, fake_server: FakeServer) -> None:
     cfg = load_settings("arxiv")
-    with RunState(tmp_path / "s.sqlite") as state, pytest.raises(ValueError, match="ids_dir"):
+    with FetchState(tmp_path / "s.sqlite") as state, pytest.raises(ValueError, match="ids_dir"):
         list(fetch(FetchContext("arxiv", cfg, state, tmp_path)))
 
 
@@ -442,7 +441,7 @@ def test_select_snapshot_chooses_by_category_and_update_date(chosen: dict[str, A
     slash), with no split of their own and the snapshot's licence; the bad line is a bad
     record; the high-water mark is the newest update_date chosen."""
     srv = chosen["server"]
-    with RunState(chosen["state"]) as state:
+    with FetchState(chosen["state"]) as state:
         items = {i.id: i for i in harvest(chosen["cfg"], state, chosen["out"])}
         mark = state.get_checkpoint("arxiv.high_water")
     assert set(items) == {"0704.0002", "math0612345", "snapshot.jsonl:11"}
@@ -494,7 +493,7 @@ def test_select_snapshot_needs_no_ids_and_reads_yaml_dates(tmp_path: Path) -> No
 def test_a_run_cut_short_by_the_limit_keeps_no_mark(chosen: dict[str, Any]) -> None:
     """The snapshot is in no order: a mark saved after the first paper (2008-12-13) would
     make a refresh pass over a paper of an earlier date that the run never reached."""
-    with RunState(chosen["state"]) as state:
+    with FetchState(chosen["state"]) as state:
         first = harvest(chosen["cfg"], state, chosen["out"], limit=1)
         assert [i.id for i in first] == ["0704.0002"]
         assert state.get_checkpoint("arxiv.high_water") is None
@@ -513,7 +512,7 @@ def test_a_refresh_asks_from_the_mark_and_retries_an_older_paper_it_could_not_fe
 
     srv, cfg, b = chosen["server"], chosen["cfg"], chosen["bucket"]
     b.listing_faults = {"arxiv/arxiv/pdf/0704/0704.0002v": [Reply(503)] * 10}
-    with RunState(chosen["state"]) as state:
+    with FetchState(chosen["state"]) as state:
         first = {i.id: i for i in harvest(cfg, state, chosen["out"])}
         assert first["0704.0002"].cls == "unreachable"
         assert state.get_checkpoint("arxiv.high_water") == "2010-01-01"
@@ -525,7 +524,7 @@ def test_a_refresh_asks_from_the_mark_and_retries_an_older_paper_it_could_not_fe
     b.objects["arxiv/arxiv/pdf/1205/1205.00021v1.pdf"] = corpus_pdf("en_bmc_trauma")
     b.objects["arxiv/arxiv/pdf/0906/0906.00022v1.pdf"] = corpus_pdf("en_hal_reaim")
     sent = len(srv.requests)
-    with RunState(chosen["state"]) as state:
+    with FetchState(chosen["state"]) as state:
         items = []
         for item in fetch(FetchContext("arxiv", cfg, state, chosen["out"], refresh=True)):
             record_fetch_item(state, item)

@@ -23,7 +23,7 @@ from loralay_build.pdf.decide import (
 from loralay_build.pdf.decisions import RecordedDecisions, record_decisions
 from loralay_build.pdf.refresh import Prior
 from loralay_build.records import DocSummary
-from loralay_build.state import RunState
+from loralay_build.store.fetch import FetchState
 
 from .conftest import SAMPLE, build_local
 from .test_finish import make_run, summary
@@ -168,8 +168,8 @@ def test_the_record_reads_back_every_outcome_in_order_with_split_and_shard(tmp_p
         assert rec.kept_counts() == {"train": 1, "validation": 1, "test": 1}
         assert [rec.split_and_shard(i) for i in ("d7", "d1", "d2", "d3")] == [
             ("train", 0), ("validation", 0), ("test", 0), None]
-        assert rec.fact("funnel") == [list(f) for f in d.funnel]
-        assert rec.fact("thresholds") == d.thresholds.to_json()
+        assert rec.funnel() == [list(f) for f in d.funnel]
+        assert rec.thresholds() == d.thresholds.to_json()
     record_decisions(layout.finish_db, d)  # a second finish replaces, never adds
     with RecordedDecisions(layout.finish_db) as rec:
         assert len(rec) == 6
@@ -280,7 +280,7 @@ def test_a_refresh_keeps_an_old_id_the_source_no_longer_offers_and_lists_it(tmp_
     docs = [summary("gone", 10, 100, "2001"), summary("stays", 10, 100, "2002"),
             summary("new", 10, 100, "2003")]
     layout, shard = make_run(tmp_path, docs, {}, [])
-    with RunState(layout.fetch_db) as fstate:
+    with FetchState(layout.fetch_db) as fstate:
         fstate.forget_candidates_except({"stays", "new"})
     try:
         d = decide(corpus(), layout, [shard],

@@ -14,7 +14,8 @@ from loralay_build.pdf.preflight import ToolVersions
 from loralay_build.pdf.steps import StepResults
 from loralay_build.records import Candidate, DocSummary, Rejection
 from loralay_build.sources import record_fetch_item
-from loralay_build.state import RunState
+from loralay_build.store.fetch import FetchState
+from loralay_build.store.shard import ShardState
 
 VERSIONS = ToolVersions("0.1.0+test", "22.12.0")
 
@@ -25,7 +26,7 @@ def cand(doc_id: str, abstract: str = "An abstract.") -> Candidate:
 
 @pytest.fixture
 def states(tmp_path):
-    fstate, sstate = RunState(tmp_path / "fetch.sqlite"), RunState(tmp_path / "shard.sqlite")
+    fstate, sstate = FetchState(tmp_path / "fetch.sqlite"), ShardState(tmp_path / "shard.sqlite")
     sums = PdfChecksums(tmp_path / "sums.sqlite")
     yield fstate, sstate, sums
     sums.close()

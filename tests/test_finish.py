@@ -16,7 +16,8 @@ from loralay_build.machinery.ledger import DOCUMENT, Entry, Fingerprint, Ledger
 from loralay_build.pdf.finish import IncompleteRun, _doc_table, decide
 from loralay_build.records import Candidate, DocSummary, Rejection
 from loralay_build.sources import record_fetch_item
-from loralay_build.state import RunState
+from loralay_build.store.fetch import FetchState
+from loralay_build.store.shard import ShardState
 
 FP = Fingerprint.of(candidate="c", pdf="p", settings="s", versions="v")
 
@@ -36,16 +37,16 @@ def summary(doc_id: str, pages: int, summary_words: int, date: str | None,
 
 
 def make_run(tmp_path, docs: list[dict], failed: dict[str, str], fetch_drops: list[str]
-             ) -> tuple[RunLayout, RunState]:
+             ) -> tuple[RunLayout, ShardState]:
     layout = RunLayout(tmp_path / "run")
-    with RunState(layout.fetch_db) as fstate:
+    with FetchState(layout.fetch_db) as fstate:
         for d in docs:
             record_fetch_item(fstate, Candidate(d["id"], "local", "en", {"en": "a"}))
         for doc_id in failed:
             record_fetch_item(fstate, Candidate(doc_id, "local", "en", {"en": "a"}))
         for doc_id in fetch_drops:
             record_fetch_item(fstate, Rejection(doc_id, "local", "unavailable", "no file"))
-    shard = RunState(layout.shard_db(0, 1))
+    shard = ShardState(layout.shard_db(0, 1))
     ledger = Ledger(shard, DOCUMENT)
     with shard.transaction():
         for d in docs:
@@ -114,7 +115,7 @@ def test_licences_then_duplicates_then_filters_each_drop_in_row_order(tmp_path):
 
 def test_a_fetched_document_without_a_result_stops_the_finish(tmp_path):
     layout, shard = make_run(tmp_path, [summary("d1", 3, 50, "2001")], {}, [])
-    with RunState(layout.fetch_db) as fstate:
+    with FetchState(layout.fetch_db) as fstate:
         record_fetch_item(fstate, Candidate("late", "local", "en", {"en": "a"}))
     try:
         with pytest.raises(IncompleteRun, match="1 fetched documents have no result yet "

@@ -23,7 +23,7 @@ from loralay_build.records import Candidate, Rejection
 from loralay_build.sources import FetchContext, HarvestStopped, record_fetch_item
 from loralay_build.sources.hal import CHECKPOINT, fetch
 from loralay_build.sources.hal_records import collect_abstracts, parse_hal_date, to_candidate
-from loralay_build.state import RunState
+from loralay_build.store.fetch import FetchState
 
 from .conftest import harvest_source, shared_path
 from .fakeserver import FakeServer, Reply, Request
@@ -60,7 +60,7 @@ def make_config(tmp_path: Path, api_url: str, **over: Any) -> dict[str, Any]:
     return load_settings("hal", path)
 
 
-def harvest(cfg: dict[str, Any], state: RunState, out: Path, limit: int | None = None,
+def harvest(cfg: dict[str, Any], state: FetchState, out: Path, limit: int | None = None,
             abandon_after: int | None = None) -> list[Candidate | Rejection]:
     return harvest_source("hal", cfg, state, out, limit, abandon_after)
 
@@ -123,7 +123,7 @@ def pdf_host():
 
 @pytest.fixture
 def state(tmp_path: Path):
-    with RunState(tmp_path / "state.sqlite") as st:
+    with FetchState(tmp_path / "state.sqlite") as st:
         yield st
 
 
@@ -345,7 +345,7 @@ def test_a_pdf_host_down_stops_the_harvest_without_recording_the_rest(fake_serve
     assert len([i for i in harvest(cfg, state, tmp_path) if isinstance(i, Candidate)]) == 8
 
 
-def harvest_retrying(cfg: dict[str, Any], state: RunState, out: Path,
+def harvest_retrying(cfg: dict[str, Any], state: FetchState, out: Path,
                      retry: frozenset[str]) -> list[Candidate | Rejection]:
     """A rerun with `--retry CLASS ...` (the driver passes the classes as `ctx.retry`)."""
     items = []

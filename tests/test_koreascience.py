@@ -14,7 +14,7 @@ import pytest
 from loralay_build.conf import load_settings
 from loralay_build.sources import FetchContext, get_fetcher, record_fetch_item
 from loralay_build.sources.crawl.spiders.koreascience import split_abstracts
-from loralay_build.state import RunState
+from loralay_build.store.fetch import FetchState
 
 from .conftest import shards_by_digest, shared_path
 from .fakeserver import Reply
@@ -41,7 +41,7 @@ def _ctx(tmp_path: Path, srv) -> FetchContext:
     cfg = load_settings("koreascience").replace(
         search_url=srv.url("/search/advanced.page"), years=[2015], download_delay_s=0.0,
         max_retries=1, timeout_s=5)
-    return FetchContext("koreascience", cfg, RunState(tmp_path / "state.sqlite"), tmp_path)
+    return FetchContext("koreascience", cfg, FetchState(tmp_path / "state.sqlite"), tmp_path)
 
 
 @pytest.mark.e2e

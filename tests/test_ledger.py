@@ -20,7 +20,7 @@ from loralay_build.machinery.ledger import (
 )
 from loralay_build.pdf.fingerprint import document_fingerprint, settings_print
 from loralay_build.records import Candidate
-from loralay_build.state import RunState
+from loralay_build.store.shard import ShardState
 
 FP = Fingerprint.of(candidate="c1", pdf="p1", settings="s1", versions="v1")
 LIMITS = {"document_timeout_s": 600.0, "worker_memory_mb": 6144.0,
@@ -98,7 +98,7 @@ def test_retry_classes_are_one_set_for_every_source():
 
 
 def test_entries_are_stored_with_their_transaction(tmp_path):
-    with RunState(tmp_path / "s.sqlite") as st:
+    with ShardState(tmp_path / "s.sqlite") as st:
         led = Ledger(st, DOCUMENT)
         with st.transaction():
             led.put(Entry("a", FP, durations={"extract": 0.5}, limits=LIMITS))
@@ -108,7 +108,7 @@ def test_entries_are_stored_with_their_transaction(tmp_path):
         other = Ledger(st, "citesum-pass1")
         with st.transaction():
             other.put(Entry("a", FP, "memory", "citesum-pass1", "ran over", {}))
-    with RunState(tmp_path / "s.sqlite") as st:
+    with ShardState(tmp_path / "s.sqlite") as st:
         assert [e.key for e in Ledger(st, DOCUMENT).entries()] == ["a"]
         got = Ledger(st, DOCUMENT).get("a")
         assert got == Entry("a", FP, durations={"extract": 0.5}, limits=LIMITS)

@@ -39,7 +39,7 @@ from loralay_build.sources.hal import search_params
 from loralay_build.sources.hal_records import record_url_of, to_candidate
 from loralay_build.sources.manifest import read_manifest
 from loralay_build.sources.pubmed import choose_license
-from loralay_build.state import RunState
+from loralay_build.store.fetch import FetchState
 
 from . import test_arxiv as arx
 from . import test_hal as hal
@@ -341,7 +341,7 @@ def test_hal_harvest_reads_licence_s_and_the_record_uri(fake_server, tmp_path):
     pdf = hal.corpus_pdf("en_hal_reaim")
     hal.serve_pdfs(fake_server, pdf)
     start = retrieved_now()
-    with RunState(tmp_path / "state.sqlite") as state:
+    with FetchState(tmp_path / "state.sqlite") as state:
         items = hal.harvest(hal.make_config(tmp_path, fake_server.url("/search/"), rows=20,
                                             fields=["docid", "halId_s", "fr_abstract_s",
                                                     "fileMain_s"]), state, tmp_path)
@@ -479,7 +479,7 @@ def test_arxiv_harvest_reads_the_snapshot_license(fake_server, tmp_path):
     arx.Bucket(fake_server, objects)
     cfg = arx.make_config(tmp_path, fake_server, ids, metadata)
     start = retrieved_now()
-    with RunState(tmp_path / "state.sqlite") as state:
+    with FetchState(tmp_path / "state.sqlite") as state:
         items = harvest_source("arxiv", cfg, state, tmp_path / "out")
     end = retrieved_now()
     got = {i.id: i for i in items}

@@ -8,7 +8,7 @@ from loralay_build.conf import load_settings
 from loralay_build.records import Candidate, Rejection
 from loralay_build.sources import FetchContext, record_fetch_item
 from loralay_build.sources.local import fetch
-from loralay_build.state import RunState
+from loralay_build.store.fetch import FetchState
 
 
 def local(manifest):
@@ -28,7 +28,7 @@ def test_manifest_lines_become_candidates_and_bad_lines_rejections(tmp_path):
         {"id": "b", "file": "pdf/b.pdf", "language": "pt", "abstracts": {"en": "Only English."}},
         {"id": "c", "language": "en", "abstracts": {"en": "x"}},
     ])
-    with RunState(tmp_path / "s.sqlite") as st:
+    with FetchState(tmp_path / "s.sqlite") as st:
         items = list(fetch(FetchContext("local", local(man), st, tmp_path)))
         for item in items:
             record_fetch_item(st, item)
@@ -47,11 +47,11 @@ def test_limit_and_state_survive_reopening(tmp_path):
     _write(man, [{"id": f"d{i}", "file": f"{i}.pdf", "language": "en",
                   "abstracts": {"en": "text"}} for i in range(5)])
     path = tmp_path / "s.sqlite"
-    with RunState(path) as st:
+    with FetchState(path) as st:
         for item in fetch(FetchContext("local", local(man), st, tmp_path, limit=3)):
             record_fetch_item(st, item)
         st.set_checkpoint("cursor", {"mark": "AoE"})
-    with RunState(path) as st:
+    with FetchState(path) as st:
         assert [c.id for c in st.candidates()] == ["d0", "d1", "d2"]
         assert st.get_checkpoint("cursor") == {"mark": "AoE"}
         # re-recording keeps the first order and does not duplicate

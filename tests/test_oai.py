@@ -28,7 +28,7 @@ from loralay_build.sources.kit.oai import (
     OaiRecord,
     record_spans,
 )
-from loralay_build.state import RunState
+from loralay_build.store.fetch import FetchState
 
 from .conftest import shared_path
 from .fakeserver import Reply, Request
@@ -225,7 +225,7 @@ class ListHarvest(PagedHarvest[OaiRecord | BrokenRecord]):
 def run_harvest(fake_server, db: Path, abandon_after: int | None = None) -> list[str]:
     cfg = load_settings("local", None, {"contact": "tests@example.org"})
     ids: list[str] = []
-    with RunState(db) as state:
+    with FetchState(db) as state:
         ctx = FetchContext("oai", cfg, state, db.parent)
         gen = ListHarvest(ctx, client(fake_server)).run()
         for item in gen:
@@ -242,7 +242,7 @@ def test_a_kill_between_pages_resumes_without_loss_or_duplicates(fake_server, tm
     fake_server.add_handler("/oai", paged(first, {HACETTEPE_TOKEN: last}))
     db = tmp_path / "state.sqlite"
     before = run_harvest(fake_server, db, abandon_after=101)  # killed inside page 2
-    with RunState(db) as state:
+    with FetchState(db) as state:
         assert state.get_checkpoint("oai.token") == {"token": HACETTEPE_TOKEN, "query": "q1"}
     after = run_harvest(fake_server, db)
     assert len(before) == 101 and len(after) == 2
@@ -271,5 +271,5 @@ def test_bad_resumption_token_stops_the_harvest_with_the_token_kept(fake_server,
     with pytest.raises(HarvestStopped, match="BadResumptionToken"):
         run_harvest(fake_server, db)
     assert sum(1 for r in fake_server.requests if "resumptionToken" in r.query) == 1
-    with RunState(db) as state:
+    with FetchState(db) as state:
         assert state.get_checkpoint("oai.token")["token"] == HACETTEPE_TOKEN

@@ -293,20 +293,20 @@ def test_the_refresh_windows_start_at_the_mark_less_the_overlap_and_stay_within_
     from loralay_build.http import PoliteClient
     from loralay_build.sources import FetchContext
     from loralay_build.sources.oai import OaiHarvest, Window
-    from loralay_build.state import RunState
+    from loralay_build.store.fetch import FetchState
 
     settings = load_settings("oai", overrides={
         "base_url": "http://127.0.0.1:9/oai", "contact": "tests@example.org",
         "from": "2015-01-01", "until": "2015-06-30", "window_days": 60})
     today = dt.date(2026, 1, 1)
 
-    def harvest_windows(state: RunState, refresh: bool) -> list[Window]:
+    def harvest_windows(state: FetchState, refresh: bool) -> list[Window]:
         """The windows a harvest asks."""
         ctx = FetchContext("oai", settings, state, tmp_path, refresh=refresh)
         harvest = OaiHarvest(ctx, settings, PoliteClient(settings.http_fields()), today)
         return harvest.windows
 
-    with RunState(tmp_path / "fetch.sqlite") as state:
+    with FetchState(tmp_path / "fetch.sqlite") as state:
         state.set_checkpoint("oai.high_water", "2015-04-10T08:00:00Z")
         assert harvest_windows(state, refresh=False)[0] == Window("2015-01-01", "2015-03-01")
         assert harvest_windows(state, refresh=True) == [Window("2015-04-09", "2015-06-07"),

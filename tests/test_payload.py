@@ -19,7 +19,7 @@ from loralay_build.pdf.payload import encode, read_columns, summarize
 from loralay_build.pdf.steps import run_steps
 from loralay_build.records import Candidate
 from loralay_build.sources.manifest import read_manifest
-from loralay_build.state import RunState
+from loralay_build.store.shard import ShardState
 from loralay_build.write.features import COMPACT, PUBLISHED, doc_to_batch
 
 from .conftest import SAMPLE, build_local, copy_run, rows_as_written
@@ -29,7 +29,7 @@ pytestmark = pytest.mark.e2e
 
 
 def _payloads(run: Path) -> dict[str, bytes]:
-    with RunState(next((run / "state").glob("shard-*.sqlite"))) as st:
+    with ShardState(next((run / "state").glob("shard-*.sqlite"))) as st:
         return {s.id: st.document_payload(s.id) for s in st.document_summaries()}
 
 

@@ -30,7 +30,7 @@ from loralay_build.http import forbidden_host
 from loralay_build.records import Candidate, Rejection
 from loralay_build.sources import FetchContext, HarvestStopped, jats, pubmed
 from loralay_build.sources.pubmed import in_ncbi_peak, record_to_candidate, s3_to_https
-from loralay_build.state import RunState
+from loralay_build.store.fetch import FetchState
 
 from .conftest import harvest_source, shards_by_digest, shared_path
 from .fakeserver import FakeServer, Reply, Request
@@ -148,7 +148,7 @@ def setup(tmp_path: Path, fake_server: FakeServer) -> dict[str, Any]:
 
 def harvest(cfg: dict[str, Any], state_path: Path, out: Path, limit: int | None = None,
             abandon_after: int | None = None) -> list[Candidate | Rejection]:
-    with RunState(state_path) as state:
+    with FetchState(state_path) as state:
         return harvest_source("pubmed", cfg, state, out, limit, abandon_after)
 
 
@@ -352,7 +352,7 @@ def test_cloud_403_records_forbidden_and_goes_on(setup: dict[str, Any]) -> None:
     assert cloud[-1] == key  # nothing sent to the cloud host after its 403
     assert items["PMC5828200"].cls == "unavailable"
     assert harvest(setup["cfg"], setup["state"], setup["out"]) == []
-    with RunState(setup["state"]) as state:
+    with FetchState(setup["state"]) as state:
         ctx = FetchContext("pubmed", setup["cfg"], state, setup["out"],
                            retry=frozenset({"forbidden"}))
         again = list(pubmed.fetch(ctx))
@@ -455,7 +455,7 @@ def test_large_runs_stop_in_peak_hours(setup: dict[str, Any], monkeypatch: pytes
     except HarvestStopped as e:
         assert "off-peak" in str(e)
 
-    with RunState(setup["state"]) as state:
+    with FetchState(setup["state"]) as state:
         assert len(list(state.results("fetch"))) == expected
     if expected == 5:
         assert len(items) == 5
@@ -718,7 +718,7 @@ def test_a_listing_follows_its_token_as_given_with_from_until_set_and_ncbi_manne
 
 
 def high_water(state_path: Path) -> Any:
-    with RunState(state_path) as state:
+    with FetchState(state_path) as state:
         return state.get_checkpoint("pubmed.high_water", None)
 
 
@@ -755,7 +755,7 @@ def test_a_deleted_record_withdraws_a_recorded_id_only(tmp_path: Path,
     repo.put(pmc_record(None, "3460867", "2024-03-01"))  # deleted upstream since
     repo.put(pmc_record(None, "3460999", "2024-03-01"))  # never recorded
     assert harvest(cfg, state, tmp_path / "o") == []
-    with RunState(state) as st:
+    with FetchState(state) as st:
         assert st.candidate("PMC3460867") is None and st.candidate("PMC3460999") is None
         assert {r[0] for r in st.db.execute("SELECT doc_id FROM results")} == {"PMC3460868"}
     assert high_water(state) == "2024-03-01"  # deleted records are seen too
@@ -794,7 +794,7 @@ def test_a_refresh_lists_from_the_mark_less_the_overlap_within_until(
     assert high_water(state) == "2024-02-20"
 
     def refresh(settings: Any) -> list[Candidate | Rejection]:
-        with RunState(state) as st:
+        with FetchState(state) as st:
             return list(pubmed.fetch(FetchContext("pubmed", settings, st, tmp_path / "o",
                                                   refresh=True)))
 

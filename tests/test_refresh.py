@@ -436,7 +436,7 @@ def test_a_hal_harvest_cut_short_saves_no_high_water_mark(fake_server, tmp_path)
 def test_an_arxiv_harvest_asks_the_bucket_only_for_ids_not_yet_seen(fake_server, tmp_path):
     """What a refresh's fetch of arXiv sends: the id list grew by one id (0704.0006); the
     second harvest lists and downloads that id only, every earlier one being recorded."""
-    from loralay_build.state import RunState
+    from loralay_build.store.fetch import FetchState
 
     from .test_arxiv import (
         API,
@@ -457,7 +457,7 @@ def test_an_arxiv_harvest_asks_the_bucket_only_for_ids_not_yet_seen(fake_server,
     ids = write_cohan(tmp_path / "ids", {"train": ["0704.0001"], "val": ["0704.0004"],
                                           "test": []})
     cfg = make_config(tmp_path, fake_server, ids, metadata)
-    with RunState(tmp_path / "state.sqlite") as state:
+    with FetchState(tmp_path / "state.sqlite") as state:
         first = harvest(cfg, state, tmp_path / "out")
         assert sorted(i.id for i in first) == ["0704.0001", "0704.0004"]
         sent = len(fake_server.requests)
@@ -573,14 +573,16 @@ def test_an_arxiv_snapshot_refresh_asks_the_bucket_only_for_papers_updated_since
 
 def test_a_dataset_built_before_bases_were_recorded_refreshes_the_same(
         refreshed, built_v1, manifests, tmp_path):
-    """A folder of an earlier version of the tool has decisions but no base: its dataset is
-    taken as version 1 (its files read from data/) and refreshed as any other."""
+    """A folder of an earlier version of the tool has decisions but no base (and a finish
+    state without a schema version, stamped when opened): its dataset is taken as version
+    1 (its files read from data/) and refreshed as any other."""
     import sqlite3
 
     out = copy_run(built_v1, tmp_path / "ds")
     with sqlite3.connect(out / "state" / "finish.sqlite") as con:
         con.execute("DROP TABLE base_decisions")
         con.execute("DELETE FROM checkpoints WHERE name = 'dataset'")
+        con.execute("PRAGMA user_version = 0")  # written before state files had versions
     build_local(manifests[1], out, "--refresh", check=True)
     want = refreshed[0]
     assert rows_as_written(out) == rows_as_written(want)

@@ -167,6 +167,28 @@ def test_a_finish_over_states_of_different_counts_is_refused(tmp_path):
     assert proc.returncode == 2 and "different shard counts (2, 3)" in proc.stderr
 
 
+def test_a_state_of_a_newer_schema_is_refused_in_one_line_and_fresh_starts_over(tmp_path):
+    """A run folder written by a later loralay-build (its fetch state at user_version 2):
+    refused before anything is written, in one line naming the file and both versions."""
+    manifest = SAMPLE / "manifest.jsonl"
+    out = tmp_path / "out"
+    assert build(manifest, out).returncode == 0
+    rows = rows_as_written(out)
+    fetch_db = out / "state" / "fetch.sqlite"
+    with sqlite3.connect(fetch_db) as db:
+        db.execute("PRAGMA user_version = 2")
+    proc = build(manifest, out)
+    assert proc.returncode == 2
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last == (f"loralay: {fetch_db}: fetch state of schema version 2, this "
+                    "loralay-build reads version 1; use the loralay-build that wrote it, "
+                    "or start over with --fresh")
+    assert "Traceback" not in proc.stderr
+    assert rows_as_written(out) == rows
+    assert build(manifest, out, "--fresh").returncode == 0
+    assert rows_as_written(out) == rows
+
+
 def test_a_second_build_on_one_folder_is_refused_while_the_first_runs(tmp_path):
     out = tmp_path / "out"
     claim_folder(out, BUILD)  # what the first build did before taking its lock

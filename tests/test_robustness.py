@@ -168,7 +168,7 @@ def test_every_writer_of_the_run_folder_refuses_a_link_made_after_the_check(buil
     from loralay_build.atomic import write_atomic, write_text_atomic
     from loralay_build.layout import RunLayout
     from loralay_build.locks import RunLock, ShardLock
-    from loralay_build.state import RunState
+    from loralay_build.store.fetch import FetchState
     from loralay_build.write.plots import make_plots
     from loralay_build.write.shards import ShardFolder
 
@@ -187,7 +187,7 @@ def test_every_writer_of_the_run_folder_refuses_a_link_made_after_the_check(buil
               lambda: write_text_atomic(out / "report.md", "report"),
               lambda: RunLock(out).__enter__(),
               lambda: ShardLock(RunLayout(out), 0, 1).__enter__(),
-              lambda: RunState(out / "state" / "fetch.sqlite"),
+              lambda: FetchState(out / "state" / "fetch.sqlite"),
               lambda: ShardFolder(out, "data").__enter__()]
     for write in writes:
         with pytest.raises(ConfigError, match="never writes through a link"):

@@ -19,7 +19,7 @@ import yaml
 
 from loralay_build.conf import load_settings
 from loralay_build.sources import FetchContext, HarvestStopped, get_fetcher, record_fetch_item
-from loralay_build.state import RunState
+from loralay_build.store.fetch import FetchState
 
 from .conftest import shards_by_digest, shared_path
 from .fakeserver import Reply
@@ -66,7 +66,7 @@ def _ctx(tmp_path: Path, srv, source: str = "scielo-pt", limit=None, **over) -> 
     cfg = load_settings(source).replace(
         articlemeta_url=srv.url("/api/v1/"), collections=["scl"], download_delay_s=0.0,
         max_retries=2, retry_after_max_s=1, page_size=2, timeout_s=5, **over)
-    state = RunState(tmp_path / "state.sqlite")
+    state = FetchState(tmp_path / "state.sqlite")
     return FetchContext(source, cfg, state, tmp_path, limit=limit)
 
 

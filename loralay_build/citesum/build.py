@@ -2,7 +2,7 @@
 scoring; and the finish that writes the dataset, the report and the card.
 
 Each shard task of each pass is an entry of the run's ledger (`state/citesum.sqlite`, the
-project's `RunState`), recorded once its output file is in place: a rerun skips what is
+`store/citesum.py`), recorded once its output file is in place: a rerun skips what is
 current, so a run killed at any instant loses at most the shards in flight. An entry's
 fingerprint is its input file's stamp and the digest of what else the stage reads: pass 1
 the format, pattern and splitter; pass 2 the set of cited ids (which pass 1 decides) and the
@@ -21,7 +21,7 @@ from ..atomic import TEMP_PREFIX
 from ..errors import ConfigError
 from ..machinery.ledger import digest
 from ..splits import SPLITS
-from ..state import RunState
+from ..store.citesum import CiteSumState
 from . import index, passes, score
 from .report import write_report
 from .shards import expand, shard_key
@@ -31,7 +31,6 @@ from .write import write_card, write_rows
 log = logging.getLogger("loralay.citesum")
 PASS1, PASS2, SCORE = "citesum-pass1", "citesum-pass2", "citesum-score"
 STAGES = [PASS1, PASS2, SCORE]
-INDEX = "citesum-index:fingerprint"
 CITED_KINDS = {"2020": ("metadata",), "datasets-api": ("abstracts", "papers")}
 
 
@@ -70,7 +69,7 @@ class Work:
         return self.root / "scored" / pass1_file.name
 
 
-def run_pass1(s: Any, work: Work, state: RunState, citing: list[Path], run: StageRun
+def run_pass1(s: Any, work: Work, state: CiteSumState, citing: list[Path], run: StageRun
               ) -> dict[str, Path]:
     """Candidates file per citing shard key that succeeded; a shard added to the glob is
     only a new task."""
@@ -83,7 +82,7 @@ def run_pass1(s: Any, work: Work, state: RunState, citing: list[Path], run: Stag
     return {k: Path(tasks[k][1]) for k in ok_keys(state, PASS1, sorted(tasks))}
 
 
-def run_pass2(work: Work, state: RunState, cited: dict[str, list[Path]], p1: list[Path],
+def run_pass2(work: Work, state: CiteSumState, cited: dict[str, list[Path]], p1: list[Path],
               run: StageRun) -> tuple[list[Path], str]:
     """The cited papers of each abstracts / metadata shard that succeeded; the digest of
     what they depend on (the cited ids and the shards)."""
@@ -97,14 +96,14 @@ def run_pass2(work: Work, state: RunState, cited: dict[str, list[Path]], p1: lis
     return files, digest([settings, [(str(p), stamp(p)) for p in files]])
 
 
-def run_score(s: Any, work: Work, state: RunState, p1: dict[str, Path], p2: list[Path],
+def run_score(s: Any, work: Work, state: CiteSumState, p1: dict[str, Path], p2: list[Path],
               fp2: str, run: StageRun) -> dict[str, Path]:
     """ROUGE gate and split of each candidates file, against the index of cited papers
     (rebuilt only when pass 2's outputs changed); scored file per citing shard key."""
     cited_db = work.root / "cited.sqlite"
-    if state.get_checkpoint(INDEX) != fp2 or not cited_db.exists():
+    if state.index_print() != fp2 or not cited_db.exists():
         index.write_cited(p2, cited_db)
-        state.set_checkpoint(INDEX, fp2)
+        state.set_index_print(fp2)
     cfg = score.ScoreConfig(str(cited_db), tuple(s.rouge_recall_min), s.min_cited_abstract_chars,
                             tuple(s.split_proportions), s.drop_examples)
     settings = digest([fp2, cfg.floors, cfg.min_chars, cfg.proportions, cfg.examples])
@@ -114,7 +113,7 @@ def run_score(s: Any, work: Work, state: RunState, p1: dict[str, Path], p2: list
     return {k: Path(tasks[k][1]) for k in ok_keys(state, SCORE, sorted(tasks))}
 
 
-def run_passes(s: Any, work: Work, state: RunState, run: StageRun) -> None:
+def run_passes(s: Any, work: Work, state: CiteSumState, run: StageRun) -> None:
     citing, cited = inputs(s)
     work.root.mkdir(parents=True, exist_ok=True)
     # a killed task's half file (its AtomicFile or index temporary; we hold the lock)
@@ -125,7 +124,7 @@ def run_passes(s: Any, work: Work, state: RunState, run: StageRun) -> None:
     run_score(s, work, state, p1, p2, fp2, run)
 
 
-def write_outputs(s: Any, out: Path, work: Work, state: RunState) -> dict[str, Any]:
+def write_outputs(s: Any, out: Path, work: Work, state: CiteSumState) -> dict[str, Any]:
     """The dataset from the shards whose scoring is current, then the report and the card;
     returns the report's JSON."""
     citing, cited = inputs(s)

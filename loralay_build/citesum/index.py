@@ -11,14 +11,24 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sqlite3
 from collections.abc import Iterable, Iterator
 from itertools import islice
 from pathlib import Path
 from typing import TypeVar
 
-from ..atomic import TEMP_PREFIX, place, refuse_link
+from ..store.citesum import (
+    CITED,
+    IDS,
+    add_ids,
+    cited_rows,
+    close_into,
+    fresh_index,
+    known_ids,
+    open_index,
+    put_cited,
+    sorted_ids,
+)
 from .records import CitedPaper
 
 BATCH = 200  # ids or records per lookup: bounds what a step holds (and under SQLite's bound)
@@ -31,62 +41,45 @@ def batches(items: Iterable[T], size: int = BATCH) -> Iterator[list[T]]:
         yield chunk
 
 
-def _fresh_db(dest: Path, schema: str) -> tuple[sqlite3.Connection, Path]:
-    tmp = refuse_link(dest.with_name(f"{TEMP_PREFIX}{dest.name}-{os.getpid()}"))
-    tmp.unlink(missing_ok=True)
-    con = sqlite3.connect(str(tmp), isolation_level=None)
-    con.execute("PRAGMA journal_mode=OFF")
-    con.execute("PRAGMA synchronous=OFF")
-    con.execute(schema)
-    con.execute("BEGIN")
-    return con, tmp
+def open_ids(path: str | Path) -> sqlite3.Connection:
+    """A worker's read-only handle on pass 1's cited ids (several workers read at once)."""
+    return open_index(path, IDS)
 
 
-def _close_into(con: sqlite3.Connection, tmp: Path, dest: Path) -> None:
-    con.execute("COMMIT")
-    con.close()
-    place(tmp, dest)
-
-
-def open_ro(path: str | Path) -> sqlite3.Connection:
-    """A worker's read-only handle (several workers read one index at once)."""
-    return sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+def open_cited(path: str | Path) -> sqlite3.Connection:
+    """A worker's read-only handle on pass 2's cited papers."""
+    return open_index(path, CITED)
 
 
 def write_wanted(candidate_files: Iterable[Path], dest: Path) -> str:
     """The cited ids of every candidate, one row each; returns their digest (sha256 of the
     sorted ids), which decides whether pass 2 must be redone."""
-    con, tmp = _fresh_db(dest, "CREATE TABLE ids (id TEXT PRIMARY KEY) WITHOUT ROWID")
+    con, tmp = fresh_index(dest, IDS)
     for path in candidate_files:
         with open(path, encoding="utf-8") as fh:
             for chunk in batches(fh, 5000):
-                con.executemany("INSERT OR IGNORE INTO ids VALUES (?)",
-                                ((json.loads(line)["cited_id"],) for line in chunk))
+                add_ids(con, (json.loads(line)["cited_id"] for line in chunk))
     digest = hashlib.sha256()
-    for (cited_id,) in con.execute("SELECT id FROM ids ORDER BY id"):
+    for cited_id in sorted_ids(con):
         digest.update(cited_id.encode("utf-8") + b"\n")
-    _close_into(con, tmp, dest)
+    close_into(con, tmp, dest)
     return digest.hexdigest()
 
 
 def wanted(con: sqlite3.Connection, ids: list[str]) -> set[str]:
     """Which of `ids` (one batch) pass 1 cited."""
-    if not ids:
-        return set()
-    rows = con.execute(f"SELECT id FROM ids WHERE id IN ({','.join('?' * len(ids))})", ids)
-    return {r[0] for r in rows}
+    return known_ids(con, ids)
 
 
 def write_cited(pass2_files: Iterable[Path], dest: Path) -> None:
     """The cited papers pass 2 kept, merged field by field across kinds and shards in the
     order given (sorted: the first non-empty value wins, whatever the workers' order)."""
-    con, tmp = _fresh_db(dest, "CREATE TABLE cited (id TEXT PRIMARY KEY, paper TEXT NOT NULL)"
-                               " WITHOUT ROWID")
+    con, tmp = fresh_index(dest, CITED)
     for path in pass2_files:
         with open(path, encoding="utf-8") as fh:
             for chunk in batches(fh):
                 _merge_batch(con, [CitedPaper.from_json(json.loads(line)) for line in chunk])
-    _close_into(con, tmp, dest)
+    close_into(con, tmp, dest)
 
 
 def _merge_batch(con: sqlite3.Connection, papers: list[CitedPaper]) -> None:
@@ -96,15 +89,12 @@ def _merge_batch(con: sqlite3.Connection, papers: list[CitedPaper]) -> None:
             known[p.paper_id].merge(p)
         else:
             known[p.paper_id] = p
-    con.executemany("INSERT OR REPLACE INTO cited VALUES (?, ?)",
-                    ((k, json.dumps(v.to_json(), ensure_ascii=False)) for k, v in known.items()))
+    put_cited(con, ((k, json.dumps(v.to_json(), ensure_ascii=False)) for k, v in known.items()))
 
 
 def lookup(con: sqlite3.Connection, ids: list[str]) -> dict[str, CitedPaper]:
     """The cited papers of one batch of ids (absent ids are not in the result)."""
     found: dict[str, CitedPaper] = {}
     for chunk in batches(dict.fromkeys(ids)):
-        rows = con.execute(
-            f"SELECT id, paper FROM cited WHERE id IN ({','.join('?' * len(chunk))})", chunk)
-        found.update((k, CitedPaper.from_json(json.loads(v))) for k, v in rows)
+        found.update((k, CitedPaper.from_json(json.loads(v))) for k, v in cited_rows(con, chunk))
     return found

@@ -149,7 +149,7 @@ def pass2(task: tuple[str, str, str], ids_db: str) -> dict[str, Any]:
                     yield read(rec).to_json()
                 except (NotARecord, AttributeError, TypeError, ValueError) as e:
                     bad.add(BAD, f"{path}:{lineno}: {e}")
-    con = index.open_ro(ids_db)
+    con = index.open_ids(ids_db)
     try:
         found = _atomic_lines(out, lines(con))
     finally:

@@ -12,7 +12,7 @@ from ..errors import BuildStopped, ConfigError
 from ..layout import RunLayout
 from ..machinery.pool import TaskLimits
 from ..machinery.request import BuildRequest, BuildResult
-from ..state import RunState
+from ..store.citesum import CiteSumState
 from .build import Work, inputs, run_passes, write_outputs
 from .stages import StageRun
 
@@ -67,12 +67,12 @@ class CiteSumPipeline:
         s = _settings(req)
         run = StageRun(req.workers, TaskLimits(s.shard_timeout_s, s.worker_memory_mb),
                        req.retry)
-        with RunState(self.state_path(layout)) as state:
+        with CiteSumState(self.state_path(layout)) as state:
             run_passes(s, Work(layout.work_dir), state, run)
 
     def finish(self, req: BuildRequest, layout: RunLayout, stopped: str | None
                ) -> BuildResult:
-        with RunState(self.state_path(layout)) as state:
+        with CiteSumState(self.state_path(layout)) as state:
             report = write_outputs(_settings(req), layout.out, Work(layout.work_dir), state)
         counts = report["splits"]
         papers = report["funnel"][0]["count"]

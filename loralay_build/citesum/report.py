@@ -12,7 +12,7 @@ from typing import Any
 
 from ..atomic import write_text_atomic
 from ..failures import BadRecords
-from ..state import RunState
+from ..store.citesum import CiteSumState
 from ..write.report import bad_records_lines
 from .stages import failed_shards
 from .steps import DROPS
@@ -75,14 +75,13 @@ def funnel_rows(counts: Counter[str]) -> list[dict[str, Any]]:
     return rows
 
 
-def _bad_records(state: RunState, stages: list[str], keys: dict[str, list[str]]
+def _bad_records(state: CiteSumState, stages: list[str], keys: dict[str, list[str]]
                  ) -> BadRecords:
     """Every current shard's tally of bad lines, added up (counts per class, first few)."""
     bad = BadRecords()
     for stage in stages:
         for key in keys.get(stage, []):
-            bad.merge(BadRecords.from_json(state.get_checkpoint(f"{stage}:{key}", {})
-                                           .get("bad")))
+            bad.merge(BadRecords.from_json(state.task_tally(stage, key).get("bad")))
     return bad
 
 
@@ -122,13 +121,13 @@ def _markdown(rows: list[dict[str, Any]], report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_report(out: Path, settings: Any, state: RunState, stages: list[str],
+def write_report(out: Path, settings: Any, state: CiteSumState, stages: list[str],
                  keys: dict[str, list[str]], splits: dict[str, int]) -> dict[str, Any]:
     """`stages`: pass 1, pass 2, scoring; `keys`: per stage, this run's shard keys that
     succeeded (a shard no longer in the glob is not counted)."""
     citing, scored = keys[stages[0]], keys[stages[-1]]
-    funnels = chain((state.get_checkpoint(f"{stages[0]}:{key}", {}) for key in citing),
-                    (state.get_checkpoint(f"{stages[-1]}:{key}", {}) for key in scored))
+    funnels = chain((state.task_tally(stages[0], key) for key in citing),
+                    (state.task_tally(stages[-1], key) for key in scored))
     counts, drops = _sum(funnels, settings.drop_examples)
     rows = funnel_rows(counts)
     failed = failed_shards(state, stages)

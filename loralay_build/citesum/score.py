@@ -56,7 +56,7 @@ def score(task: tuple[str, str], cfg: ScoreConfig) -> dict[str, Any]:
     funnel = Funnel(cfg.examples)
     gate = setup_score(cfg)
     out = Path(task[1])
-    con = index.open_ro(cfg.cited_db)
+    con = index.open_cited(cfg.cited_db)
     try:
         with open(task[0], encoding="utf-8") as src, atomic_text(out) as fh:
             for chunk in index.batches(src):

@@ -22,7 +22,7 @@ from typing import Any
 from ..failures import Failure, FailureClass, RetryRule
 from ..machinery.ledger import Entry, Fingerprint, Ledger, digest, stale_reason
 from ..machinery.pool import TaskLimits, map_bounded
-from ..state import RunState
+from ..store.citesum import CiteSumState
 
 log = logging.getLogger("loralay.citesum")
 
@@ -63,7 +63,7 @@ def _reason(failure: Failure, run: StageRun) -> str:
     return failure.message
 
 
-def record(state: RunState, ledger: Ledger, key: str, result: dict[str, Any] | Failure,
+def record(state: CiteSumState, ledger: Ledger, key: str, result: dict[str, Any] | Failure,
            run: StageRun, fingerprint: Fingerprint) -> None:
     """A shard's outcome, its bad lines, its funnel and its ledger entry in one transaction."""
     stage = ledger.kind
@@ -74,11 +74,11 @@ def record(state: RunState, ledger: Ledger, key: str, result: dict[str, Any] | F
             ledger.put(Entry(key, fingerprint, result.cls.value, stage, line,
                              run.limit_values()))
             return
-        state.set_checkpoint(f"{stage}:{key}", result)  # its funnel and bad-record tally
+        state.set_task_tally(stage, key, result)  # its funnel and bad-record tally
         ledger.put(Entry(key, fingerprint, limits=run.limit_values()))
 
 
-def run_stage(state: RunState, stage: str, tasks: dict[str, tuple], fn: Callable,
+def run_stage(state: CiteSumState, stage: str, tasks: dict[str, tuple], fn: Callable,
               config: Any, run: StageRun, settings: str,
               prepare: Callable[[Any], Any] | None = None) -> None:
     """`fn(task, config)` for every task whose ledger entry is not current; `tasks` maps
@@ -96,13 +96,13 @@ def run_stage(state: RunState, stage: str, tasks: dict[str, tuple], fn: Callable
         record(state, ledger, key, result, run, prints[key])
 
 
-def ok_keys(state: RunState, stage: str, keys: list[str]) -> list[str]:
+def ok_keys(state: CiteSumState, stage: str, keys: list[str]) -> list[str]:
     """The keys whose task succeeded (their output file is in place)."""
     done = {e.key for e in Ledger(state, stage).entries() if e.ok}
     return [k for k in keys if k in done]
 
 
-def failed_shards(state: RunState, stages: list[str]) -> list[dict[str, Any]]:
+def failed_shards(state: CiteSumState, stages: list[str]) -> list[dict[str, Any]]:
     """Every shard task whose ledger entry is a failure, stage by stage."""
     return [{"id": e.key, "stage": stage, "class": e.failure, "message": e.message}
             for stage in stages for e in Ledger(state, stage).entries() if not e.ok]

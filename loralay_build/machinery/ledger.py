@@ -21,13 +21,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..failures import RetryRule
-from ..state import RunState
+from ..store.ledger import HoldsLedger, StoredEntry
 
 DOCUMENT = "document"  # the ledger kind of per-document results (CiteSum's: its stages)
 def digest(obj: Any) -> str:
@@ -114,73 +113,47 @@ PART_REASONS = {
 }
 
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS ledger (
-    kind TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL, failure_class TEXT,
-    stage TEXT, message TEXT, limits TEXT NOT NULL, durations TEXT NOT NULL,
-    updated_at REAL NOT NULL, PRIMARY KEY (kind, key));
-CREATE TABLE IF NOT EXISTS ledger_parts (digest TEXT PRIMARY KEY, body TEXT NOT NULL);
-"""
-
-
 class Ledger:
-    """Entries of one kind (`document`, `citesum-pass1`, ...) in a run state's database.
+    """Entries of one kind (`document`, `citesum-pass1`, ...) in a state file that holds
+    the ledger's tables (a shard's, CiteSum's).
 
     Writes join the caller's transaction (`state.transaction()`), so an entry lands with
     the result it describes or not at all."""
 
-    def __init__(self, state: RunState, kind: str) -> None:
-        self.db = state.db
+    def __init__(self, state: HoldsLedger, kind: str) -> None:
+        self.table = state.ledger_table(kind)
         self.kind = kind
-        self.db.executescript(SCHEMA)
 
     def put(self, e: Entry) -> None:
-        self.db.execute(
-            "INSERT OR REPLACE INTO ledger VALUES (?,?,?,?,?,?,?,?,?)",
-            (self.kind, e.key, e.fingerprint.to_json(), e.failure, e.stage, e.message,
-             json.dumps(dict(e.limits), sort_keys=True),
-             json.dumps(dict(e.durations)), time.time()))
+        self.table.put(StoredEntry(e.key, e.fingerprint.to_json(), e.failure, e.stage,
+                                   e.message, dict(e.limits), dict(e.durations)))
 
     def get(self, key: str) -> Entry | None:
-        row = self.db.execute(
-            "SELECT key, fingerprint, failure_class, stage, message, limits, durations "
-            "FROM ledger WHERE kind=? AND key=?", (self.kind, key)).fetchone()
+        row = self.table.get(key)
         return _entry(row) if row else None
 
     def entries(self) -> Iterator[Entry]:
-        rows = self.db.execute(
-            "SELECT key, fingerprint, failure_class, stage, message, limits, durations "
-            "FROM ledger WHERE kind=? ORDER BY key", (self.kind,))
-        for row in rows:
-            yield _entry(row)
+        return (_entry(row) for row in self.table.entries())
 
     def durations(self) -> Iterator[tuple[str, dict[str, float]]]:
         """(key, seconds per stage) of every entry, in `entries()`'s order; nothing else
         is decoded."""
-        rows = self.db.execute(
-            "SELECT key, durations FROM ledger WHERE kind=? ORDER BY key", (self.kind,))
-        for key, durations in rows:
-            yield key, json.loads(durations)
+        return self.table.durations()
 
     def forget(self, key: str) -> None:
-        self.db.execute("DELETE FROM ledger WHERE kind=? AND key=?", (self.kind, key))
+        self.table.forget(key)
 
     def remember_part(self, value_digest: str, body: str) -> None:
         """What a part's digest was made of (the settings' JSON), to name changed keys."""
-        self.db.execute("INSERT OR IGNORE INTO ledger_parts VALUES (?,?)", (value_digest, body))
+        self.table.remember_part(value_digest, body)
 
     def part_body(self, value_digest: str | None) -> str | None:
-        if value_digest is None:
-            return None
-        row = self.db.execute("SELECT body FROM ledger_parts WHERE digest=?",
-                              (value_digest,)).fetchone()
-        return row[0] if row else None
+        return None if value_digest is None else self.table.part_body(value_digest)
 
 
-def _entry(row: tuple[Any, ...]) -> Entry:
-    key, fp, cls, stage, message, limits, durations = row
-    return Entry(key, Fingerprint.from_json(fp), cls, stage, message, json.loads(limits),
-                 json.loads(durations))
+def _entry(row: StoredEntry) -> Entry:
+    return Entry(row.key, Fingerprint.from_json(row.fingerprint), row.failure, row.stage,
+                 row.message, row.limits, row.durations)
 
 
 def changed_keys(old_json: str | None, new_json: str | None) -> list[str]:

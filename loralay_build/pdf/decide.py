@@ -25,9 +25,9 @@ from ..layout import RunLayout
 from ..licenses import LICENSE_STAGE, exclusion
 from ..machinery.ledger import DOCUMENT, Ledger
 from ..records import DocSummary, Outcome
-from ..sources import read_bad_records
 from ..splits import SPLITS
-from ..state import OK, RunState
+from ..store.fetch import OK, FetchState
+from ..store.shard import ShardState
 from ..write.doctable import DocTable
 from .fingerprint import real_sha256
 from .refresh import OldOffers, Prior, Untaken
@@ -103,7 +103,7 @@ class Decisions:
         return {s: [self.rows.ids[j] for j in self.kept_rows(s)] for s in SPLITS}
 
 
-def fetch_outcomes(fstate: RunState) -> tuple[list[tuple[str, Outcome]], int, int]:
+def fetch_outcomes(fstate: FetchState) -> tuple[list[tuple[str, Outcome]], int, int]:
     """Outcomes of candidates the fetch gave up on; and how many were proposed / fetched."""
     out: list[tuple[str, Outcome]] = []
     proposed = fetched = 0
@@ -119,7 +119,7 @@ def fetch_outcomes(fstate: RunState) -> tuple[list[tuple[str, Outcome]], int, in
     return out, proposed, fetched
 
 
-def process_outcomes(states: list[RunState], current: set[str]
+def process_outcomes(states: list[ShardState], current: set[str]
                      ) -> tuple[list[tuple[str, Outcome]], set[str]]:
     """Per-document outcomes of the documents fetched now (a result left by a document the
     run no longer has is ignored), and the ids that have a result."""
@@ -290,7 +290,7 @@ class Splits(CorpusStep):
 CORPUS_STEPS: tuple[CorpusStep, ...] = (Licences(), Duplicates(), Filters(), Splits())
 
 
-def read_table(states: list[RunState], current: set[str], failed: set[str],
+def read_table(states: list[ShardState], current: set[str], failed: set[str],
                cs: CorpusSettings, steps: Sequence[CorpusStep], drops: list[tuple[str, Outcome]],
                detector: DuplicateDetector, prior: Prior | None = None,
                offers: OldOffers | None = None) -> DocTable:
@@ -320,17 +320,17 @@ def read_table(states: list[RunState], current: set[str], failed: set[str],
     return rows
 
 
-def decide(cs: CorpusSettings, layout: RunLayout, states: list[RunState],
+def decide(cs: CorpusSettings, layout: RunLayout, states: list[ShardState],
            external: Iterable[ExternalPrint] = (),
            steps: Sequence[CorpusStep] = CORPUS_STEPS, prior: Prior | None = None
            ) -> Decisions:
     """Every id's fate: the fetch's and the per-document steps' drops, then each corpus
     step in turn; `external`: the prints of the `exclude_datasets` datasets. `prior`: a
     refresh's dataset so far (`refresh.py`), whose documents stay kept as they are."""
-    with RunState(layout.fetch_db) as fstate:
+    with FetchState(layout.fetch_db) as fstate:
         drops, proposed, fetched = fetch_outcomes(fstate)
         current = fstate.ids_with("fetch", OK)
-        bad_records = read_bad_records(fstate)
+        bad_records = fstate.bad_records()
         offers = None if prior is None else OldOffers(
             fstate, prior, current, layout.checksums_db, cs.split_mode == "given")
     proc_drops, done = process_outcomes(states, current)

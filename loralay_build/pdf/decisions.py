@@ -16,33 +16,26 @@ from typing import Any
 
 from ..records import Outcome
 from ..splits import SPLITS
-from ..state import RunState
+from ..store.finish import DecisionRow, FinishState
 from .decide import Decisions
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS decisions (
-    seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, status TEXT NOT NULL,
-    split TEXT, shard INTEGER, class TEXT, rule TEXT, message TEXT);
-"""
-KEPT, DROPPED = "kept", "dropped"
 
 
 def record_decisions(path: Path, d: Decisions) -> None:
     """Replaces the record with `d`, in one transaction (a kill leaves the last one)."""
     shard_of = {d.rows.ids[j]: d.rows.shard[j] for j in d.order}
-    with RunState(path) as st:
-        st.db.executescript(SCHEMA)
-        with st.transaction():
-            st.db.execute("DELETE FROM decisions")
-            st.db.executemany(
-                "INSERT INTO decisions VALUES (?,?,?,?,?,?,?,?)",
-                ((seq, doc_id, o.status, o.split, shard_of.get(doc_id) if o.split else None,
-                  o.cls, o.stage, o.message)
-                 for seq, (doc_id, o) in enumerate(d.outcomes.items())))
-            st.clear_stage("finish")  # what earlier versions kept instead of this record
-            st.set_checkpoint("thresholds", d.thresholds.to_json())
-            st.set_checkpoint("funnel", d.funnel)
-            st.set_checkpoint("duplicates", [dup.to_json() for dup in d.duplicates.values()])
+    with FinishState(path) as st, st.transaction():
+        st.replace_decisions(
+            DecisionRow(seq, doc_id, o.status, o.split,
+                        shard_of.get(doc_id) if o.split else None, o.cls, o.stage, o.message)
+            for seq, (doc_id, o) in enumerate(d.outcomes.items()))
+        st.record_facts(d.thresholds.to_json(), list(d.funnel),
+                        [dup.to_json() for dup in d.duplicates.values()])
+
+
+def _outcome(row: DecisionRow) -> Outcome:
+    if row.kept and row.split is not None:
+        return Outcome.kept(row.split)
+    return Outcome(row.status, None, row.cls, row.rule, row.message)
 
 
 class RecordedDecisions(Mapping[str, Outcome]):
@@ -51,8 +44,7 @@ class RecordedDecisions(Mapping[str, Outcome]):
     facts recorded with them."""
 
     def __init__(self, path: Path) -> None:
-        self._state = RunState(path, any_thread=True)
-        self._state.db.executescript(SCHEMA)
+        self._state = FinishState(path, any_thread=True)
 
     def close(self) -> None:
         self._state.close()
@@ -64,11 +56,8 @@ class RecordedDecisions(Mapping[str, Outcome]):
         self.close()
 
     def items(self) -> Iterator[tuple[str, Outcome]]:  # type: ignore[override]
-        rows = self._state.db.execute(
-            "SELECT id, status, split, class, rule, message FROM decisions ORDER BY seq")
-        for doc_id, status, split, cls, rule, message in rows:
-            yield doc_id, (Outcome.kept(split) if status == KEPT
-                           else Outcome(status, None, cls, rule, message))
+        for row in self._state.decisions():
+            yield row.id, _outcome(row)
 
     def values(self) -> Iterator[Outcome]:  # type: ignore[override]
         return (o for _, o in self.items())
@@ -77,31 +66,34 @@ class RecordedDecisions(Mapping[str, Outcome]):
         return (i for i, _ in self.items())
 
     def __len__(self) -> int:
-        return int(self._state.db.execute("SELECT COUNT(*) FROM decisions").fetchone()[0])
+        return self._state.count_decisions()
 
     def __getitem__(self, doc_id: str) -> Outcome:
-        row = self._state.db.execute(
-            "SELECT status, split, class, rule, message FROM decisions WHERE id = ?",
-            (doc_id,)).fetchone()
+        row = self._state.decision(doc_id)
         if row is None:
             raise KeyError(doc_id)
-        status, split, cls, rule, message = row
-        return Outcome.kept(split) if status == KEPT else Outcome(status, None, cls, rule,
-                                                                    message)
+        return _outcome(row)
 
     def kept_counts(self) -> dict[str, int]:
         """Kept ids per split, every split named (zero when empty), in SPLITS order."""
-        got = dict(self._state.db.execute(
-            "SELECT split, COUNT(*) FROM decisions WHERE status = ? GROUP BY split", (KEPT,)))
-        return {s: int(got.get(s, 0)) for s in SPLITS}
+        return kept_per_split(self._state)
 
     def split_and_shard(self, doc_id: str) -> tuple[str, int] | None:
         """Where a kept id is: its split and the shard state holding it; None if not kept."""
-        row = self._state.db.execute(
-            "SELECT split, shard FROM decisions WHERE id = ? AND status = ?",
-            (doc_id, KEPT)).fetchone()
-        return (str(row[0]), int(row[1])) if row else None
+        return self._state.kept_place(doc_id)
 
-    def fact(self, name: str) -> Any:
-        """`thresholds`, `funnel` or `duplicates`, as recorded with the decisions."""
-        return self._state.get_checkpoint(name)
+    def thresholds(self) -> Any:
+        """As recorded with the decisions (`Thresholds.to_json()`)."""
+        return self._state.thresholds()
+
+    def funnel(self) -> list[Any]:
+        return self._state.funnel()
+
+    def duplicates(self) -> list[Any]:
+        return self._state.duplicates()
+
+
+def kept_per_split(st: FinishState) -> dict[str, int]:
+    """Every split named (zero when empty), in SPLITS order."""
+    got = st.kept_counts()
+    return {s: got.get(s, 0) for s in SPLITS}

@@ -32,8 +32,9 @@ from ..machinery.pool import TaskLimits, map_bounded
 from ..machinery.progress import Progress
 from ..machinery.request import BuildRequest
 from ..records import Candidate, Rejection
-from ..sources import BAD_RECORDS, FetchContext, get_fetcher, read_bad_records, record_fetch_item
-from ..state import OK, RunState
+from ..sources import FetchContext, get_fetcher, record_fetch_item
+from ..store.fetch import OK, FetchState
+from ..store.shard import ShardState
 from .fingerprint import PdfChecksums, document_fingerprint, real_sha256, settings_print
 from .payload import FORMAT
 from .preflight import ToolVersions
@@ -68,10 +69,10 @@ def fetch_phase(settings: CommonSettings, layout: RunLayout, limit: int | None,
     seen: set[str] = set()
     spec = registry.source(source)
     relists = spec.relists
-    with RunState(layout.fetch_db) as state:
+    with FetchState(layout.fetch_db) as state:
         # a source that lists everything (or reads its input files) again counts its bad
         # records again
-        bad = BadRecords() if relists or spec.rereads_inputs else read_bad_records(state)
+        bad = BadRecords() if relists or spec.rereads_inputs else state.bad_records()
         ctx = FetchContext(source, settings, state, layout.out, limit, retry=retry,
                            refresh=refresh)
         progress = Progress(f"fetch {source}", None, settings.log_every_s)
@@ -88,7 +89,7 @@ def fetch_phase(settings: CommonSettings, layout: RunLayout, limit: int | None,
                 _count_fetched(item, counts, progress)
         progress.close()
         with state.transaction():
-            state.set_checkpoint(BAD_RECORDS, bad.to_json())
+            state.set_bad_records(bad)
         if bad.hidden > 0:
             log.warning("%s bad input records in all (%s); the report shows the first %d "
                         "of each class", f"{bad.total:,}", _classes(bad), bad.keep)
@@ -161,7 +162,7 @@ def tools_of(versions: ToolVersions, settings: DocumentSettings) -> str:
     return tools + (f"; {renderer_version()}" if settings.images else "")
 
 
-def plan_shard(fstate: RunState, ledger: Ledger, shard: int, num_shards: int,
+def plan_shard(fstate: FetchState, ledger: Ledger, shard: int, num_shards: int,
                job: DocumentJob, versions: ToolVersions, retry: frozenset[str],
                sums: PdfChecksums, frozen: Container[str] = ()) -> Plan:
     """Every fetched document of the shard whose result is missing or no longer current;
@@ -197,7 +198,7 @@ def plan_shard_of(req: BuildRequest, layout: RunLayout, versions: ToolVersions, 
                   num_shards: int) -> Plan:
     """The plan shard K itself would make (what a submitter asks before submitting it)."""
     path = layout.shard_db(shard, num_shards)
-    with RunState(layout.fetch_db) as fstate, RunState(path) as sstate:
+    with FetchState(layout.fetch_db) as fstate, ShardState(path) as sstate:
         sums = PdfChecksums(layout.checksums_db)
         try:
             return plan_shard(fstate, Ledger(sstate, DOCUMENT), shard, num_shards,
@@ -207,14 +208,14 @@ def plan_shard_of(req: BuildRequest, layout: RunLayout, versions: ToolVersions, 
             sums.close()
 
 
-def fetch_state_candidates(fstate: RunState, shard: int, num_shards: int
+def fetch_state_candidates(fstate: FetchState, shard: int, num_shards: int
                            ) -> Iterator[Candidate]:
     fetched = fstate.ids_with("fetch", OK)
     yield from fstate.candidates(
         keep=lambda doc_id: doc_id in fetched and in_shard(doc_id, shard, num_shards))
 
 
-def planned_work(fstate: RunState, plan: Plan, shard: int, num_shards: int,
+def planned_work(fstate: FetchState, plan: Plan, shard: int, num_shards: int,
                  sums: PdfChecksums, prints: dict[str, Fingerprint]) -> Iterator[Candidate]:
     """The plan's documents read again from the fetch state as the workers take them, in
     fetch order; `prints` holds the fingerprints of those handed out and not yet recorded
@@ -237,7 +238,7 @@ def with_checksum(c: Candidate, fingerprint: Fingerprint) -> Candidate:
     return c
 
 
-def record_outcome(state: RunState, ledger: Ledger, outcome: StepResults,
+def record_outcome(state: ShardState, ledger: Ledger, outcome: StepResults,
                    pdf_path: str | None, fingerprint: Fingerprint, limits: dict[str, float],
                    images: ImageStore | None = None) -> str:
     """The document's result and its ledger entry in one transaction, in place of whatever
@@ -283,8 +284,8 @@ def process_phase(req: BuildRequest, layout: RunLayout, versions: ToolVersions,
                   shard: int = 0, num_shards: int = 1) -> dict[str, int]:
     staging = layout.images_staging(shard, num_shards)
     job = document_job(req.settings, staging)
-    with RunState(layout.fetch_db) as fstate, \
-            RunState(layout.shard_db(shard, num_shards)) as sstate:
+    with FetchState(layout.fetch_db) as fstate, \
+            ShardState(layout.shard_db(shard, num_shards)) as sstate:
         ledger = Ledger(sstate, DOCUMENT)
         sums = PdfChecksums(layout.checksums_db)
         try:
@@ -299,7 +300,7 @@ def process_phase(req: BuildRequest, layout: RunLayout, versions: ToolVersions,
         return counts
 
 
-def _process_plan(fstate: RunState, sstate: RunState, ledger: Ledger, plan: Plan,
+def _process_plan(fstate: FetchState, sstate: ShardState, ledger: Ledger, plan: Plan,
                   sums: PdfChecksums, layout: RunLayout, job: DocumentJob,
                   where: tuple[int, int, int], log_every_s: float) -> dict[str, int]:
     workers, shard, num_shards = where

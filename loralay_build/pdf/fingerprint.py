@@ -18,7 +18,7 @@ from ..atomic import file_digest
 from ..conf import DocumentSettings
 from ..machinery.ledger import Fingerprint, digest
 from ..records import Candidate
-from ..state import connect_shared
+from ..store.checksums import ChecksumFile, StoredSum
 
 # the candidate fields that reach a stage or a column; pdf_path is where, not what;
 # retrieved_at is when: a record fetched again unchanged keeps the document (and the time
@@ -62,12 +62,10 @@ class PdfChecksums:
     rerun over 100k unchanged PDFs reads none of them again."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = connect_shared(path, "CREATE TABLE IF NOT EXISTS sums (path TEXT PRIMARY KEY, "
-                                 "size INTEGER, mtime_ns INTEGER, sha256 TEXT NOT NULL)")
+        self.file = ChecksumFile(path)
 
     def close(self) -> None:
-        self.db.close()
+        self.file.close()
 
     def sha256(self, pdf: str | None) -> str:
         """The file's sha256; "missing" or "not-a-file" when there is nothing to hash."""
@@ -79,13 +77,11 @@ class PdfChecksums:
             return "missing"
         if not stat.S_ISREG(st.st_mode):
             return "not-a-file"
-        row = self.db.execute("SELECT size, mtime_ns, sha256 FROM sums WHERE path=?",
-                              (pdf,)).fetchone()
-        if row and row[0] == st.st_size and row[1] == st.st_mtime_ns:
-            return str(row[2])
+        known = self.file.get(pdf)
+        if known and known.size == st.st_size and known.mtime_ns == st.st_mtime_ns:
+            return known.sha256
         digest = _hash_file(pdf)
-        self.db.execute("INSERT OR REPLACE INTO sums VALUES (?,?,?,?)",
-                        (pdf, st.st_size, st.st_mtime_ns, digest))
+        self.file.put(pdf, StoredSum(st.st_size, st.st_mtime_ns, digest))
         return digest
 
 

@@ -31,7 +31,7 @@ from ..owned import remove
 from ..paths import DATA_DIR, README
 from ..records import ColumnDoc
 from ..splits import SPLITS
-from ..state import RunState
+from ..store.shard import ShardState
 from ..write.doctable import DocTable
 from .decide import Decisions, IncompleteRun, decide
 from .decisions import RecordedDecisions, record_decisions
@@ -56,18 +56,18 @@ from .refresh import (
 log = logging.getLogger("loralay.finish")
 
 
-def kept_documents(d: Decisions, states: list[RunState], split: str) -> Iterator[ColumnDoc]:
+def kept_documents(d: Decisions, states: list[ShardState], split: str) -> Iterator[ColumnDoc]:
     """Streams one split's documents to write (a refresh: its new ones), in chronological
     order, from the shard states, as Arrow columns (no Python object per word)."""
     for j in d.new_rows(split):
         yield read_columns(states[d.rows.shard[j]].document_payload(d.rows.ids[j]))
 
 
-def open_shard_states(layout: RunLayout, num_shards: int) -> list[RunState]:
+def open_shard_states(layout: RunLayout, num_shards: int) -> list[ShardState]:
     paths: list[Path] = layout.shard_dbs(num_shards)
     if not paths:
         raise IncompleteRun(f"{layout.state_dir}: no processed shards to finish")
-    return [RunState(p, any_thread=True) for p in paths]  # read ahead while writing
+    return [ShardState(p, any_thread=True) for p in paths]  # read ahead while writing
 
 
 def language_splits(d: Decisions) -> dict[str, list[str]]:
@@ -168,7 +168,7 @@ def finish_run(settings: CommonSettings, layout: RunLayout, num_shards: int,
 
 
 def _write_outputs(settings: CommonSettings, layout: RunLayout, d: Decisions,
-                   recorded: RecordedDecisions, states: list[RunState], workers: int,
+                   recorded: RecordedDecisions, states: list[ShardState], workers: int,
                    versions: ToolVersions, base: Base | None = None,
                    diff: DatasetDiff | None = None, stopped: str | None = None) -> str:
     """The dataset, its card and the report, every count and outcome read from the
@@ -183,7 +183,7 @@ def _write_outputs(settings: CommonSettings, layout: RunLayout, d: Decisions,
     cs = settings.corpus()
     name = cs.dataset_name or f"loralay-{settings.source}"
     language = getattr(settings, "language", None)
-    thresholds = recorded.fact("thresholds")
+    thresholds = recorded.thresholds()
     # before the card that names it: `images/` is complete whenever the card lists it; a
     # refresh carries the base's (`check_refresh` recorded them) and adds its new pages
     costs, image_files = write_images_config(
@@ -221,11 +221,11 @@ def _write_outputs(settings: CommonSettings, layout: RunLayout, d: Decisions,
                                 read_ahead=workers > 1, carry=base.files if base else None,
                                 carried=base.counts() if base else None)
     run = RunFacts(name=name, source=settings.source,
-                   funnel=[(str(s), int(n)) for s, n in recorded.fact("funnel")],
+                   funnel=[(str(s), int(n)) for s, n in recorded.funnel()],
                    thresholds=thresholds, outcomes=recorded,
                    leak_threshold=cs.leak_threshold, leak_ngram=settings.leak_ngram,
                    language=language, split_rule=split_rule(cs),
-                   duplicates=recorded.fact("duplicates"),
+                   duplicates=recorded.duplicates(),
                    bad_records=d.bad_records, stopped=stopped,
                    extra={**provenance(write_config(settings, layout), layout, versions),
                           **costs, **refresh_facts(version, base, diff)})

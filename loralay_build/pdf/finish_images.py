@@ -19,7 +19,7 @@ from ..images.store import ImageStore
 from ..layout import RunLayout
 from ..machinery.ledger import DOCUMENT, Ledger
 from ..splits import SPLITS
-from ..state import RunState
+from ..store.shard import ShardState
 
 
 class KeptRows(Protocol):
@@ -33,7 +33,7 @@ class KeptRows(Protocol):
     def new_rows(self, split: str) -> Iterator[int]: ...
 
 
-def _page_rows(split: str, d: KeptRows, states: Sequence[RunState],
+def _page_rows(split: str, d: KeptRows, states: Sequence[ShardState],
                stores: Sequence[ImageStore]) -> Iterator[Any]:
     from ..write.images import PageRow
 
@@ -46,7 +46,7 @@ def _page_rows(split: str, d: KeptRows, states: Sequence[RunState],
             yield PageRow(doc_id, page)
 
 
-def write_images_config(out: Path, enabled: bool, d: KeptRows, states: Sequence[RunState],
+def write_images_config(out: Path, enabled: bool, d: KeptRows, states: Sequence[ShardState],
                         carry: Mapping[str, Sequence[str]] | None = None
                         ) -> tuple[dict[str, Any], dict[str, list[str]]]:
     """Write (or, images off, remove) `DIR/images/`; the cost per page for the report, and
@@ -83,7 +83,7 @@ def _carried_pages(out: Path, carry: Mapping[str, Sequence[str]]) -> dict[str, i
             for s, files in carry.items()}
 
 
-def _seconds(states: Sequence[RunState], stages: Sequence[str], ids: set[str]
+def _seconds(states: Sequence[ShardState], stages: Sequence[str], ids: set[str]
              ) -> dict[str, float]:
     """Seconds recorded per stage for `ids`, in one pass over the ledgers; each stage's
     sum adds the same terms in the same order as a pass of its own."""
@@ -99,7 +99,7 @@ def _seconds(states: Sequence[RunState], stages: Sequence[str], ids: set[str]
 SLOWEST = 10  # documents the report names as the slowest
 
 
-def slowest_documents(d: KeptRows, states: Sequence[RunState], n: int = SLOWEST
+def slowest_documents(d: KeptRows, states: Sequence[ShardState], n: int = SLOWEST
                       ) -> list[dict[str, Any]]:
     """The `n` documents whose steps took longest (every document processed, kept or
     not), each with its pages where it was read and its slowest step; held as a heap of
@@ -124,7 +124,7 @@ def slowest_documents(d: KeptRows, states: Sequence[RunState], n: int = SLOWEST
     return out
 
 
-def page_costs(d: KeptRows, states: Sequence[RunState], rendered: Mapping[str, int]
+def page_costs(d: KeptRows, states: Sequence[ShardState], rendered: Mapping[str, int]
                ) -> dict[str, Any]:
     """Milliseconds per page of extraction (every page of the kept documents) and, with
     images, of rendering (every page rendered), as recorded by the per-document stage."""

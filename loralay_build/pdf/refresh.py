@@ -48,18 +48,12 @@ from ..layout import RunLayout
 from ..paths import DATA_DIR, DIFF_JSON, IMAGES_DIR, SHARD_NAME
 from ..records import DocSummary
 from ..splits import SPLITS
-from ..state import RunState
+from ..store.fetch import FetchState
+from ..store.finish import KEPT, FinishState
 from .fingerprint import PdfChecksums, real_sha256
 
 log = logging.getLogger("loralay.refresh")
 
-DATASET_KEY = "dataset"
-BASE_SCHEMA = """
-CREATE TABLE IF NOT EXISTS base_decisions (
-    seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, status TEXT NOT NULL,
-    split TEXT, shard INTEGER, class TEXT, rule TEXT, message TEXT);
-"""
-KEPT = "kept"
 
 
 @dataclass(frozen=True)
@@ -99,7 +93,7 @@ class OldOffers:
     reads it (`see`): hashed as a document's fingerprint hashes its PDF (`PdfChecksums`,
     cached by path, size and mtime, so unchanged files are not read again)."""
 
-    def __init__(self, fstate: RunState, prior: Prior, current: Container[str],
+    def __init__(self, fstate: FetchState, prior: Prior, current: Container[str],
                  checksums: Path, given: bool) -> None:
         sums = PdfChecksums(checksums)
         try:
@@ -180,16 +174,13 @@ def read_base(finish_db: Path) -> Base | None:
     """The committed base, or None when no finish of this tool completed here."""
     if not finish_db.exists():
         return None
-    with RunState(finish_db) as st:
-        st.db.executescript(BASE_SCHEMA)
-        facts = st.get_checkpoint(DATASET_KEY)
-        if not isinstance(facts, dict):
+    with FinishState(finish_db) as st:
+        facts = st.dataset()
+        if facts is None:
             return None
-        rows = st.db.execute("SELECT id, status, split, shard, class FROM base_decisions "
-                             "ORDER BY seq").fetchall()
-    kept = {i: (str(split), int(shard)) for i, status, split, shard, _ in rows
-            if status == KEPT}
-    decided = {i: (None if status == KEPT else cls) for i, status, _, _, cls in rows}
+        rows = list(st.base_decisions())
+    kept = {r.id: (str(r.split), int(r.shard)) for r in rows if r.kept and r.shard is not None}
+    decided = {r.id: (None if r.kept else r.cls) for r in rows}
     t = facts["thresholds"]
     prior = Prior(kept, Thresholds.from_json(t), decided)
     images = facts.get("image_files")
@@ -211,13 +202,10 @@ def commit_base(finish_db: Path, version: int, files: Mapping[str, Sequence[str]
     """The decisions just written become the base, in one transaction, once every file
     of the version is in place (called last). `identity`: `source_identity`;
     `image_files`: the `images` config's files per split (none without images)."""
-    with RunState(finish_db) as st:
-        st.db.executescript(BASE_SCHEMA)
+    with FinishState(finish_db) as st:
         with st.transaction():
-            st.db.execute("DELETE FROM base_decisions")
-            st.db.execute("INSERT INTO base_decisions SELECT seq, id, status, split, shard, "
-                          "class, rule, message FROM decisions")
-            st.set_checkpoint(DATASET_KEY, {
+            st.decisions_become_base()
+            st.set_dataset({
                 "version": version, "files": {s: list(v) for s, v in files.items()},
                 "languages": sorted(languages), "thresholds": dict(thresholds),
                 "row_settings": dict(settings), "identity": dict(identity),
@@ -232,10 +220,10 @@ def record_image_files(layout: RunLayout, base: Base) -> dict[str, list[str]]:
     `images/` and recorded in the base before a refresh writes anything: a refresh killed
     after it swapped in a new `images/` then finds them recorded, never its own new files."""
     files = _shard_files(layout.out, IMAGES_DIR)
-    with RunState(layout.finish_db) as st, st.transaction():
-        facts = st.get_checkpoint(DATASET_KEY)
-        assert isinstance(facts, dict)
-        st.set_checkpoint(DATASET_KEY, {**facts, "image_files": files})
+    with FinishState(layout.finish_db) as st, st.transaction():
+        facts = st.dataset()
+        assert facts is not None
+        st.set_dataset({**facts, "image_files": files})
     base.image_files = files
     return files
 
@@ -256,17 +244,11 @@ def _older_build(layout: RunLayout) -> tuple[dict[str, int], dict[str, Any]] | N
     db = layout.finish_db
     if not db.exists():
         return None
-    with RunState(db) as st:
-        has = st.db.execute("SELECT name FROM sqlite_master WHERE name = 'decisions'"
-                            ).fetchone()
-        if not has:
-            return None
-        kept = st.db.execute("SELECT split, COUNT(*) FROM decisions WHERE status = ? "
-                             "GROUP BY split", (KEPT,)).fetchall()
-        thresholds = st.get_checkpoint("thresholds")
-    if not kept or not (layout.out / DATA_DIR).is_dir() or not isinstance(thresholds, dict):
+    with FinishState(db) as st:
+        got = st.kept_counts()
+        thresholds = st.thresholds()
+    if not got or not (layout.out / DATA_DIR).is_dir() or not isinstance(thresholds, dict):
         return None
-    got = {str(s): int(n) for s, n in kept}
     return {s: got.get(s, 0) for s in SPLITS}, thresholds
 
 

@@ -32,14 +32,14 @@ from pathlib import Path
 from .. import registry
 from ..atomic import file_digest, utc_now_iso
 from ..conf import CommonSettings
-from ..failures import BadRecords, FailureClass, RetryRule, StageError
+from ..failures import FailureClass, RetryRule, StageError
 from ..http import HostDown, HostForbidden, PoliteClient
 from ..layout import RunLayout
 from ..licenses import stated_exclusion
 from ..paths import pdf_path_for
 from ..pdfmagic import is_pdf_file
 from ..records import Candidate, Rejection
-from ..state import RunState
+from ..store.fetch import FetchState
 
 
 class SourceNotBuilt(RuntimeError):
@@ -68,7 +68,7 @@ class HarvestRefused(HarvestStopped):
 class FetchContext:
     source: str
     settings: CommonSettings  # the source's own typed settings (conf/sources.py)
-    state: RunState
+    state: FetchState
     out_dir: Path
     limit: int | None = None
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("loralay.fetch"))
@@ -158,16 +158,7 @@ def get_fetcher(source: str) -> FetchFn:
     return fetch
 
 
-BAD_RECORDS = "fetch:bad_records"  # the fetch state's checkpoint of its bad input records
-
-
-def read_bad_records(state: RunState) -> BadRecords:
-    """The fetch's tally of bad input records (`Rejection.bad_record`), by class with the
-    first few examples; empty in a state written before it was kept."""
-    return BadRecords.from_json(state.get_checkpoint(BAD_RECORDS, None))
-
-
-def record_fetch_item(state: RunState, item: Candidate | Rejection) -> None:
+def record_fetch_item(state: FetchState, item: Candidate | Rejection) -> None:
     """What the driver does with each item a fetcher yields (tests use it too)."""
     with state.transaction():
         if isinstance(item, Candidate):
