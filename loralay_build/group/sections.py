@@ -25,11 +25,17 @@ through NumPy over its heights.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from .labels import CODE
+
+# in the tool version the run state fingerprints (pdf/preflight.STEP_RULES, as
+# group.GROUP_RULE): the `sections`, `article_section_ids` and `references` columns follow
+# it; 2: the PDF's outline read in the build, running heads and the title block dropped
+SECTIONS_RULE = "sections2"
 
 SECTION, BIBLIOGRAPHY, PARAGRAPH = CODE["section"], CODE["bibliography"], CODE["paragraph"]
 # a heading set smaller than this share of the body's type is no heading (a table's, a
@@ -39,6 +45,11 @@ LEAST_HEADING = 0.9
 SAME_SIZE = 0.06
 # at most this many words in a heading (a longer `section` block is a run-on paragraph)
 MOST_WORDS = 20
+# a heading text on this many pages or more is a running head (its largest one, when
+# clearly larger than the rest, is the real heading: a chapter title its pages repeat)
+RUNNING_PAGES = 3
+# an outline is the paper's tree when at least this share of the printed headings match it
+OUTLINE_SHARE = 0.5
 
 _ARABIC = re.compile(r"^(\d{1,2}(?:\.\d{1,2}){0,4})\.?$")
 _ROMAN = re.compile(r"^(?=[IVXLC])M{0,3}(C[MD]|D?C{0,3})(X[CL]|L?X{0,3})(I[XV]|V?I{0,3})\.?$")
@@ -112,6 +123,41 @@ def heading_blocks(words: list[str], boxes: np.ndarray, block_ids: np.ndarray,
     return out
 
 
+def _drop_running_heads(words: list[str], pages: np.ndarray,
+                        heads: list[tuple[int, int, float]]) -> list[tuple[int, int, float]]:
+    """The headings without running heads: a text found as a heading on RUNNING_PAGES
+    pages or more is the page's head, not the paper's, but for its one occurrence set
+    clearly larger than all the others (the chapter's own title)."""
+    by_key: dict[str, list[int]] = {}
+    for i, (s, n, _) in enumerate(heads):
+        by_key.setdefault(title_key(" ".join(words[s:s + n])), []).append(i)
+    drop: set[int] = set()
+    for idx in by_key.values():
+        if len({int(pages[heads[i][0]]) for i in idx}) < RUNNING_PAGES:
+            continue
+        sizes = sorted((heads[i][2], i) for i in idx)
+        keep = sizes[-1][1] if sizes[-1][0] > sizes[-2][0] * (1 + SAME_SIZE) else -1
+        drop.update(i for i in idx if i != keep)
+    return [h for i, h in enumerate(heads) if i not in drop]
+
+
+def _drop_title(pages: np.ndarray, heads: list[tuple[int, int, float]]
+                ) -> list[tuple[int, int, float]]:
+    """The headings without the title block: the first page's leading headings set
+    clearly larger than every heading of the later pages are the paper's title (and its
+    translation), which belongs before the first section (`article_section_ids` -1), not
+    in the tree."""
+    first = int(pages[heads[0][0]]) if heads else 0
+    later = [h[2] for h in heads if int(pages[h[0]]) != first]
+    if not later:
+        return heads  # a one-page note's largest heading is its heading
+    top = max(later) * (1 + SAME_SIZE)
+    k = 0
+    while k < len(heads) and int(pages[heads[k][0]]) == first and heads[k][2] > top:
+        k += 1
+    return heads[k:]
+
+
 def _levels(words: list[str], heads: list[tuple[int, int, float]]) -> list[int]:
     """Each heading's level: its number's; else the level of the numbered headings of its
     type size (within SAME_SIZE); else its size's rank among all the headings' sizes."""
@@ -164,7 +210,9 @@ def outline_of(pdf_path: str) -> list[tuple[str, int]]:
         pdf.close()
 
 
-_NUMBERING = re.compile(r"^\s*(?:[\dIVXLC]+(?:\.\d+)*|[A-H](?:\.\d+)*)[.)]?\s+")
+_NUMBERING = re.compile(r"^\s*(?:(?i:chapter|appendix|part|section|chapitre|annexe|cap[ií]tulo|"
+                        r"anexo|ap[eê]ndice)\s+)?"
+                        r"(?:[\dIVXLC]+(?:\.\d+)*|[A-H](?:\.\d+)*)[.)]?\s+")
 
 
 def title_key(title: str) -> str:
@@ -173,34 +221,94 @@ def title_key(title: str) -> str:
     return "".join(c for c in _NUMBERING.sub("", title).lower() if c.isalnum())
 
 
-def _outline_levels(words: list[str], heads: list[tuple[int, int, float]],
-                    outline: list[tuple[str, int]], levels: list[int]) -> list[int]:
-    """The levels with the outline's where its entries match printed headings (in order),
-    when at least half of the headings match (an outline of other things, a journal's
-    bookmarks of its issue, is not the paper's tree)."""
+def _outline_matches(words: list[str], heads: list[tuple[int, int, float]],
+                     outline: list[tuple[str, int]]) -> dict[int, int]:
+    """Heading index -> outline entry index, matched in order by their texts (numbering,
+    punctuation and case aside)."""
     keys = [title_key(" ".join(words[s:s + n])) for s, n, _ in heads]
-    out, j, hits = list(levels), 0, 0
+    okeys = [title_key(t) for t, _ in outline]
+    out: dict[int, int] = {}
+    j = 0
     for i, k in enumerate(keys):
         for jj in range(j, len(outline)):
-            if k and title_key(outline[jj][0]) == k:
-                out[i], j, hits = outline[jj][1], jj + 1, hits + 1
+            if k and okeys[jj] == k:
+                out[i], j = jj, jj + 1
                 break
-    return out if heads and hits >= 0.5 * len(heads) else levels
+    return out
+
+
+def _find_entry(keys: list[str], starts: np.ndarray, want: str, lo: int) -> tuple[int, int]:
+    """The first block-starting run of words at or after word `lo` whose keys join to
+    `want`: (first word, count), (-1, 0) when none does (at most MOST_WORDS words)."""
+    for s in starts[np.searchsorted(starts, lo):].tolist():
+        if not keys[s] or not want.startswith(keys[s]):
+            continue
+        got, e = "", s
+        while e < len(keys) and len(got) < len(want) and e - s < MOST_WORDS:
+            got += keys[e]
+            e += 1
+        if got == want:
+            return s, e - s
+    return -1, 0
+
+
+def _with_outline(words: list[str], boxes: np.ndarray, block_ids: np.ndarray,
+                  heads: list[tuple[int, int, float]], levels: list[int],
+                  outline: list[tuple[str, int]]
+                  ) -> tuple[list[tuple[int, int, float]], list[int]]:
+    """The headings and levels as the outline gives them, when it is the paper's tree
+    (OUTLINE_SHARE of the printed headings match its entries; a journal's bookmarks of
+    its issue, or of the PDF's attachments, are not): every entry printed at a block's
+    start is a heading at the entry's level (one the labels missed too); a labelled
+    heading no entry names is kept only below the outline's depth (an outline of the
+    top levels alone says nothing of the deeper ones)."""
+    match = _outline_matches(words, heads, outline)
+    if not heads or len(match) < OUTLINE_SHARE * len(heads):
+        return heads, levels
+    depth = max(lv for _, lv in outline)
+    keys = [title_key(w) for w in words]
+    starts = _block_starts(block_ids)
+    h = _heights(boxes)
+    matched = set(match.values())
+    picked: dict[int, tuple[tuple[int, int, float], int]] = {}
+    for i, hd in enumerate(heads):
+        if i in match:
+            picked[hd[0]] = (hd, outline[match[i]][1])
+        elif levels[i] > depth:
+            picked[hd[0]] = (hd, levels[i])
+    lo = 0
+    for jj, (title, lv) in enumerate(outline):
+        hit = next((hd[0] for i, hd in enumerate(heads) if match.get(i) == jj), None)
+        if hit is not None:
+            lo = hit + 1
+            continue
+        if jj in matched or not title_key(title):
+            continue
+        s, n = _find_entry(keys, starts, title_key(title), lo)
+        if s >= 0 and s not in picked:
+            picked[s] = ((s, n, float(h[s:s + n].mean())), lv)
+            lo = s + n
+    order = sorted(picked)
+    return [picked[s][0] for s in order], [picked[s][1] for s in order]
 
 
 def sections_of(words: list[str], boxes: np.ndarray, block_ids: np.ndarray,
-                labels: np.ndarray, outline: list[tuple[str, int]] | None = None
-                ) -> tuple[list[Section], np.ndarray]:
+                labels: np.ndarray, outline: Sequence[tuple[str, int]] | None = None,
+                pages: np.ndarray | None = None) -> tuple[list[Section], np.ndarray]:
     """The section tree (reading order) and each word's section index (int32, -1 before
     the first heading); `outline` (`outline_of`), where its entries match the printed
-    headings, gives their levels."""
+    headings, gives the headings and their levels; `pages` (each word's) finds running
+    heads and the title block."""
     boxes = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
     block_ids = np.asarray(block_ids, dtype=np.int64)
     labels = np.asarray(labels, dtype=np.int64)
     heads = heading_blocks(words, boxes, block_ids, labels)
+    if pages is not None and len(pages) == len(words):
+        pages = np.asarray(pages, dtype=np.int64)
+        heads = _drop_title(pages, _drop_running_heads(words, pages, heads))
     levels = _levels(words, heads)
     if outline:
-        levels = _outline_levels(words, heads, outline, levels)
+        heads, levels = _with_outline(words, boxes, block_ids, heads, levels, list(outline))
     # a level never jumps more than one below its parent ("3.1.1" under a "3" alone)
     parents = parents_of(levels)
     sections = [Section(" ".join(words[s:s + n]), lv, p)
