@@ -128,3 +128,115 @@ def test_an_outline_matching_the_headings_gives_their_levels():
     assert (levels["Titre 1"], levels["Titre 2"], levels["Tableau"]) == (1, 2, 3)
     alone, _ = sections_of(d.words, d.boxes, d.block_ids, d.labels, [("Other", 4)])
     assert alone == sections_of(d.words, d.boxes, d.block_ids, d.labels)[0]
+
+
+def _mit_thesis_candidate():
+    from loralay_build.records import Candidate
+
+    pdf = shared_path("layout", "tagged", "en_latex_mit_thesis_template.pdf")
+    return Candidate("en_latex_mit_thesis_template", "local", "en",
+                     {"en": "The developments of the “kinetic theory” of gases made within "
+                            "the last ten years have enabled it to account satisfactorily "
+                            "for many of the laws of gases."},
+                     pdf_path=str(pdf))
+
+
+def test_the_build_reads_the_outline_and_the_row_takes_its_headings():
+    """The MIT thesis template (LaTeX, bookmarked): the extract step reads its outline,
+    the stored payload carries it (typed entries), and the row's `sections` column takes
+    the outline's headings and levels: "Appendix A ..." (no block the labels call a
+    heading) is found, "by Silas W. Holman" of the title page is not a heading."""
+    from loralay_build.conf import DocumentSettings, LimitSettings
+    from loralay_build.pdf.payload import encode, read_columns
+    from loralay_build.pdf.steps import DocumentJob, run_steps
+    from loralay_build.records import OutlineEntry, ProcessedDoc
+    from loralay_build.write.features import doc_to_batch
+
+    work, results = run_steps(_mit_thesis_candidate(),
+                              DocumentJob(DocumentSettings(), LimitSettings()),
+                              skip=frozenset({"render"}))
+    assert results.failure is None
+    assert OutlineEntry("1.1.1 Subsection eqn. (1.2)", 3) in work.outline
+    p = work.processed()
+    assert p.outline == work.outline
+    assert ProcessedDoc.from_json(p.to_json()).outline == p.outline
+    col = read_columns(encode(p))
+    assert col.outline == p.outline
+    secs = doc_to_batch(col).column("sections")[0].as_py()
+    assert secs == doc_to_batch(p).column("sections")[0].as_py()
+    levels = {s["title"]: s["level"] for s in secs}
+    assert levels["Chapter 1 Introduction"] == 1
+    assert levels["1.1.1 Subsection eqn. (1.2)"] == 3
+    assert levels["Appendix A One-term coefficients for heat conduction"] == 1
+    assert levels["A.1 A multipage table of numbers"] == 2
+    assert "by Silas W. Holman" not in levels and "Thesis Supervisor" not in levels
+    top = [s["title"] for s in secs].index("Appendix A One-term coefficients for heat conduction")
+    assert secs[top + 1]["parent"] == top
+
+
+def test_a_pdf_without_bookmarks_stores_no_outline():
+    """No outline, no key: a PDF without bookmarks stores the bytes it stored before the
+    outline was read (the sample's two-column paper)."""
+    from loralay_build.records import Candidate, ProcessedDoc
+
+    from .test_steps import job
+
+    pdf = SAMPLE.parent / "pdf" / "en_twocol_graphs.pdf"
+    from loralay_build.pdf.steps import run_steps
+
+    work, results = run_steps(Candidate("en_twocol_graphs", "local", "en", {"en": "x"},
+                                        pdf_path=str(pdf)), job(), skip=frozenset({"render"}))
+    assert results.failure is None and work.outline == ()
+    assert "outline" not in work.processed().to_json()
+    assert ProcessedDoc.from_json(work.processed().to_json()).outline == ()
+
+
+def test_the_title_block_is_no_section():
+    """SciELO's Málaga paper: its Spanish title and English translation, on page 1 in a
+    type larger than any later heading, belong before the first section (-1); the tree
+    opens with "Resumen" at the top level (it had put every section below the title)."""
+    d = extract(shared_path("corpus", "pdf", "es_scielo_malaga.pdf"))
+    secs, ids = sections_of(d.words, d.boxes, d.block_ids, d.labels, None, d.word_pages)
+    assert secs[0].title == "Resumen" and secs[0].level == 1
+    assert [s.title for s in secs if s.level == 1][:4] == ["Resumen", "Abstract",
+                                                           "Introducción",
+                                                           "Procedimientos Metodológicos"]
+    assert ids[d.words.index("Compromiso")] == -1
+
+
+def test_running_heads_are_no_headings_but_numbered_repeats_are():
+    """The Korean safety sheet repeats "- EU CLP : 자료없음" as a heading-like line on many
+    pages: none of them is a heading; the malware thesis's "1.4 Conclusion", "2.6
+    Conclusion" and "Chapitre 1", "Chapitre 2" are distinct headings, all kept."""
+    d = extract(shared_path("layout", "tagged", "ko_word_msds_tgc50.pdf"))
+    secs, _ = sections_of(d.words, d.boxes, d.block_ids, d.labels, None, d.word_pages)
+    assert "- EU CLP : 자료없음" not in [s.title for s in secs]
+    d = extract(shared_path("corpus", "pdf", "fr_these_malware_long.pdf"))
+    titles = [s.title for s in sections_of(d.words, d.boxes, d.block_ids, d.labels, None,
+                                           d.word_pages)[0]]
+    assert "1.4 Conclusion" in titles and "2.6 Conclusion" in titles
+    assert "Chapitre 1" in titles and "Chapitre 2" in titles
+
+
+def test_eval_structure_reads_the_trees_pdfplumber_cannot_and_jats():
+    """The evaluation's ground truth: the LaTeX thesis's tree (PDF 2.0 namespaces, which
+    pdfplumber's `structure_tree` raises on) gives its chapter/section/subsection headings
+    at their levels; SciELO's JATS gives sections and the reference list."""
+    import importlib.util
+
+    from .conftest import REPO
+
+    spec = importlib.util.spec_from_file_location("eval_structure",
+                                                  REPO / "scripts" / "eval_structure.py")
+    ev = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ev)
+    gt = ev.tagged_truth(shared_path("layout", "tagged", "en_latex_mit_thesis_template.pdf"))
+    heads = dict(gt["headings"])
+    assert heads["Chapter 1 Introduction"] == 1 and heads["1.1.1 Subsection eqn. ( 1.2 )"] == 3
+    assert len(gt["headings"]) == 18
+    j = ev.jats_truth(shared_path("corpus", "meta", "pt_scielo_rsp_hindex.xml"))
+    assert [t for t, _ in j["headings"]] == ["INTRODUÇÃO", "MÉTODOS", "RESULTADOS",
+                                             "DISCUSSÃO", "REFERÊNCIAS"]
+    assert len(j["references"]) == 16
+    assert ev.reference_match(j["references"], j["references"]) == 1.0
+    assert ev.reference_match(j["references"], [" ".join(j["references"])]) == 0.0

@@ -123,6 +123,17 @@ def heading_blocks(words: list[str], boxes: np.ndarray, block_ids: np.ndarray,
     return out
 
 
+def _running_key(text: list[str]) -> str:
+    """A heading's text as its pages repeat it: a page number at either end of a text of
+    two words or more aside, its numbering kept ("1.4 Conclusion" and "2.6 Conclusion",
+    "Chapitre 1" and "Chapitre 2" are two headings each)."""
+    if len(text) > 2 and text[0].isdigit():
+        text = text[1:]
+    if len(text) > 2 and text[-1].isdigit():
+        text = text[:-1]
+    return "".join(c for c in " ".join(text).lower() if c.isalnum() or c == ".")
+
+
 def _drop_running_heads(words: list[str], pages: np.ndarray,
                         heads: list[tuple[int, int, float]]) -> list[tuple[int, int, float]]:
     """The headings without running heads: a text found as a heading on RUNNING_PAGES
@@ -130,7 +141,7 @@ def _drop_running_heads(words: list[str], pages: np.ndarray,
     clearly larger than all the others (the chapter's own title)."""
     by_key: dict[str, list[int]] = {}
     for i, (s, n, _) in enumerate(heads):
-        by_key.setdefault(title_key(" ".join(words[s:s + n])), []).append(i)
+        by_key.setdefault(_running_key(words[s:s + n]), []).append(i)
     drop: set[int] = set()
     for idx in by_key.values():
         if len({int(pages[heads[i][0]]) for i in idx}) < RUNNING_PAGES:
@@ -237,18 +248,29 @@ def _outline_matches(words: list[str], heads: list[tuple[int, int, float]],
     return out
 
 
-def _find_entry(keys: list[str], starts: np.ndarray, want: str, lo: int) -> tuple[int, int]:
-    """The first block-starting run of words at or after word `lo` whose keys join to
-    `want`: (first word, count), (-1, 0) when none does (at most MOST_WORDS words)."""
+_PREFIXES = frozenset({"chapter", "appendix", "part", "section", "chapitre", "annexe",
+                       "capítulo", "capitulo", "anexo", "apêndice", "apendice"})
+
+
+def _find_entry(words: list[str], keys: list[str], starts: np.ndarray, want: str,
+                lo: int) -> tuple[int, int]:
+    """The first block-starting run of words at or after word `lo` whose text is `want`
+    (`title_key`: its numbering aside, as printed "Appendix A One-term ..." is the entry
+    "A One-term ..."): (first word, count), (-1, 0) when none is (MOST_WORDS at most)."""
     for s in starts[np.searchsorted(starts, lo):].tolist():
-        if not keys[s] or not want.startswith(keys[s]):
+        first = words[s]
+        if not (keys[s] and want.startswith(keys[s])) and not _NUMBERING.match(first + " ") \
+                and first.lower() not in _PREFIXES:
             continue
-        got, e = "", s
-        while e < len(keys) and len(got) < len(want) and e - s < MOST_WORDS:
-            got += keys[e]
-            e += 1
-        if got == want:
-            return s, e - s
+        for e in range(s + 1, min(len(words), s + MOST_WORDS) + 1):
+            text = " ".join(words[s:e])
+            if _NUMBERING.fullmatch(text + " ") or text.lower() in _PREFIXES:
+                continue  # the numbering alone so far
+            got = title_key(text)
+            if got == want:
+                return s, e - s
+            if len(got) > len(want) or not want.startswith(got):
+                break
     return -1, 0
 
 
@@ -261,7 +283,9 @@ def _with_outline(words: list[str], boxes: np.ndarray, block_ids: np.ndarray,
     its issue, or of the PDF's attachments, are not): every entry printed at a block's
     start is a heading at the entry's level (one the labels missed too); a labelled
     heading no entry names is kept only below the outline's depth (an outline of the
-    top levels alone says nothing of the deeper ones)."""
+    top levels alone says nothing of the deeper ones), or where it is set in the type of
+    a matched top-level heading, at the top (the outline's "Table of Contents" printed as
+    "Contents"; the type of deeper levels is too common to tell a heading by)."""
     match = _outline_matches(words, heads, outline)
     if not heads or len(match) < OUTLINE_SHARE * len(heads):
         return heads, levels
@@ -270,12 +294,16 @@ def _with_outline(words: list[str], boxes: np.ndarray, block_ids: np.ndarray,
     starts = _block_starts(block_ids)
     h = _heights(boxes)
     matched = set(match.values())
+    sized = [(heads[i][2], 1) for i, j in match.items() if outline[j][1] == 1]
     picked: dict[int, tuple[tuple[int, int, float], int]] = {}
     for i, hd in enumerate(heads):
+        near = [k for k in sized if abs(k[0] - hd[2]) <= SAME_SIZE * k[0]]
         if i in match:
             picked[hd[0]] = (hd, outline[match[i]][1])
         elif levels[i] > depth:
             picked[hd[0]] = (hd, levels[i])
+        elif near:
+            picked[hd[0]] = (hd, min(near, key=lambda k: (abs(k[0] - hd[2]), k[1]))[1])
     lo = 0
     for jj, (title, lv) in enumerate(outline):
         hit = next((hd[0] for i, hd in enumerate(heads) if match.get(i) == jj), None)
@@ -284,7 +312,7 @@ def _with_outline(words: list[str], boxes: np.ndarray, block_ids: np.ndarray,
             continue
         if jj in matched or not title_key(title):
             continue
-        s, n = _find_entry(keys, starts, title_key(title), lo)
+        s, n = _find_entry(words, keys, starts, title_key(title), lo)
         if s >= 0 and s not in picked:
             picked[s] = ((s, n, float(h[s:s + n].mean())), lv)
             lo = s + n

@@ -23,12 +23,13 @@ from ..conf import DocumentSettings, LimitSettings
 from ..corpus.prints import DocPrint, doc_print, prepare_prints
 from ..failures import Failure, FailureClass, internal_error
 from ..group.labels import CODE, group_and_label, known_abstract
+from ..group.sections import outline_of
 from ..images.detector import detect_labels
 from ..images.render import RenderedPages
 from ..language import detect, main_language
 from ..pdftext import ExtractLimits, extract_document
 from ..pdftext.glyphs import repair_glyphs
-from ..records import Candidate, DocSummary, Document, ProcessedDoc
+from ..records import Candidate, DocSummary, Document, OutlineEntry, ProcessedDoc
 from ..strip import Stripped, leakage, strip_document
 from .payload import encode, summarize
 
@@ -55,13 +56,14 @@ class DocWork:
     leaks: dict[str, float] | None = None
     text_print: DocPrint | None = None  # the body's print, for finding duplicates
     ocr_pages: list[int] = field(default_factory=list)  # 1-based pages Tesseract read
+    outline: tuple[OutlineEntry, ...] = ()  # the PDF's bookmarks (group/sections.py)
 
     def processed(self) -> ProcessedDoc:
         assert self.stripped is not None and self.language is not None
         assert self.leaks is not None
         share, top = self.language
         return ProcessedDoc(self.candidate, self.stripped.body, self.stripped.matches, share,
-                            top, self.leaks)
+                            top, self.leaks, outline=self.outline)
 
 
 StepFn = Callable[[DocWork], Failure | None]
@@ -113,6 +115,8 @@ def extract(w: DocWork) -> Failure | None:
         return Failure(FailureClass.UNAVAILABLE, "no PDF")
     doc = extract_document(c.pdf_path, c.id, extract_limits(w.job.settings, w.job.limits))
     mode = w.job.settings.ocr
+    # the bookmarks, read while the PDF is at hand: the row's `sections` use them
+    w.outline = tuple(OutlineEntry(t, lv) for t, lv in outline_of(c.pdf_path))
     if isinstance(doc, Failure):
         if mode == "off" or doc.cls != FailureClass.SCANNED:
             if doc.cls == FailureClass.SCANNED:
