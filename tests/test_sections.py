@@ -240,3 +240,13 @@ def test_eval_structure_reads_the_trees_pdfplumber_cannot_and_jats():
     assert len(j["references"]) == 16
     assert ev.reference_match(j["references"], j["references"]) == 1.0
     assert ev.reference_match(j["references"], [" ".join(j["references"])]) == 0.0
+
+
+def test_an_unreadable_pdf_has_no_outline_and_fails_as_extraction_says(tmp_path):
+    """A PDF gone before the step ran failed as `internal_error` (pdfium's
+    FileNotFoundError, when the outline was read first); the sample's encrypted PDF and a
+    missing one give no outline."""
+    from loralay_build.group.sections import outline_of
+
+    assert outline_of(str(tmp_path / "gone.pdf")) == []
+    assert outline_of(str(SAMPLE.parent / "pdf" / "es_encrypted_tutor.pdf")) == []

@@ -211,7 +211,7 @@ def outline_of(pdf_path: str) -> list[tuple[str, int]]:
 
     try:
         pdf = pdfium.PdfDocument(pdf_path)
-    except pdfium.PdfiumError:
+    except (pdfium.PdfiumError, OSError):  # unreadable, encrypted, gone: no outline
         return []
     try:
         return [(item.get_title(), item.level + 1) for item in pdf.get_toc()]

@@ -115,20 +115,27 @@ def extract(w: DocWork) -> Failure | None:
         return Failure(FailureClass.UNAVAILABLE, "no PDF")
     doc = extract_document(c.pdf_path, c.id, extract_limits(w.job.settings, w.job.limits))
     mode = w.job.settings.ocr
-    # the bookmarks, read while the PDF is at hand: the row's `sections` use them
-    w.outline = tuple(OutlineEntry(t, lv) for t, lv in outline_of(c.pdf_path))
     if isinstance(doc, Failure):
         if mode == "off" or doc.cls != FailureClass.SCANNED:
             if doc.cls == FailureClass.SCANNED:
                 return Failure(doc.cls, f"{doc.message}; --ocr auto would read it")
             return doc
+        _read_outline(w)
         return _ocr(w, None, mode)
+    _read_outline(w)
     if doc.raw_broken:
         repair_glyphs(doc, c.abstracts.values())
     if mode != "off":
         return _ocr(w, doc, mode)
     w.doc = doc
     return None
+
+
+def _read_outline(w: DocWork) -> None:
+    """The bookmarks, read while the PDF is at hand (the row's `sections` use them), of a
+    PDF the extraction could read: a missing or broken file fails as extraction says."""
+    assert w.candidate.pdf_path is not None
+    w.outline = tuple(OutlineEntry(t, lv) for t, lv in outline_of(w.candidate.pdf_path))
 
 
 def _ocr(w: DocWork, doc: Document | None, mode: str) -> Failure | None:
