@@ -252,7 +252,7 @@ _PREFIXES = frozenset({"chapter", "appendix", "part", "section", "chapitre", "an
                        "capítulo", "capitulo", "anexo", "apêndice", "apendice"})
 
 
-def _find_entry(words: list[str], keys: list[str], starts: np.ndarray, want: str,
+def _find_entry(words: list[str], keys: dict[int, str], starts: np.ndarray, want: str,
                 lo: int) -> tuple[int, int]:
     """The first block-starting run of words at or after word `lo` whose text is `want`
     (`title_key`: its numbering aside, as printed "Appendix A One-term ..." is the entry
@@ -290,8 +290,8 @@ def _with_outline(words: list[str], boxes: np.ndarray, block_ids: np.ndarray,
     if not heads or len(match) < OUTLINE_SHARE * len(heads):
         return heads, levels
     depth = max(lv for _, lv in outline)
-    keys = [title_key(w) for w in words]
     starts = _block_starts(block_ids)
+    keys = {s: title_key(words[s]) for s in starts.tolist()}  # a block's first word's
     h = _heights(boxes)
     matched = set(match.values())
     sized = [(heads[i][2], 1) for i, j in match.items() if outline[j][1] == 1]
