@@ -242,13 +242,20 @@ def score(true: list[tuple[str, int]], found: list[tuple[str, int]]) -> dict[str
             "levels": agree / len(match) if match else 0.0, "match": match}
 
 
-def true_section_ids(words: list[str], true: list[tuple[str, int]]) -> np.ndarray:
-    """Each word's true section: the true headings found, in order, as runs of the
-    document's words (their keys joined), each word under the last one at or before it."""
+def true_section_ids(words: list[str], true: list[tuple[str, int]],
+                     found_at: dict[int, int]) -> np.ndarray:
+    """Each word's true section: each true heading where it is printed, each word under
+    the last one at or before it. Where it is printed: the found heading it matched
+    (`found_at`, its first word), else the first run of words after the previous one whose
+    keys join to its text (a heading the rules missed)."""
     keys = [norm(w) for w in words]
     starts: list[tuple[int, int]] = []  # (first word, true heading)
     pos = 0
     for t, (text, _) in enumerate(true):
+        if t in found_at:
+            starts.append((found_at[t], t))
+            pos = found_at[t] + 1
+            continue
         want = norm(text)
         for i in range(pos, len(words)):
             if not keys[i] or not want.startswith(keys[i]):
@@ -261,6 +268,7 @@ def true_section_ids(words: list[str], true: list[tuple[str, int]]) -> np.ndarra
                 starts.append((i, t))
                 pos = j
                 break
+    starts.sort()
     ids = np.full(len(words), -1, dtype=np.int64)
     for (i, t), nxt in zip(starts, [*starts[1:], (len(words), -1)]):
         ids[i:nxt[0]] = t
@@ -311,7 +319,10 @@ def evaluate(path: Path, doc_id: str, gt: dict[str, Any], truth_kind: str
     refs = references_of(d.words, d.boxes, d.line_ids, d.block_ids, d.labels)
     found = [(s.title, s.level) for s in secs]
     s = score(gt["headings"], found)
-    right = words_right(true_section_ids(d.words, gt["headings"]), ids, s.pop("match"))
+    match = s.pop("match")
+    first = {k: int(np.argmax(ids == k)) for k in set(match.values())}
+    at = {t: first[f] for t, f in match.items()}
+    right = words_right(true_section_ids(d.words, gt["headings"], at), ids, match)
     o = score(gt["headings"], outline)
     o.pop("match")
     return {"id": doc_id, "half": half(doc_id), "truth": truth_kind,
@@ -368,7 +379,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{r['id'][:36]:36} {r['half']:5} {r['truth']:6} {r['true_headings']:4} "
               f"{r['found']:5} {r['recall']:6.2f} {r['precision']:5.2f} {r['levels']:6.2f} "
               f"{r['words_right']:5.2f} | {out} | {r['true_refs']:4}/{r['found_refs']:<4} "
-              f"{r['refs_matched']:4.2f}")
+              + (f"{r['refs_matched']:4.2f}" if r["true_refs"] else " n/a"))
     for h in ("tune", "check"):
         part = [r for r in rows if r["half"] == h]
         if part:

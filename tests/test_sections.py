@@ -250,3 +250,53 @@ def test_an_unreadable_pdf_has_no_outline_and_fails_as_extraction_says(tmp_path)
 
     assert outline_of(str(tmp_path / "gone.pdf")) == []
     assert outline_of(str(SAMPLE.parent / "pdf" / "es_encrypted_tutor.pdf")) == []
+
+
+def test_show_draws_the_section_tree_beside_the_page(tmp_path):
+    """`loralay show FILE.pdf` on the LaTeX thesis: a panel beside the page lists every
+    heading, indented by level, with its page; the headings of the page drawn (page 9:
+    "Chapter 1 Introduction", "1.1 ...") in the section colour, the others grey."""
+    from PIL import Image
+
+    from loralay_build.preview import (
+        LABEL_COLOURS,
+        SCALE,
+        TREE_OTHER,
+        TREE_WIDTH,
+        preview_cuts,
+        preview_pdf,
+        section_lines,
+    )
+
+    pdf = shared_path("layout", "tagged", "en_latex_mit_thesis_template.pdf")
+    row, _, _ = preview_cuts(pdf, None, "en", None)
+    lines = section_lines(row, 9)
+    assert ("1 Chapter 1 Introduction (p. 9)", True) in lines
+    assert ("    3 1.1.1 Subsection eqn. (1.2) (p. 10)", False) in lines
+    assert [t for t, here in lines if here] == ["1 Chapter 1 Introduction (p. 9)",
+                                                "  2 1.1 A section discussing the first "
+                                                "issue: J/ψ (p. 9)"]
+    png = preview_pdf(pdf, page=9, out=tmp_path / "p9.png", language="en")
+    img = np.asarray(Image.open(png).convert("RGB"))
+    page_w = round(612 * SCALE)  # US letter
+    assert img.shape[1] == page_w + round(TREE_WIDTH * SCALE)
+    panel = img[:round(792 * SCALE), page_w + 1:].reshape(-1, 3)
+    here = (panel == LABEL_COLOURS["section"]).all(axis=1).sum()
+    other = (panel == TREE_OTHER).all(axis=1).sum()
+    assert here > 50 and other > here  # two headings here, many elsewhere
+
+
+def test_an_entry_a_block_list_splits_only_at_an_authors_initials():
+    """SciELO's ABNT list (Transinformação): the grouping makes each entry a block, and
+    a line inside one that opens with a journal ("Scientometrics, v. 106 ...") or
+    "Disponível em:" is no new entry: 45 entries, as the JATS lists (51 before); the
+    astronomy list whose blocks hold several one-line entries still splits at "Schiff
+    A.J., ..." (an author's initials)."""
+    d = extract(shared_path("corpus", "pdf", "pt_scielo_tinf_brasil_china.pdf"))
+    refs = references_of(d.words, d.boxes, d.line_ids, d.block_ids, d.labels)
+    assert len(refs) == 45
+    assert not any(r.startswith(("Scientometrics,", "Disponível")) for r in refs)
+    assert refs[2].startswith("Arboit, A. E.;") and "Disponível em:" in refs[2]
+    d = extract(shared_path("corpus", "pdf", "es_baaa_awsom.pdf"))
+    refs = references_of(d.words, d.boxes, d.line_ids, d.block_ids, d.labels)
+    assert any(r.startswith("Schiff A.J.,") for r in refs)

@@ -34,8 +34,9 @@ from .labels import CODE
 
 # in the tool version the run state fingerprints (pdf/preflight.STEP_RULES, as
 # group.GROUP_RULE): the `sections`, `article_section_ids` and `references` columns follow
-# it; 2: the PDF's outline read in the build, running heads and the title block dropped
-SECTIONS_RULE = "sections2"
+# it; 2: the PDF's outline read in the build, running heads and the title block dropped;
+# 3: a list of an entry a block splits inside a block only at an author's initials
+SECTIONS_RULE = "sections3"
 
 SECTION, BIBLIOGRAPHY, PARAGRAPH = CODE["section"], CODE["bibliography"], CODE["paragraph"]
 # a heading set smaller than this share of the body's type is no heading (a table's, a
@@ -58,6 +59,10 @@ _LETTER = re.compile(r"^[A-H](?:\.\d{1,2})*\.$")
 _ENTRY_NUMBER = re.compile(r"^(?:\[\d{1,4}\]|\(\d{1,4}\)|\d{1,4}\.|\d{1,4})$")
 # an author's name at a line's start: "Smith," "Smith" "van der Berg," "O'Neil,"
 _AUTHOR = re.compile(r"^[A-Z][\w'’\-]+,?$")
+# an author's initials after the surname: "A.", "A.J.,", "B-C.;"
+_INITIALS = re.compile(r"^[A-Z][a-z]?(?:[.\-][A-Z]?)+\.?[,;]?$")
+# an entry runs to at most this many lines (a block of more holds several)
+ENTRY_LINES = 5
 _ENDS_ENTRY = re.compile(r"(?:\.|\d{4}[a-z]?\)?\.?|\d+\s*[-–]\s*\d+\.?)$")
 
 
@@ -417,7 +422,13 @@ def _unnumbered_starts(words: list[str], boxes: np.ndarray, block_ids: np.ndarra
     hgt = boxes[first, 3] - boxes[first, 1]
     blk = block_ids[first]
     cut = (np.diff(blk) != 0).nonzero()[0] + 1
-    for group in np.split(np.arange(len(lines)), cut):
+    groups = np.split(np.arange(len(lines)), cut)
+    # blocks of an entry's few lines each: the grouping set the entries apart (by the
+    # space between them), so inside one a new entry needs its author's initials too
+    # ("Schiff A.J.,", "Rovelli, L."): a journal's name opening a line ("Scientometrics,
+    # v. 106 ...", "Disponível em:") is no new entry
+    per_entry = len(groups) >= 3 and float(np.median([len(g) for g in groups])) <= ENTRY_LINES
+    for group in groups:
         gx = x0[group]
         indent = gx > float(gx.min()) + 0.6 * float(np.median(hgt[group]))
         out[int(group[0])] = True
@@ -425,9 +436,12 @@ def _unnumbered_starts(words: list[str], boxes: np.ndarray, block_ids: np.ndarra
             for g in group[~indent].tolist():
                 out[g] = True
             continue
+        strict = per_entry and len(group) <= ENTRY_LINES
         for g in group[1:].tolist():
-            head = words[int(first[g])]
+            f = int(first[g])
+            head = words[f]
             if (_AUTHOR.match(head) and _ENDS_ENTRY.search(words[last[g - 1]])
-                    and head not in ("In", "Proceedings", "Journal", "The")):
+                    and head not in ("In", "Proceedings", "Journal", "The")
+                    and (not strict or (f + 1 < len(words) and _INITIALS.match(words[f + 1])))):
                 out[g] = True
     return out
