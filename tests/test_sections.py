@@ -145,7 +145,8 @@ def test_the_build_reads_the_outline_and_the_row_takes_its_headings():
     """The MIT thesis template (LaTeX, bookmarked): the extract step reads its outline,
     the stored payload carries it (typed entries), and the row's `sections` column takes
     the outline's headings and levels: "Appendix A ..." (no block the labels call a
-    heading) is found, "by Silas W. Holman" of the title page is not a heading."""
+    heading) is found, "by Silas W. Holman" and "BACHELOR OF SCIENCE IN PHYSICS" of the
+    title pages are not headings."""
     from loralay_build.conf import DocumentSettings, LimitSettings
     from loralay_build.pdf.payload import encode, read_columns
     from loralay_build.pdf.steps import DocumentJob, run_steps
@@ -170,6 +171,8 @@ def test_the_build_reads_the_outline_and_the_row_takes_its_headings():
     assert levels["Appendix A One-term coefficients for heat conduction"] == 1
     assert levels["A.1 A multipage table of numbers"] == 2
     assert "by Silas W. Holman" not in levels and "Thesis Supervisor" not in levels
+    # a line of the title page set small is no level-4 heading under "THESIS COMMITTEE"
+    assert "BACHELOR OF SCIENCE IN PHYSICS" not in levels
     top = [s["title"] for s in secs].index("Appendix A One-term coefficients for heat conduction")
     assert secs[top + 1]["parent"] == top
 

@@ -35,7 +35,8 @@ from .labels import CODE
 # in the tool version the run state fingerprints (pdf/preflight.STEP_RULES, as
 # group.GROUP_RULE): the `sections`, `article_section_ids` and `references` columns follow
 # it; 2: the PDF's outline read in the build, running heads and the title block dropped;
-# 3: a list of an entry a block splits inside a block only at an author's initials
+# 3: a list of an entry a block splits inside a block only at an author's initials; a
+# heading the outline does not name, below its depth, needs a parent one level up
 SECTIONS_RULE = "sections3"
 
 SECTION, BIBLIOGRAPHY, PARAGRAPH = CODE["section"], CODE["bibliography"], CODE["paragraph"]
@@ -288,7 +289,9 @@ def _with_outline(words: list[str], boxes: np.ndarray, block_ids: np.ndarray,
     its issue, or of the PDF's attachments, are not): every entry printed at a block's
     start is a heading at the entry's level (one the labels missed too); a labelled
     heading no entry names is kept only below the outline's depth (an outline of the
-    top levels alone says nothing of the deeper ones), or where it is set in the type of
+    top levels alone says nothing of the deeper ones) and under a heading one level up
+    (a title page's line set small is not a level-4 heading under a chapter), or where
+    it is set in the type of
     a matched top-level heading, at the top (the outline's "Table of Contents" printed as
     "Contents"; the type of deeper levels is too common to tell a heading by)."""
     match = _outline_matches(words, heads, outline)
@@ -298,30 +301,36 @@ def _with_outline(words: list[str], boxes: np.ndarray, block_ids: np.ndarray,
     starts = _block_starts(block_ids)
     keys = {s: title_key(words[s]) for s in starts.tolist()}  # a block's first word's
     h = _heights(boxes)
-    matched = set(match.values())
     sized = [(heads[i][2], 1) for i, j in match.items() if outline[j][1] == 1]
     picked: dict[int, tuple[tuple[int, int, float], int]] = {}
+    deeper: set[int] = set()
     for i, hd in enumerate(heads):
         near = [k for k in sized if abs(k[0] - hd[2]) <= SAME_SIZE * k[0]]
         if i in match:
             picked[hd[0]] = (hd, outline[match[i]][1])
         elif levels[i] > depth:
             picked[hd[0]] = (hd, levels[i])
+            deeper.add(hd[0])
         elif near:
             picked[hd[0]] = (hd, min(near, key=lambda k: (abs(k[0] - hd[2]), k[1]))[1])
     lo = 0
+    found_at = {j: heads[i][0] for i, j in match.items()}
     for jj, (title, lv) in enumerate(outline):
-        hit = next((hd[0] for i, hd in enumerate(heads) if match.get(i) == jj), None)
-        if hit is not None:
-            lo = hit + 1
+        if jj in found_at:
+            lo = found_at[jj] + 1
             continue
-        if jj in matched or not title_key(title):
+        if not title_key(title):
             continue
         s, n = _find_entry(words, keys, starts, title_key(title), lo)
         if s >= 0 and s not in picked:
             picked[s] = ((s, n, float(h[s:s + n].mean())), lv)
             lo = s + n
-    order = sorted(picked)
+    order: list[int] = []
+    for s in sorted(picked):
+        lv = picked[s][1]
+        if s in deeper and (not order or picked[order[-1]][1] < lv - 1):
+            continue
+        order.append(s)
     return [picked[s][0] for s in order], [picked[s][1] for s in order]
 
 
