@@ -303,3 +303,40 @@ def test_an_entry_a_block_list_splits_only_at_an_authors_initials():
     d = extract(shared_path("corpus", "pdf", "es_baaa_awsom.pdf"))
     refs = references_of(d.words, d.boxes, d.line_ids, d.block_ids, d.labels)
     assert any(r.startswith("Schiff A.J.,") for r in refs)
+
+
+def test_the_card_states_the_accuracy_the_evaluation_measures():
+    """The card's figures for the structure columns are the evaluation's: the held-out
+    check half (three SciELO papers with JATS) re-measured here gives the card's numbers,
+    and a published-features card (no structure columns) says none of them."""
+    import importlib.util
+
+    from loralay_build.write.card import STRUCTURE_ACCURACY, CardFacts, card_text
+
+    from .conftest import REPO
+
+    spec = importlib.util.spec_from_file_location("eval_structure",
+                                                  REPO / "scripts" / "eval_structure.py")
+    ev = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ev)
+    check = ("es_scielo_malaga", "pt_scielo_hoehnea_senna", "pt_scielo_rsp_hindex")
+    assert all(ev.half(i) == "check" for i in check)
+    rows = [ev.evaluate(shared_path("corpus", "pdf", f"{i}.pdf"), i,
+                        ev.jats_truth(shared_path("corpus", "meta", f"{i}.xml")), "jats")
+            for i in check]
+
+    def mean(k):
+        return f"{sum(r[k] for r in rows) / len(rows):.2f}"
+
+    said = STRUCTURE_ACCURACY["sections"]
+    assert f"recall 0.96 / {mean('recall')}" in said
+    assert f"precision 0.91 / {mean('precision')}" in said
+    assert f"level agreement 0.98 / {mean('levels')}" in said
+    assert f"0.93 / {mean('words_right')} of the words" in STRUCTURE_ACCURACY["words"]
+    counts = [f"{r['true_refs']}/{r['found_refs']}"
+              for r in sorted(rows, key=lambda r: r["true_refs"])]
+    assert f"{', '.join(counts[:-1])} and {counts[-1]}" in STRUCTURE_ACCURACY["references"]
+    assert all(r["refs_matched"] == 1.0 for r in rows)
+    facts = CardFacts(name="t", source="HAL", language="fr", split_rule="r")
+    assert said in card_text(facts, {"train": 1})
+    assert said not in card_text(facts, {"train": 1}, features="published")
