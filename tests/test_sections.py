@@ -329,10 +329,10 @@ def test_the_card_states_the_accuracy_the_evaluation_measures():
         return f"{sum(r[k] for r in rows) / len(rows):.2f}"
 
     said = STRUCTURE_ACCURACY["sections"]
-    assert f"recall 0.96 / {mean('recall')}" in said
-    assert f"precision 0.91 / {mean('precision')}" in said
-    assert f"level agreement 0.98 / {mean('levels')}" in said
-    assert f"0.93 / {mean('words_right')} of the words" in STRUCTURE_ACCURACY["words"]
+    assert f"recall 0.98 / {mean('recall')}" in said
+    assert f"precision 0.92 / {mean('precision')}" in said
+    assert f"level agreement 1.00 / {mean('levels')}" in said
+    assert f"0.96 / {mean('words_right')} of the words" in STRUCTURE_ACCURACY["words"]
     counts = [f"{r['true_refs']}/{r['found_refs']}"
               for r in sorted(rows, key=lambda r: r["true_refs"])]
     assert f"{', '.join(counts[:-1])} and {counts[-1]}" in STRUCTURE_ACCURACY["references"]
@@ -340,3 +340,14 @@ def test_the_card_states_the_accuracy_the_evaluation_measures():
     facts = CardFacts(name="t", source="HAL", language="fr", split_rule="r")
     assert said in card_text(facts, {"train": 1})
     assert said not in card_text(facts, {"train": 1}, features="published")
+
+
+def test_headings_match_across_compatibility_forms():
+    """The thesis's tagged heading "1.1 ... 𝑱/𝝍" (math italic letters) is the printed
+    "1.1 ... J/ψ": titles match NFKC-folded (the evaluation missed it, as would an
+    outline written with them)."""
+    from loralay_build.group.sections import title_key
+
+    assert title_key("1.1 A section discussing the first issue: 𝑱/𝝍") == \
+        title_key("1.1 A section discussing the first issue: J/ψ")
+    assert title_key("2 Classiﬁcation") == title_key("Classification")

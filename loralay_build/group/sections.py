@@ -25,6 +25,7 @@ through NumPy over its heights.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -36,7 +37,8 @@ from .labels import CODE
 # group.GROUP_RULE): the `sections`, `article_section_ids` and `references` columns follow
 # it; 2: the PDF's outline read in the build, running heads and the title block dropped;
 # 3: a list of an entry a block splits inside a block only at an author's initials; a
-# heading the outline does not name, below its depth, needs a parent one level up
+# heading the outline does not name, below its depth, needs a parent one level up;
+# headings match outline entries NFKC-folded
 SECTIONS_RULE = "sections3"
 
 SECTION, BIBLIOGRAPHY, PARAGRAPH = CODE["section"], CODE["bibliography"], CODE["paragraph"]
@@ -234,8 +236,10 @@ _NUMBERING = re.compile(r"^\s*(?:(?i:chapter|appendix|part|section|chapitre|anne
 
 def title_key(title: str) -> str:
     """A heading's text for matching an outline entry or a tagged heading: numbering,
-    punctuation, spaces and case aside."""
-    return "".join(c for c in _NUMBERING.sub("", title).lower() if c.isalnum())
+    punctuation, spaces and case aside, compatibility forms folded (NFKC: a math italic
+    "𝑱" is "J", a ligature "ﬁ" is "fi")."""
+    text = unicodedata.normalize("NFKC", title)
+    return "".join(c for c in _NUMBERING.sub("", text).lower() if c.isalnum())
 
 
 def _outline_matches(words: list[str], heads: list[tuple[int, int, float]],
