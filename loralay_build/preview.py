@@ -176,12 +176,20 @@ def show_document(dataset_dir: str | Path, article_id: str, page: int | None = N
     return target
 
 
-def _row_of(doc: Any, cand: Candidate) -> dict[str, Any]:
-    """A body as `show_document` holds a dataset's row (the columns `draw_page` reads)."""
+def _row_of(doc: Any, cand: Candidate, outline: tuple[Any, ...] = ()) -> dict[str, Any]:
+    """A body as `show_document` holds a dataset's row (the columns `draw_page` reads), its
+    section tree made as the row's is (`group/sections.py`, with the PDF's outline)."""
+    from .group.sections import sections_of
+
+    secs, ids = sections_of(doc.words, doc.boxes, doc.block_ids, doc.labels,
+                            [(e.title, e.level) for e in outline], doc.word_pages)
     return {"article_words": doc.words, "article_bboxes": doc.boxes.tolist(),
             "article_pages": doc.word_pages, "article_line_ids": doc.line_ids,
             "article_block_ids": doc.block_ids,
             "article_labels": [LABELS[k] for k in doc.labels],
+            "sections": [{"title": x.title, "level": x.level, "parent": x.parent}
+                         for x in secs],
+            "article_section_ids": ids.tolist(),
             "language": cand.language, "source": "preview"}
 
 
@@ -252,7 +260,7 @@ def preview_cuts(pdf: Path, abstract: str | None, language: str | None,
     elif not abstract:
         notes.append("no --abstract given: nothing cut (a build drops a paper whose abstract "
                      "it cannot find)")
-    return _row_of(body, cand), cuts, notes
+    return _row_of(body, cand, work.outline), cuts, notes
 
 
 # --- drawing ---------------------------------------------------------------------------
@@ -398,6 +406,54 @@ def _outlines(img: Any, row: dict[str, Any], page: int, scale: float) -> None:
         draw.text(at, tag, fill="white", font=font)
 
 
+TREE_WIDTH = 230  # points: the section tree's panel beside the page
+TREE_OTHER = (120, 120, 120)  # a heading of another page
+
+
+def section_lines(row: dict[str, Any], page: int) -> list[tuple[str, bool]]:
+    """The section tree as the panel lists it, one heading a line: indented by its level,
+    "level title (p. N)", and whether it opens on `page` (drawn in the section colour);
+    nothing for a row without the columns (`--features published`)."""
+    secs = row.get("sections") or []
+    ids, pages = row.get("article_section_ids") or [], row["article_pages"]
+    opens: dict[int, int] = {}
+    for i, k in enumerate(ids):
+        if k >= 0:
+            opens.setdefault(int(k), int(pages[i]))
+    return [(f"{'  ' * (s['level'] - 1)}{s['level']} {s['title']} (p. {opens.get(k, '?')})",
+             opens.get(k) == page) for k, s in enumerate(secs)]
+
+
+def _with_tree(img: Any, row: dict[str, Any], page: int, scale: float) -> Any:
+    """The page with the section tree beside it (headings and their levels), the
+    page's own headings in the section colour; the page alone for a row without one."""
+    from PIL import Image, ImageDraw
+
+    lines = section_lines(row, page)
+    if not lines:
+        return img
+    font, step = _font(7 * scale), round(9 * scale)
+    width = round(TREE_WIDTH * scale)
+    panel = Image.new("RGB", (width, img.height), "white")
+    draw = ImageDraw.Draw(panel)
+    draw.text((step // 2, step // 2), f"sections ({len(lines)}): level title (page)",
+              fill=(0, 0, 0), font=font)
+    room = max(1, img.height // step - 3)
+    for k, (text, here) in enumerate(lines[:room]):
+        while text and draw.textlength(text, font=font) > width - step:
+            text = text[:-2] + "…"
+        draw.text((step // 2, step // 2 + (k + 1) * step), text,
+                  fill=LABEL_COLOURS["section"] if here else TREE_OTHER, font=font)
+    if len(lines) > room:
+        draw.text((step // 2, step // 2 + (room + 1) * step),
+                  f"… {len(lines) - room} more", fill=(0, 0, 0), font=font)
+    draw.line((0, 0, 0, img.height), fill=TREE_OTHER, width=1)
+    out = Image.new("RGB", (img.width + width, img.height), "white")
+    out.paste(img, (0, 0))
+    out.paste(panel, (img.width, 0))
+    return out
+
+
 def _font(size: float) -> Any:
     from PIL import ImageFont
 
@@ -442,5 +498,6 @@ def draw_page(pdf: Path, page: int, row: dict[str, Any], cuts: Cuts, caption: Ca
     """The rendered page with shading, outlines and caption, as a PIL image."""
     img = _shade(_render(pdf, page, scale), cuts, page, scale)
     _outlines(img, row, page, scale)
+    img = _with_tree(img, row, page, scale)
     langs = sorted({lang for _, _, lang in cuts.words})
     return _with_caption(img, caption, langs, scale, page_labels(row, page))

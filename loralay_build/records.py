@@ -373,6 +373,10 @@ class ProcessedDoc:
     # summary), the stored payload and the Parquet columns all read this one value, so
     # they cannot disagree (the column was normalised again when written)
     license: License | None = None
+    # the PDF's bookmarks, read once by the extract step (the PDF is not at hand when the
+    # row is written); stored only when there are some, so a PDF without any stores the
+    # bytes it stored before the outline was read
+    outline: tuple[OutlineEntry, ...] = ()
 
     def __post_init__(self) -> None:
         if self.license is None:
@@ -385,19 +389,23 @@ class ProcessedDoc:
 
     def to_json(self, word_columns: bool = True) -> dict[str, Any]:
         lic = self.terms
-        return {"candidate": self.candidate.to_json(),
-                "document": self.document.to_json(word_columns),
-                "matches": [m.to_json() for m in self.matches],
-                "language_share": self.language_share,
-                "detected_language": self.detected_language, "leakage": self.leakage,
-                "license": {"id": lic.id, "url": lic.url, "text": lic.text}}
+        out = {"candidate": self.candidate.to_json(),
+               "document": self.document.to_json(word_columns),
+               "matches": [m.to_json() for m in self.matches],
+               "language_share": self.language_share,
+               "detected_language": self.detected_language, "leakage": self.leakage,
+               "license": {"id": lic.id, "url": lic.url, "text": lic.text}}
+        if self.outline:
+            out["outline"] = [e.to_json() for e in self.outline]
+        return out
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> ProcessedDoc:
         lic = d.get("license")
         return cls(Candidate.from_json(d["candidate"]), Document.from_json(d["document"]),
                    [AbstractMatch.from_json(m) for m in d["matches"]], d["language_share"],
-                   d["detected_language"], d["leakage"], License(**lic) if lic else None)
+                   d["detected_language"], d["leakage"], License(**lic) if lic else None,
+                   outline_from_json(d.get("outline")))
 
     @property
     def summary(self) -> str:
@@ -462,6 +470,27 @@ class WordColumns:
 
 
 @dataclass(frozen=True, slots=True)
+class OutlineEntry:
+    """One bookmark of the PDF's outline: the author's own section tree, read by the
+    extract step and carried to the row, where it gives the `sections` column the
+    headings it matches (`group/sections.py`)."""
+
+    title: str
+    level: int  # 1 = top
+
+    def to_json(self) -> list[Any]:
+        return [self.title, self.level]
+
+    @classmethod
+    def from_json(cls, v: list[Any]) -> OutlineEntry:
+        return cls(str(v[0]), int(v[1]))
+
+
+def outline_from_json(v: list[Any] | None) -> tuple[OutlineEntry, ...]:
+    return tuple(OutlineEntry.from_json(e) for e in v or ())
+
+
+@dataclass(frozen=True, slots=True)
 class ColumnDoc:
     """A kept document as the finish reads it: the candidate, page sizes, word columns."""
 
@@ -471,6 +500,7 @@ class ColumnDoc:
     license: License  # as the worker normalised it (`ProcessedDoc.license`)
     ocr_pages: tuple[int, ...] = ()  # the pages whose words came from OCR (`Document`)
     rotations: tuple[int, ...] = ()  # each page's `Page.rotation` (empty: none turned)
+    outline: tuple[OutlineEntry, ...] = ()  # the PDF's bookmarks (`ProcessedDoc.outline`)
 
     @property
     def summary(self) -> str:

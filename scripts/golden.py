@@ -35,6 +35,7 @@ from loralay_build.pdf.steps import DocumentJob, DocWork, run_steps  # noqa: E40
 from loralay_build.pdftext.poppler import poppler_version  # noqa: E402
 from loralay_build.records import Candidate, Document  # noqa: E402
 from loralay_build.sources.manifest import read_manifest  # noqa: E402
+from loralay_build.write.features import doc_to_batch  # noqa: E402
 
 SCHEMA_VERSION = 1
 GOLDEN = REPO / "tests" / "golden"
@@ -106,11 +107,24 @@ def document_digests(c: Candidate, job: DocumentJob) -> dict[str, str]:
         if value is not None:
             out[step] = value
 
-    _, results = run_steps(c, job, skip=frozenset({"render"}), observe=observe)
+    work, results = run_steps(c, job, skip=frozenset({"render"}), observe=observe)
     failed = results.failure
     if failed is not None:
         out[failed[0]] = f"failed: {failed[1].cls.value}"
+    else:
+        out["sections"] = structure_digest(work)
     return out
+
+
+def structure_digest(work: DocWork) -> str:
+    """The row's structure columns (`sections`, `article_section_ids`, `references`), as
+    the writer makes them from the body and the PDF's outline (SECTIONS_RULE)."""
+    batch = doc_to_batch(work.processed())
+    d = _Digest()
+    for name in ("sections", "article_section_ids", "references"):
+        value = batch.column(name)[0].as_py()
+        d.part(name, json.dumps(value, ensure_ascii=False).encode())
+    return d.hex()
 
 
 def corpus_digests(manifest: Path) -> dict[str, Any]:

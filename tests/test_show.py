@@ -27,6 +27,7 @@ from loralay_build.preview import (
     LANG_COLOURS,
     SCALE,
     SHADE_ALPHA,
+    TREE_WIDTH,
     WORD,
     show_document,
 )
@@ -104,7 +105,8 @@ def test_default_page_and_cli(sample, tmp_path):
     run = CliRunner().invoke(main, ["show", str(sample), DOC, "--out", str(tmp_path / "x.png")])
     assert run.exit_code == 0, run.output
     assert (tmp_path / "x.png").is_file()
-    assert Image.open(tmp_path / "x.png").size[0] == _px(595.28)
+    # the page, and the section tree's panel beside it (the sample paper has headings)
+    assert Image.open(tmp_path / "x.png").size[0] == _px(595.28) + _px(TREE_WIDTH)
 
 
 def test_errors_are_one_line(sample, tmp_path):

@@ -102,7 +102,7 @@ def read(payload: bytes) -> tuple[dict[str, Any], pa.RecordBatch]:
 
 def read_columns(payload: bytes) -> ColumnDoc:
     """What the finish's row needs, word columns as Arrow/numpy (no per-word objects)."""
-    from ..records import ColumnDoc, WordColumns
+    from ..records import ColumnDoc, WordColumns, outline_from_json
 
     meta, b = read(payload)
     sizes = np.asarray([p[1:3] for p in meta["document"]["pages"]], np.float64)
@@ -113,7 +113,8 @@ def read_columns(payload: bytes) -> ColumnDoc:
                        labels=b.column(5).to_numpy())
     return ColumnDoc(Candidate.from_json(meta["candidate"]), sizes.reshape(-1, 2), cols,
                      License(**meta["license"]), tuple(meta["document"].get("ocr_pages", [])),
-                     tuple(Page.from_json(p).rotation for p in meta["document"]["pages"]))
+                     tuple(Page.from_json(p).rotation for p in meta["document"]["pages"]),
+                     outline_from_json(meta.get("outline")))
 
 
 def summarize(p: ProcessedDoc, text_print: DocPrint) -> DocSummary:

@@ -19,6 +19,7 @@ from ..corpus.prints import PRINT_VERSION
 from ..errors import ConfigError
 from ..group import GROUP_RULE
 from ..group.labels import LABEL_RULE
+from ..group.sections import SECTIONS_RULE
 from ..images.detector import detector_missing
 from ..layout import RunLayout
 from ..licenses import LICENSE_RULE
@@ -45,8 +46,10 @@ class ToolVersions:
 # The rule versions, by the step whose output each decides: the glyph-repair and rotation
 # rules the words and boxes, the grouping and label rules the groups and labels, the print
 # rule the duplicates found, the licence rule the licence id a result holds (the allow-list
-# and the report read it), the strip rule what is cut as an abstract. A run made before
-# any of them changed is redone; the golden digests (tests/golden/) fail when a step's
+# and the report read it), the strip rule what is cut as an abstract, the sections rule
+# the row's section tree, each word's section and the reference entries (`sections` is
+# no step of its own: the row's writer derives them from the body and the outline). A run
+# made before any of them changed is redone; the golden digests (tests/golden/) fail when a step's
 # output changes while its rules do not. Bump a rule in its own module, where it is kept.
 STEP_RULES: dict[str, dict[str, str]] = {
     "extract": {"GLYPH_RULE": GLYPH_RULE, "ROTATION_RULE": ROTATION_RULE},
@@ -54,6 +57,7 @@ STEP_RULES: dict[str, dict[str, str]] = {
     "print": {"PRINT_VERSION": PRINT_VERSION},
     "license": {"LICENSE_RULE": LICENSE_RULE},
     "strip": {"STRIP_RULE": STRIP_RULE},
+    "sections": {"SECTIONS_RULE": SECTIONS_RULE},
 }
 
 

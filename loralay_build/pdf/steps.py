@@ -23,13 +23,14 @@ from ..conf import DocumentSettings, LimitSettings
 from ..corpus.prints import DocPrint, doc_print, prepare_prints
 from ..failures import Failure, FailureClass, internal_error
 from ..group.labels import group_and_label, known_abstract
+from ..group.sections import outline_of
 from ..images.detector import detect_labels
 from ..images.render import RenderedPages
 from ..labels import CODE
 from ..language import detect, main_language
 from ..pdftext import ExtractLimits, extract_document
 from ..pdftext.glyphs import repair_glyphs
-from ..records import Candidate, DocSummary, Document, ProcessedDoc
+from ..records import Candidate, DocSummary, Document, OutlineEntry, ProcessedDoc
 from ..strip import Stripped, leakage, strip_document
 from .payload import encode, summarize
 
@@ -56,13 +57,14 @@ class DocWork:
     leaks: dict[str, float] | None = None
     text_print: DocPrint | None = None  # the body's print, for finding duplicates
     ocr_pages: list[int] = field(default_factory=list)  # 1-based pages Tesseract read
+    outline: tuple[OutlineEntry, ...] = ()  # the PDF's bookmarks (group/sections.py)
 
     def processed(self) -> ProcessedDoc:
         assert self.stripped is not None and self.language is not None
         assert self.leaks is not None
         share, top = self.language
         return ProcessedDoc(self.candidate, self.stripped.body, self.stripped.matches, share,
-                            top, self.leaks)
+                            top, self.leaks, outline=self.outline)
 
 
 StepFn = Callable[[DocWork], Failure | None]
@@ -119,13 +121,22 @@ def extract(w: DocWork) -> Failure | None:
             if doc.cls == FailureClass.SCANNED:
                 return Failure(doc.cls, f"{doc.message}; --ocr auto would read it")
             return doc
+        _read_outline(w)
         return _ocr(w, None, mode)
+    _read_outline(w)
     if doc.raw_broken:
         repair_glyphs(doc, c.abstracts.values())
     if mode != "off":
         return _ocr(w, doc, mode)
     w.doc = doc
     return None
+
+
+def _read_outline(w: DocWork) -> None:
+    """The bookmarks, read while the PDF is at hand (the row's `sections` use them), of a
+    PDF the extraction could read: a missing or broken file fails as extraction says."""
+    assert w.candidate.pdf_path is not None
+    w.outline = tuple(OutlineEntry(t, lv) for t, lv in outline_of(w.candidate.pdf_path))
 
 
 def _ocr(w: DocWork, doc: Document | None, mode: str) -> Failure | None:

@@ -151,6 +151,23 @@ def _data_files(splits: Sequence[str], files: Mapping[str, Sequence[str]], folde
             for s in splits]
 
 
+# The project's own measurement of the structure columns (`scripts/eval_structure.py`,
+# rules SECTIONS_RULE sections3): 6 documents with ground truth others made (2 tagged
+# PDFs' H1-H6 trees, 4 SciELO papers' JATS XML), split by a fixed hash of the id into a
+# tuning half (the rules were tuned on it) and a check half (they were not); means per
+# document. Re-measure and update these when the rules change.
+STRUCTURE_ACCURACY = {
+    "sections": "Measured (`scripts/eval_structure.py`, 6 documents with others' ground "
+                "truth: tagged PDFs' H1-H6, publishers' JATS): heading recall 0.98 / 0.86, "
+                "precision 0.92 / 0.76, level agreement 1.00 / 0.67 (tuning half / "
+                "held-out check half, 3 documents each; min recall 0.94 / 0.57).",
+    "words": "Measured: 0.96 / 0.91 of the words in the right section (tuning / check "
+             "half).",
+    "references": "Measured on 4 JATS reference lists: every true entry matched by one "
+                  "entry (0.6 of the tokens both ways); counts 45/45 on the tuning half, "
+                  "16/16, 28/31 and 56/59 (+0 % to +11 %) on the check half.",
+}
+
 _MEANING = {
     "article_id": "The source's identifier of the paper.",
     "article_bboxes": "Word boxes (x0, y0, x1, y1) in PDF points, origin top-left of the page.",
@@ -162,15 +179,18 @@ _MEANING = {
                  "for a paper whose words all come from its text layer.",
     "article_section_ids": "Index in `sections` of the section each word belongs to (the "
                            "last heading at or before it); -1 before the first heading "
-                           "(title block, authors, front matter).",
+                           "(title block, authors, front matter). "
+                           + STRUCTURE_ACCURACY["words"],
     "sections": "The section tree in reading order: each heading's `title` as printed "
-                "(numbering included), `level` (1 = top; from its number, else from the "
-                "type size of numbered headings) and `parent` (index into `sections`, -1 "
-                "for a top one), from the words labelled `section`. Measured against "
-                "tagged PDFs' headings by `scripts/eval_structure.py`.",
+                "(numbering included), `level` (1 = top) and `parent` (index into "
+                "`sections`, -1 for a top one). Where the PDF's outline (bookmarks) "
+                "matches the printed headings it gives them and their levels; else the "
+                "words labelled `section`, levels from their numbers (\"2.3.1\"), else "
+                "from the type size of numbered headings; running heads and the title "
+                "block are no headings. " + STRUCTURE_ACCURACY["sections"],
     "references": "Each bibliography entry's text, in order, from the words labelled "
                   "`bibliography`, split at entry numbers, hanging indents or an "
-                  "author's name after an entry's end.",
+                  "author's name after an entry's end. " + STRUCTURE_ACCURACY["references"],
     "abstract": "The summary: the abstract in the paper's main language.",
     "other_abstracts": "Abstracts in other languages (also removed from the body).",
     "article_pdf_url": "Where the PDF can be downloaded (may be null).",

@@ -36,7 +36,14 @@ from ..group.labels import labels_of
 from ..group.sections import references_of, sections_of
 from ..labels import LABELS
 from ..licenses import License
-from ..records import Candidate, ColumnDoc, ProcessedDoc, WordColumns, turn_boxes
+from ..records import (
+    Candidate,
+    ColumnDoc,
+    OutlineEntry,
+    ProcessedDoc,
+    WordColumns,
+    turn_boxes,
+)
 
 COMPACT, PUBLISHED = "compact", "published"
 
@@ -133,7 +140,7 @@ def column_doc(p: ProcessedDoc) -> ColumnDoc:
                        d.line_ids, d.block_ids, labels_of(d))
     sizes = np.asarray([(pg.width, pg.height) for pg in d.pages], dtype=np.float64)
     return ColumnDoc(p.candidate, sizes.reshape(len(d.pages), 2), cols, p.terms,
-                     tuple(d.ocr_pages), tuple(pg.rotation for pg in d.pages))
+                     tuple(d.ocr_pages), tuple(pg.rotation for pg in d.pages), p.outline)
 
 
 def layout(doc: ColumnDoc) -> Layout:
@@ -197,7 +204,7 @@ def _compact_columns(p: ColumnDoc, lay: Layout) -> dict[str, pa.Array]:
         "article_labels": _one_list(label_ids(d.labels)),
         "page_sizes": _fixed(lay.sizes.astype(np.float32), 2, pa.float32()),
         "ocr_pages": _one_list(pa.array(p.ocr_pages, pa.int16())),
-        **_structure_columns(d, _read_frame(lay, p.rotations)),
+        **_structure_columns(d, _read_frame(lay, p.rotations), p.outline),
         "other_abstracts": pa.array([other_abstracts(p)],
                                     SCHEMA.field("other_abstracts").type),
         "language": pa.array([c.language], pa.string()),
@@ -223,13 +230,16 @@ def _read_frame(lay: Layout, rotations: tuple[int, ...]) -> Layout:
     return Layout(boxes, lay.norm, lay.pages, lay.sizes)
 
 
-def _structure_columns(d: WordColumns, lay: Layout) -> dict[str, pa.Array]:
+def _structure_columns(d: WordColumns, lay: Layout, outline: tuple[OutlineEntry, ...] = ()
+                       ) -> dict[str, pa.Array]:
     """The section tree, each word's section and the reference entries
-    (`group/sections.py`, issue 45), from the word columns the row is made of."""
+    (`group/sections.py`, issue 45), from the word columns the row is made of and the
+    PDF's outline (SECTIONS_RULE)."""
     words = d.words.to_pylist()
     blocks = np.asarray(d.block_ids, dtype=np.int64)
     lines = np.asarray(d.line_ids, dtype=np.int64)
-    secs, ids = sections_of(words, lay.boxes, blocks, d.labels)
+    secs, ids = sections_of(words, lay.boxes, blocks, d.labels,
+                            [(e.title, e.level) for e in outline], lay.pages)
     refs = references_of(words, lay.boxes, lines, blocks, d.labels)
     tree = [{"title": s.title, "level": s.level, "parent": s.parent} for s in secs]
     return {
