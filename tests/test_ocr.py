@@ -167,3 +167,75 @@ def test_mixed_pdf_born_digital_pages_are_poppler_s_and_the_scan_is_read(tmp_pat
     words, boxes = _page_words(read, 1)
     assert (words, boxes) == _page_words(digital, 1)
     assert _recall(_page_words(digital, 2)[0], _page_words(read, 2)[0]) >= 0.95
+
+
+def _children_cpu() -> float:
+    import os
+
+    t = os.times()
+    return t.children_user + t.children_system
+
+
+@needs_tesseract
+@pytest.mark.perf
+def test_ocr_costs_at_most_three_cpu_seconds_a_page():
+    """One OpenMP thread and an uncompressed PGM piped into Tesseract (a PNG's encoding
+    alone cost ~1 CPU-s a page): the sample's real scan, two pages."""
+    c0 = _children_cpu()
+    read = ocr.apply_ocr(str(SAMPLE.parent / "pdf" / "pt_scanned_aves.pdf"), "s", None,
+                         [1, 2], "pt")
+    per_page = (_children_cpu() - c0) / 2
+    assert len(read.words) > 100
+    assert per_page <= 3.0, per_page
+
+
+def test_tesseract_keeps_the_callers_path_and_runs_one_thread(monkeypatch, tmp_path):
+    """The binary `require_tesseract` found on PATH is the one run (the env once held
+    /usr/bin:/bin alone), on one OpenMP thread."""
+    monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+    env = ocr._tesseract_env()
+    assert env["OMP_THREAD_LIMIT"] == "1"
+    assert env["PATH"].startswith(str(tmp_path))
+
+
+def _corpus_docs():
+    for pdf in sorted(shared_path("corpus", "pdf").glob("*.pdf")):
+        doc = extract_document(str(pdf), pdf.stem, ExtractLimits())
+        if isinstance(doc, Document):
+            yield pdf, doc
+
+
+def test_router_screen_agrees_with_the_full_check_on_every_corpus_page():
+    """The cheap screen (printable text, few U+FFFD) never settles a page the per-character
+    check would call broken; the thesis that loses its ligatures on 104 pages and the
+    HAL manuscript with one page of glyph soup are routed as before."""
+    routed = {}
+    for pdf, doc in _corpus_docs():
+        starts = doc.page_starts()
+        for p in range(1, len(doc.pages) + 1):
+            words = doc.words[starts[p - 1]:starts[p]]
+            full = len(words) >= ocr.MIN_PAGE_WORDS and ocr.broken_share(words) >= 0.5
+            assert ocr._looks_broken(words) == full, (pdf.name, p)
+        routed[pdf.stem] = ocr.pages_to_ocr("auto", str(pdf), doc, len(doc.pages))
+    assert routed["en_hal_reaim"] == [24, 25, 26]  # two full-page raster figures, one soup
+    assert routed["fr_these_malware_long"] == []
+    assert sum(len(v) for v in routed.values()) == 3
+
+
+@pytest.mark.perf
+def test_router_costs_under_one_percent_of_extraction_on_born_digital_pdfs():
+    """Extraction's CPU counts Poppler's (a child), as the router's counts pdfium's."""
+    import time
+
+    def cpu() -> float:
+        return time.process_time() + _children_cpu()
+
+    extract = route = 0.0
+    for pdf, _ in _corpus_docs():
+        t0 = cpu()
+        doc = extract_document(str(pdf), pdf.stem, ExtractLimits())
+        t1 = cpu()
+        ocr.pages_to_ocr("auto", str(pdf), doc, len(doc.pages))
+        extract += t1 - t0
+        route += cpu() - t1
+    assert route <= 0.01 * extract, (route, extract)
