@@ -239,3 +239,86 @@ def test_router_costs_under_one_percent_of_extraction_on_born_digital_pdfs():
         extract += t1 - t0
         route += cpu() - t1
     assert route <= 0.01 * extract, (route, extract)
+
+
+def _turned_scan(src: Path, page: int, degrees: float, dest: Path) -> Path:
+    """A page rendered at 300 dpi, turned by `degrees` (counter-clockwise), noised and
+    JPEG-compressed like a scanner's output, as an image-only PDF."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    img = Image.fromarray(ocr.render_page(str(src), page).copy())
+    img = img.rotate(degrees, resample=Image.Resampling.BILINEAR, fillcolor=255)
+    noisy = np.asarray(img, dtype=np.float32) + np.random.default_rng(0).normal(
+        0, 8, (img.height, img.width))
+    buf = io.BytesIO()
+    Image.fromarray(np.clip(noisy, 0, 255).astype(np.uint8)).save(buf, "JPEG", quality=60)
+    Image.open(io.BytesIO(buf.getvalue())).save(dest, "PDF", resolution=300.0)
+    return dest
+
+
+@needs_tesseract
+def test_skewed_scan_is_turned_upright_and_reads_back_in_the_printed_frame(tmp_path):
+    """A page scanned 2.5 degrees askew: its skew is found, and its words are read on the
+    page turned upright, so their boxes agree with the printed page's (unturned, words at
+    the far edges of a column are ~10 pt off their true place)."""
+    src = SAMPLE.parent / "pdf" / "en_twocol_graphs.pdf"
+    digital = extract_document(str(src), "x", ExtractLimits())
+    assert isinstance(digital, Document)
+    scan = _turned_scan(src, 1, 2.5, tmp_path / "skewed.pdf")
+    assert abs(ocr.estimate_skew(ocr.render_page(str(scan), 1)) - 2.5) <= 0.15
+    assert ocr.estimate_skew(ocr.render_page(str(src), 1)) == pytest.approx(0, abs=0.3)
+    read = ocr.apply_ocr(str(scan), "y", None, [1], "en")
+    truth, truth_boxes = _page_words(digital, 1)
+    assert _recall(truth, read.words) >= 0.95
+    by_word: dict[str, list] = {}
+    for w, b in zip(truth, truth_boxes):
+        by_word.setdefault(w, []).append(b)
+    matched = agree = 0
+    for w, (x0, y0, x1, y1) in zip(read.words, read.boxes):
+        if w in by_word:
+            matched += 1
+            cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+            agree += any(a <= cx <= c and b <= cy <= d for a, b, c, d in by_word[w])
+    assert agree / matched >= 0.9, agree / matched
+
+
+@needs_tesseract
+def test_korean_syllables_join_by_the_line_s_gaps():
+    """Tesseract splits Hangul words into syllables; pieces closer than half their line's
+    height are one word (a quarter of the piece's own height left names split: 이 지 홍)."""
+    src = shared_path("corpus", "pdf", "ko_ssrn_kopdp.pdf")
+    digital = extract_document(str(src), "x", ExtractLimits())
+    assert isinstance(digital, Document)
+    image = ocr.render_page(str(src), 1)
+    rows = ocr.tesseract_rows(image, "kor+eng")
+    size = (digital.pages[0].width, digital.pages[0].height)
+    sx, sy = size[0] / image.shape[1], size[1] / image.shape[0]
+    joined, _, _ = ocr.words_from_rows(rows, sx, sy)
+    split, _, _ = ocr.words_from_rows(rows, sx, sy, join_gap=-1e9)
+    truth = _page_words(digital, 1)[0]
+    assert "이지홍" in joined and "서울대학교" in joined
+    assert _recall(truth, joined) >= 0.75 > _recall(truth, split) + 0.15
+
+
+@needs_tesseract
+@pytest.mark.e2e
+def test_thirty_page_scanned_paper_is_kept_with_its_abstract_cut(tmp_path):
+    """../shared's 30-page JSTOR scan (image-only): every page OCR'd, the abstract cut,
+    no leak; with `--ocr off` it is dropped as `scanned`."""
+    base = shared_path("corpus", "manifest.jsonl")
+    manifest = _manifest(tmp_path, {"en_scanned_fama1973"}, base)
+    build_local(manifest, tmp_path / "auto", "--ocr", "auto", check=True)
+    report = json.loads((tmp_path / "auto" / "report.json").read_text())
+    assert report["documents"]["en_scanned_fama1973"]["status"] == "kept"
+    assert report["leakage"]["above_threshold"] == 0
+    assert report["ocr"]["pages"] == 30
+    rows = [r for _, rs in rows_as_written(tmp_path / "auto") for r in rs]
+    assert len(rows) == 1 and rows[0]["ocr_pages"] == list(range(1, 31))
+    body = " ".join(rows[0]["article_words"])
+    abstract = json.loads(manifest.read_text())["abstracts"]["en"].split()
+    probes = [" ".join(abstract[i:i + 6]) for i in range(0, len(abstract) - 6, 3)]
+    assert probes and not any(p in body for p in probes)
+    assert "two-parameter" in body and len(rows[0]["article_words"]) > 5000
