@@ -53,9 +53,11 @@ def half(page_id: str) -> str:
 
 
 def pick_pages(doc: Document, n: int) -> list[int]:
-    """Up to `n` pages with at least 80 words, spread over the document."""
+    """Up to `n` pages with at least 80 words, spread over the document; a page whose text
+    layer is partly broken (U+FFFD, glyph soup: `en_hal_reaim` p. 26) is no truth."""
     starts = doc.page_starts()
-    full = [p for p in range(1, len(doc.pages) + 1) if starts[p] - starts[p - 1] >= 80]
+    full = [p for p in range(1, len(doc.pages) + 1) if starts[p] - starts[p - 1] >= 80
+            and ocr.broken_share(doc.words[starts[p - 1]:starts[p]]) < 0.05]
     if len(full) <= n:
         return full
     return [full[round(i * (len(full) - 1) / max(1, n - 1))] for i in range(n)]

@@ -1,8 +1,9 @@
 """OCR of pages without a usable text layer: Tesseract's words and boxes in Poppler's frame.
 
 A page is rendered by pdftoppm at `DPI` (the CropBox, /Rotate applied: the displayed page,
-the frame Poppler's boxes are given in), Tesseract reads it (`tsv`: a box per word), and the
-pixel boxes are scaled to points with the top-left origin. The result is a `Document` like
+the frame Poppler's boxes are given in), turned upright when it is skewed, Tesseract reads
+it (`tsv`: a box per word), and the pixel boxes are scaled to points with the top-left
+origin. The result is a `Document` like
 Poppler's, so grouping, order, labels, the abstract cut and the filters run unchanged
 (docs/ocr.md). Routing (`pages_to_ocr`) keeps blank pages and vector-only figures away from
 Tesseract: only pages an image covers, or pages whose text layer is broken, are read.
@@ -141,7 +142,7 @@ def pages_to_ocr(mode: str, pdf: str, doc: Document | None, n_pages: int) -> lis
     per_page = [words[starts[p - 1]:starts[p]] for p in range(1, n_pages + 1)]
     broken = [p for p, w in enumerate(per_page, 1) if _looks_broken(w)]
     textless = [p for p, w in enumerate(per_page, 1) if len(w) < MIN_PAGE_WORDS]
-    if not textless:  # a born-digital document: no pdfimages run, the router costs ~nothing
+    if not textless:  # a born-digital document: no PDF parsing, the router costs ~nothing
         return broken
     cover = image_cover(pdf, textless)
     return sorted(broken + [p for p in textless if cover.get(p, 0.0) >= MIN_IMAGE_COVER])
