@@ -58,9 +58,13 @@ def tesseract_version() -> str:
 
 
 def ocr_identity() -> dict[str, object]:
-    """What an OCR'd result depends on beyond the mode: part of the settings fingerprint."""
+    """What an OCR'd result depends on beyond the mode: part of the settings fingerprint,
+    so a change of de-skew or of Korean joining redoes the OCR'd documents (and only
+    them: `--ocr off` fingerprints hold none of it)."""
     return {"engine": ENGINE, "version": tesseract_version(), "dpi": DPI,
-            "languages": sorted(set(TESSERACT_LANGS.values()))}
+            "languages": sorted(set(TESSERACT_LANGS.values())),
+            "deskew": DESKEW_MIN_DEGREES if DESKEW else None,
+            "korean": {"psm": KOREAN_PSM, "join_gap": JOIN_GAP}}
 
 
 def languages_for(language: str | None) -> str:
