@@ -94,6 +94,9 @@ bench: install
 	nice $(VPY) scripts/bench_extract.py $(SHARED)/bench/pdfs --runs 5 --pin $(BENCH_CPU)
 	nice $(VPY) scripts/bench_layout.py $(SHARED)/bench/pdfs --runs 5 --pin $(BENCH_CPU)
 	LORALAY_SHARED=$(SHARED) nice $(VPY) scripts/bench_build.py --runs 5 --copies 10 --pin $(BENCH_CPU)
+	nice taskset -c $(BENCH_CPU) $(VPY) scripts/bench_ocr.py $(SHARED)/corpus/pdf/en_acl_s2orc.pdf:2 \
+	  $(SHARED)/corpus/pdf/fr_ahrf_censure.pdf:2 $(SHARED)/corpus/pdf/pt_scielo_rsp_hindex.pdf:2 \
+	  $(SHARED)/corpus/pdf/ko_kiit_voting.pdf:2 --router $(SHARED)/corpus/pdf/*.pdf --runs 5
 	$(MAKE) bench-finish
 
 # The corpus-wide finish at scale: the shared corpus built once (one shard), its run state
