@@ -77,6 +77,7 @@ def _as_an_older_version_left_it(run: Path) -> int:
                                        ensure_ascii=False).encode("utf-8"), 3)
         db.execute("UPDATE documents SET payload=? WHERE id=?", (old, doc_id))
     db.execute("DROP TABLE ledger")
+    db.execute("PRAGMA user_version = 0")  # that version's files had none (store/base.py)
     db.commit()
     db.close()
     return len(rows)
