@@ -10,8 +10,8 @@ Per page and per language, for the tuning and the check half (a fixed hash of
 - CER: edit distance over the truth's length, the read words put in the truth's order
   first (each goes to the nearest true word), so reading order does not count here;
 - box agreement: share of read words also in the truth whose box centre lies inside a
-  true box of the same word, the truth moved into the frame OCR reports (a de-skewed page
-  is reported upright; one read as skewed is reported in the skewed frame).
+  true box of the same word, both in the frame the row holds: where the scan shows the
+  words (the true boxes turned as the page was; a de-skewed page's boxes turned back).
 
     python scripts/eval_ocr.py --langs ko --distort clean
     python scripts/eval_ocr.py --distort scan --deskew on
@@ -27,7 +27,6 @@ import argparse
 import hashlib
 import io
 import json
-import math
 import os
 import sys
 import time
@@ -116,26 +115,6 @@ def read_rows(pdf: Path, langs: str, psm: str, deskew: bool, cache: Path
     return out, cpu
 
 
-def turn(points: np.ndarray, degrees: float, centre: tuple[float, float]) -> np.ndarray:
-    """Points (x, y; y down) turned counter-clockwise on the page by `degrees`, as PIL's
-    `rotate` turns an image."""
-    t = math.radians(degrees)
-    d = points - np.asarray(centre)
-    x = d[:, 0] * math.cos(t) + d[:, 1] * math.sin(t)
-    y = -d[:, 0] * math.sin(t) + d[:, 1] * math.cos(t)
-    return np.stack([x, y], axis=1) + np.asarray(centre)
-
-
-def truth_boxes_in(boxes: np.ndarray, degrees: float, centre: tuple[float, float]
-                   ) -> np.ndarray:
-    """Each true box's corners turned, and the box around them."""
-    if not degrees:
-        return boxes
-    corners = [boxes[:, [0, 1]], boxes[:, [2, 1]], boxes[:, [0, 3]], boxes[:, [2, 3]]]
-    turned = np.stack([turn(c, degrees, centre) for c in corners])
-    return np.concatenate([turned.min(axis=0), turned.max(axis=0)], axis=1)
-
-
 def score(truth: list[str], tboxes: np.ndarray, read: list[str], rboxes: np.ndarray
           ) -> dict[str, float]:
     if not read:
@@ -207,9 +186,13 @@ def main() -> None:
             words, boxes, _ = ocr.words_from_rows(got["rows"], pw / w, ph / h, args.join_gap)
             skew = distortion(pid, args.distort)[0]
             truth = doc.words[starts[p - 1]:starts[p]]
-            tboxes = truth_boxes_in(np.asarray(doc.boxes[starts[p - 1]:starts[p]]),
-                                    skew - got["angle"], (pw / 2, ph / 2))
-            s = score(truth, tboxes, words, np.asarray(boxes).reshape(-1, 4))
+            # the row's frame: where the scan shows the words (the true boxes turned as the
+            # page was; the boxes read on the page turned upright turned back, as ocr_page)
+            tboxes = ocr.turn_boxes_by(np.asarray(doc.boxes[starts[p - 1]:starts[p]]),
+                                       skew, (pw, ph))
+            shown = ocr.turn_boxes_by(np.asarray(boxes, dtype=float).reshape(-1, 4),
+                                      got["angle"], (pw, ph))
+            s = score(truth, tboxes, words, shown)
             s["cpu"] = got["cpu"]
             results[(m["language"], half(pid))].append(s)
             if not args.quiet:

@@ -22,6 +22,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..errors import ToolMissing
+from ..group.layout import read_frame
 from ..records import Document, Page
 
 ENGINE = "tesseract"
@@ -269,14 +270,44 @@ def deskew(image: np.ndarray) -> tuple[np.ndarray, float]:
     return np.asarray(turned), angle
 
 
+def turn_points(points: np.ndarray, degrees: float, centre: tuple[float, float]
+                ) -> np.ndarray:
+    """Points (x, y; y down) turned counter-clockwise on the page by `degrees`, as PIL's
+    `rotate` turns an image."""
+    t = math.radians(degrees)
+    d = points - np.asarray(centre)
+    x = d[:, 0] * math.cos(t) + d[:, 1] * math.sin(t)
+    y = -d[:, 0] * math.sin(t) + d[:, 1] * math.cos(t)
+    return np.stack([x, y], axis=1) + np.asarray(centre)
+
+
+def turn_boxes_by(boxes: np.ndarray, degrees: float, size: tuple[float, float]
+                  ) -> np.ndarray:
+    """Boxes turned about the page's centre by `degrees`: each box's corners turned and the
+    box around them, kept on the page."""
+    if not degrees or not len(boxes):
+        return boxes
+    centre = (size[0] / 2, size[1] / 2)
+    corners = [boxes[:, [0, 1]], boxes[:, [2, 1]], boxes[:, [0, 3]], boxes[:, [2, 3]]]
+    turned = np.stack([turn_points(c, degrees, centre) for c in corners])
+    out = np.concatenate([turned.min(axis=0), turned.max(axis=0)], axis=1)
+    return np.clip(out, 0, [size[0], size[1], size[0], size[1]])
+
+
 def ocr_page(pdf: str, page: int, size: tuple[float, float], langs: str
-             ) -> tuple[list[str], list[tuple[float, float, float, float]], list[tuple[int, int]]]:
-    """One page's words, boxes in points (top-left origin) and (block, line) keys."""
+             ) -> tuple[list[str], np.ndarray, np.ndarray, list[tuple[int, int]]]:
+    """One page's words, their boxes in points (top-left origin) on the page as scanned
+    (where the page image shows them), the same boxes on the page turned upright (the
+    frame it was read in, level lines for the grouping), and (block, line) keys."""
     image = render_page(pdf, page)
+    angle = 0.0
     if DESKEW:
-        image, _ = deskew(image)
+        image, angle = deskew(image)
     rows = tesseract_rows(image, langs)
-    return words_from_rows(rows, size[0] / image.shape[1], size[1] / image.shape[0])
+    words, boxes, keys = words_from_rows(rows, size[0] / image.shape[1],
+                                         size[1] / image.shape[0])
+    read = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
+    return words, turn_boxes_by(read, angle, size), read, keys
 
 
 def apply_ocr(pdf: str, doc_id: str, doc: Document | None, pages: list[int],
@@ -285,10 +316,13 @@ def apply_ocr(pdf: str, doc_id: str, doc: Document | None, pages: list[int],
     sizes when Poppler gave none). Line and block ids are renumbered in page order."""
     sizes = page_boxes(pdf)
     langs = languages_for(language)
-    ocr_words: dict[int, tuple[list[str], list[tuple[float, float, float, float]],
-                               list[tuple[int, int]]]] = {}
+    ocr_words: dict[int, tuple[list[str], np.ndarray, np.ndarray, list[tuple[int, int]]]] = {}
     for p in pages:
         ocr_words[p] = ocr_page(pdf, p, sizes[p - 1], langs)
+    # the frame each word was read in: a de-skewed scan's upright boxes, a born-digital
+    # page's as Poppler read it (`Document.read_boxes`, or its turned page turned back)
+    born_read = read_frame(doc)[0] if doc is not None else None
+    reads: list[np.ndarray] = []
     base_pages = doc.pages if doc is not None else [Page(i + 1, w, h)
                                                     for i, (w, h) in enumerate(sizes)]
     words: list[str] = []
@@ -301,11 +335,12 @@ def apply_ocr(pdf: str, doc_id: str, doc: Document | None, pages: list[int],
     for page in base_pages:
         p = page.number
         if p in ocr_words:
-            w, b, k = ocr_words[p]
+            w, shown, read, k = ocr_words[p]
             lines = {key: i for i, key in enumerate(dict.fromkeys(k))}
             blocks = {b: i for i, b in enumerate(dict.fromkeys(x[0] for x in k))}
             words += w
-            boxes += b
+            boxes += [tuple(x) for x in shown.tolist()]
+            reads.append(read)
             word_pages += [p] * len(w)
             line_ids += [line_base + lines[key] for key in k]
             block_ids += [block_base + blocks[key[0]] for key in k]
@@ -317,6 +352,8 @@ def apply_ocr(pdf: str, doc_id: str, doc: Document | None, pages: list[int],
                 lmin, bmin = min(doc.line_ids[lo:hi]), min(doc.block_ids[lo:hi])
                 words += doc.words[lo:hi]
                 boxes += [tuple(x) for x in doc.boxes[lo:hi]]
+                assert born_read is not None
+                reads.append(np.asarray(born_read[lo:hi], dtype=np.float64).reshape(-1, 4))
                 word_pages += doc.word_pages[lo:hi]
                 line_ids += [line_base + i - lmin for i in doc.line_ids[lo:hi]]
                 block_ids += [block_base + i - bmin for i in doc.block_ids[lo:hi]]
@@ -330,6 +367,8 @@ def apply_ocr(pdf: str, doc_id: str, doc: Document | None, pages: list[int],
     if doc is not None:
         out.dropped_invisible = doc.dropped_invisible
         out.words_repaired = doc.words_repaired
-        if doc.read_boxes is not None and not ocr_words:
-            out.read_boxes = doc.read_boxes
+    read_boxes = np.concatenate(reads) if reads else out.boxes
+    if (doc is not None and doc.read_boxes is not None) or not np.array_equal(read_boxes,
+                                                                               out.boxes):
+        out.read_boxes = read_boxes  # the group step lays the pages out as read
     return out
