@@ -75,6 +75,15 @@ def shared_dir(arg: str | None = None) -> Path:
     return Path(arg or os.environ.get(ENV_VAR) or REPO.parent / "shared")
 
 
+def tagged_pdfs(shared: Path) -> list[Path]:
+    """Every visible tagged PDF: the corpus's (TAGGED) and ../shared/layout/tagged/'s
+    (other producers: Word, LibreOffice, Antenna House, LaTeX), so that the scores are
+    never only those of the files the rules were tuned on (issue 43)."""
+    corpus = [shared / "corpus" / "pdf" / f"{n}.pdf" for n in TAGGED]
+    return ([p for p in corpus if p.exists()]
+            + sorted((shared / "layout" / "tagged").glob("*.pdf")))
+
+
 def extract(pdf: Path) -> Document:
     doc = extract_document(pdf, pdf.stem, ExtractLimits(timeout_s=600))
     if not isinstance(doc, Document):
@@ -84,27 +93,53 @@ def extract(pdf: Path) -> Document:
 
 # ---------------------------------------------------------------- ground truth: tagged PDFs
 
-def _element_of_mcid(page) -> dict[int, tuple]:  # noqa: ANN001 (pdfplumber's Page)
-    """Marked-content id -> block element key on one page (README's fair reading): (type,
-    path in the tree, story), the story being the path of the innermost `Sect` holding
-    the element (InDesign writes one per story, a thread of text frames; () when none)."""
-    out: dict[int, tuple] = {}
+def _elements_by_page(pdf) -> dict[int, dict[int, tuple]]:  # noqa: ANN001 (pdfplumber's PDF)
+    """Page number -> marked-content id -> block element key (README's fair reading):
+    (type, path in the tree, story), the story being the path of the innermost `Sect`
+    holding the element (InDesign writes one per story, a thread of text frames; () when
+    none). The document's whole tree, each element's ids on its own page (inherited from
+    the parent when it names none): a page's own tree (`page.structure_tree`) comes back
+    empty of ids on the pages of some files (Antenna House's, once iText touched them)."""
+    out: dict[int, dict[int, tuple]] = {}
 
-    def walk(el: dict, path: tuple, block: tuple | None, story: tuple) -> None:
+    def walk(el: dict, path: tuple, block: tuple | None, story: tuple, page: int) -> None:
         kind = el.get("type")
+        page = el.get("page_number") or page
         if kind == "Sect" and block is None:
             story = path
         outer_atomic = block is not None and block[0] in ATOMIC
         if not outer_atomic and (kind in ATOMIC or kind in BLOCK_TYPES):
             block = (kind, path, story)
         for mcid in el.get("mcids") or []:
-            out[mcid] = block if block is not None else (kind, path, story)
+            out.setdefault(page, {})[mcid] = block if block is not None else (kind, path, story)
         for i, child in enumerate(el.get("children") or []):
-            walk(child, path + (i,), block, story)
+            walk(child, path + (i,), block, story, page)
 
-    for i, el in enumerate(page.structure_tree):
-        walk(el, (i,), None, ())
+    try:
+        trees = [(0, structure_tree(pdf))]
+    except (KeyError, AttributeError, AssertionError):  # LaTeX's PDF 2.0 tree: page by page
+        trees = [(page.page_number, structure_tree(pdf, page)) for page in pdf.pages]
+    for number, tree in trees:
+        for i, el in enumerate(tree):
+            walk(el, (i,), None, (), number)
     return out
+
+
+def structure_tree(pdf, page=None) -> list[dict]:  # noqa: ANN001 (pdfplumber's)
+    """The document's (or one page's) structure tree as pdfplumber's `structure_tree`
+    gives it, with the elements' attributes left out (no score reads them): pdfplumber
+    raises on attributes held as indirect objects or numbers (Acrobat PDFMaker 5's, Antenna
+    House's files; ../shared/layout/tagged/README.md)."""
+    from pdfplumber.structure import PDFStructTree
+
+    class Tolerant(PDFStructTree):
+        def _make_attributes(self, obj, revision):  # noqa: ANN001, ANN202
+            try:
+                return super()._make_attributes(obj, revision)
+            except AttributeError:
+                return {}
+
+    return [elem.to_dict() for elem in Tolerant(pdf, page)]
 
 
 def _majority(word: np.ndarray, value: np.ndarray, n: int) -> np.ndarray:
@@ -152,7 +187,7 @@ class TaggedTruth:
 
 
 def tagged_elements(pdf_path: Path, doc: Document) -> TaggedTruth:
-    """The tagged PDF's elements of `doc`'s words (README's fair reading, `_element_of_mcid`)."""
+    """The tagged PDF's elements of `doc`'s words (README's fair reading, `_elements_by_page`)."""
     import pdfplumber
 
     n = len(doc.words)
@@ -160,11 +195,12 @@ def tagged_elements(pdf_path: Path, doc: Document) -> TaggedTruth:
     pages = np.asarray(doc.word_pages)
     keys: dict[tuple, int] = {}
     with pdfplumber.open(pdf_path) as pdf:
+        by_page = _elements_by_page(pdf)
         for number, page in enumerate(pdf.pages, 1):
             idx = np.flatnonzero(pages == number)
-            if not len(idx):
+            of_mcid = by_page.get(number, {})
+            if not len(idx) or not of_mcid:
                 continue
-            of_mcid = _element_of_mcid(page)
             chars = [c for c in page.chars if c.get("mcid") in of_mcid and c["text"].strip()]
             if not chars:
                 continue
@@ -709,8 +745,8 @@ def main(argv: list[str] | None = None) -> int:
     print("== tagged PDFs: ARI per page, word-weighted (blocks; lines) ==")
     ours_ari = []
     orders: list[tuple[str, str, OrderScore]] = []
-    for name in TAGGED:
-        pdf = shared / "corpus" / "pdf" / f"{name}.pdf"
+    for pdf in tagged_pdfs(shared):
+        name = pdf.stem
         doc = extract(pdf)
         truth = tagged_elements(pdf, doc)
         for how, grouper in GROUPERS.items():

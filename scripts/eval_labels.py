@@ -42,13 +42,13 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 from eval_groups import (  # noqa: E402
-    TAGGED,
     detect_regions,
     docbank_labels,
     docbank_pages,
     extract,
     shared_dir,
     tagged_elements,
+    tagged_pdfs,
     time_against_extraction,
 )
 
@@ -268,8 +268,8 @@ def main(argv: list[str] | None = None) -> int:
              (f"bibliography recall >= {GOAL_BIBLIOGRAPHY_RECALL} "
               f"({recall.get('bibliography', 0):.3f})",
               recall.get("bibliography", 0) >= GOAL_BIBLIOGRAPHY_RECALL)]
-    tagged = [shared_dir(args.shared) / "corpus" / "pdf" / f"{n}.pdf" for n in TAGGED]
-    if all(p.exists() for p in tagged):
+    tagged = tagged_pdfs(shared_dir(args.shared))
+    if tagged:
         for name, rows in running_heads_against_tags(tagged).items():
             n, right = sum(r[1] for r in rows), sum(r[2] for r in rows)
             precision = right / n if n else float("nan")
