@@ -97,49 +97,89 @@ def _elements_by_page(pdf) -> dict[int, dict[int, tuple]]:  # noqa: ANN001 (pdfp
     """Page number -> marked-content id -> block element key (README's fair reading):
     (type, path in the tree, story), the story being the path of the innermost `Sect`
     holding the element (InDesign writes one per story, a thread of text frames; () when
-    none). The document's whole tree, each element's ids on its own page (inherited from
-    the parent when it names none): a page's own tree (`page.structure_tree`) comes back
-    empty of ids on the pages of some files (Antenna House's, once iText touched them)."""
+    none). `structure_elements` reads the tree."""
     out: dict[int, dict[int, tuple]] = {}
 
-    def walk(el: dict, path: tuple, block: tuple | None, story: tuple, page: int) -> None:
-        kind = el.get("type")
-        page = el.get("page_number") or page
+    def walk(el: StructElement, path: tuple, block: tuple | None, story: tuple) -> None:
+        kind = el.kind
         if kind == "Sect" and block is None:
             story = path
         outer_atomic = block is not None and block[0] in ATOMIC
         if not outer_atomic and (kind in ATOMIC or kind in BLOCK_TYPES):
             block = (kind, path, story)
-        for mcid in el.get("mcids") or []:
+        for page, mcid in el.mcids:
             out.setdefault(page, {})[mcid] = block if block is not None else (kind, path, story)
-        for i, child in enumerate(el.get("children") or []):
-            walk(child, path + (i,), block, story, page)
+        for i, child in enumerate(el.children):
+            walk(child, path + (i,), block, story)
 
-    try:
-        trees = [(0, structure_tree(pdf))]
-    except (KeyError, AttributeError, AssertionError):  # LaTeX's PDF 2.0 tree: page by page
-        trees = [(page.page_number, structure_tree(pdf, page)) for page in pdf.pages]
-    for number, tree in trees:
-        for i, el in enumerate(tree):
-            walk(el, (i,), None, (), number)
+    for i, el in enumerate(structure_elements(pdf)):
+        walk(el, (i,), None, ())
     return out
 
 
-def structure_tree(pdf, page=None) -> list[dict]:  # noqa: ANN001 (pdfplumber's)
-    """The document's (or one page's) structure tree as pdfplumber's `structure_tree`
-    gives it, with the elements' attributes left out (no score reads them): pdfplumber
-    raises on attributes held as indirect objects or numbers (Acrobat PDFMaker 5's, Antenna
-    House's files; ../shared/layout/tagged/README.md)."""
-    from pdfplumber.structure import PDFStructTree
+@dataclass
+class StructElement:
+    kind: str  # the standard type, role maps applied
+    mcids: list[tuple[int, int]]  # (page number, marked-content id), in content order
+    children: list[StructElement]
 
-    class Tolerant(PDFStructTree):
-        def _make_attributes(self, obj, revision):  # noqa: ANN001, ANN202
-            try:
-                return super()._make_attributes(obj, revision)
-            except AttributeError:
-                return {}
 
-    return [elem.to_dict() for elem in Tolerant(pdf, page)]
+def structure_elements(pdf) -> list[StructElement]:  # noqa: ANN001 (pdfplumber's PDF)
+    """The structure tree read from the PDF's objects (pdfminer, under pdfplumber), depth
+    first: each marked-content reference on its own page (an `MCR`'s /Pg, else the
+    nearest element's), types through /RoleMap and PDF 2.0's /RoleMapNS. Why not
+    pdfplumber's `structure_tree`: it gives an element one page, so a paragraph running
+    on to the next page has its second page's ids put on the first (Antenna House's
+    file), and it raises on two of the tagged files (README)."""
+    from pdfminer.pdftypes import resolve1
+    from pdfminer.psparser import PSLiteral
+
+    catalog = pdf.doc.catalog
+    root = resolve1(catalog.get("StructTreeRoot"))
+    if not isinstance(root, dict):
+        return []
+    page_of = {page.page_obj.pageid: page.page_number for page in pdf.pages}
+    role_map = resolve1(root.get("RoleMap")) or {}
+
+    def name(value: object) -> str:
+        value = resolve1(value)
+        return value.name if isinstance(value, PSLiteral) else str(value or "")
+
+    def standard(kind: str, ns: object) -> str:
+        for _ in range(8):  # role maps may chain
+            space = resolve1(ns)
+            ns_map = resolve1(space.get("RoleMapNS")) if isinstance(space, dict) else None
+            target = (ns_map or {}).get(kind) or role_map.get(kind)
+            if target is None:
+                return kind
+            target = resolve1(target)
+            if isinstance(target, list):  # PDF 2.0: [type, namespace]
+                kind, ns = name(target[0]), target[1] if len(target) > 1 else None
+            else:
+                kind, ns = name(target), None
+        return kind
+
+    def page_number(obj: dict, default: int) -> int:
+        pg = obj.get("Pg")
+        return page_of.get(getattr(pg, "objid", None), default) if pg is not None else default
+
+    def element(obj: dict, page: int, depth: int) -> StructElement:
+        page = page_number(obj, page)
+        out = StructElement(standard(name(obj.get("S")), obj.get("NS")), [], [])
+        kids = resolve1(obj.get("K"))
+        for kid in kids if isinstance(kids, list) else [kids]:
+            kid = resolve1(kid)
+            if isinstance(kid, int):
+                out.mcids.append((page, kid))
+            elif isinstance(kid, dict) and "MCID" in kid:
+                out.mcids.append((page_number(kid, page), int(resolve1(kid["MCID"]))))
+            elif isinstance(kid, dict) and "S" in kid and depth < 200:
+                out.children.append(element(kid, page, depth + 1))
+        return out
+
+    kids = resolve1(root.get("K"))
+    return [element(resolve1(k), 0, 0) for k in (kids if isinstance(kids, list) else [kids])
+            if isinstance(resolve1(k), dict)]
 
 
 def _majority(word: np.ndarray, value: np.ndarray, n: int) -> np.ndarray:
