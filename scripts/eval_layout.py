@@ -12,7 +12,7 @@ Ground truth read (../shared/layout/README.md and tagged/README.md):
   tables in one block, labels (the element's type: `TAG_LABEL`), and running heads: a
   word in no element (an artifact) in the page's top (bottom) `TRUTH_BAND` is a header
   (footer) word; recall is the share of those we label header (footer), precision the
-  share of our header/footer blocks all of whose words are artifacts or a lone number.
+  share of our header/footer blocks `eval_labels.running_right` finds right.
 - DocBank's 89 pages: labels (scored as scripts/eval_labels.py does) and block purity.
 - ICDAR 2013 (tagged/tables/): each table on each page is the words whose centre lies in
   one of its cells (+-2 pt); a table is in one block when those words share one block id;
@@ -50,7 +50,7 @@ from eval_groups import (  # noqa: E402
     tagged_elements,
     tagged_pdfs,
 )
-from eval_labels import page_pairs  # noqa: E402
+from eval_labels import page_pairs, running_right  # noqa: E402
 
 from loralay_build.group.labels import LABELS, group_and_label  # noqa: E402
 from loralay_build.records import Document  # noqa: E402
@@ -126,7 +126,7 @@ def score_tagged_doc(pdf: Path) -> DocResult:
 def _running_heads(r: DocResult, doc: Document, element: np.ndarray, pred: np.ndarray,
                    blocks: np.ndarray) -> None:
     """Header/footer recall over the artifact words of the page's bands, and precision
-    over our header/footer blocks (eval_labels.running_heads_against_tags' rule)."""
+    over our header/footer blocks (`eval_labels.running_right`)."""
     b = doc.boxes
     height = np.array([doc.page_size(p)[1] for p in doc.word_pages], dtype=float)
     mid = (b[:, 1] + b[:, 3]) / 2
@@ -136,11 +136,7 @@ def _running_heads(r: DocResult, doc: Document, element: np.ndarray, pred: np.nd
         truth = artifact & band
         r.count(f"{name} recall", int((truth & (pred == name)).sum()), int(truth.sum()))
         ours = np.unique(blocks[pred == name])
-        right = 0
-        for blk in ours.tolist():
-            words = np.flatnonzero(blocks == blk)
-            lone = len(words) == 1 and doc.words[words[0]].isdigit()
-            right += bool(artifact[words].all()) or lone
+        right, _ = running_right(doc.words, element, blocks, ours)
         r.count(f"{name} precision", right, len(ours))
 
 
