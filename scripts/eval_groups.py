@@ -197,6 +197,16 @@ def _majority(word: np.ndarray, value: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
+def _ambiguous(word: np.ndarray, value: np.ndarray, majority: np.ndarray) -> np.ndarray:
+    """The words whose majority value holds less than two thirds of their characters: the
+    boxes of words set sideways in a margin overlap one another (SciELO's running title
+    beside its "ORIGINAL" tab), so their characters fall in each other's boxes and no
+    element is theirs for sure."""
+    total = np.bincount(word, minlength=len(majority))
+    agree = np.bincount(word[value == majority[word]], minlength=len(majority))
+    return (total > 0) & (3 * agree < 2 * total)
+
+
 def _chars_in_words(boxes: np.ndarray, cx: np.ndarray, cy: np.ndarray, slack: float
                     ) -> tuple[np.ndarray, np.ndarray]:
     """(word, char) pairs with the char's centre inside the word's box grown by slack."""
@@ -250,6 +260,7 @@ def tagged_elements(pdf_path: Path, doc: Document) -> TaggedTruth:
                            for c in chars])
             word, char = _chars_in_words(doc.boxes[idx], cx, cy, 0.5)
             element[idx] = _majority(word, ce[char], len(idx))
+            element[idx[_ambiguous(word, ce[char], element[idx])]] = -1
     ordered = sorted(keys, key=lambda k: (k[0], k[1][1]))  # page, then the tree path
     rank = np.empty(len(keys), dtype=np.int64)
     rank[[keys[k] for k in ordered]] = np.arange(len(keys))
