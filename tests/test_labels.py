@@ -484,3 +484,26 @@ def test_in_a_build_only_what_was_cut_as_the_abstract_was_the_abstract():
     body = blocks(work.stripped.body)
     assert _has(body, cite, "paragraph")
     assert [t for t, lab in body if lab == "abstract"] == []
+
+
+def test_the_card_states_the_label_accuracy_of_the_rules_it_was_measured_for():
+    """Issue 43 item 5: the card says how right each label is, from the project's own
+    measure (scripts/eval_layout.py); a rule change must re-measure it (bump the card's
+    LABEL_ACCURACY_RULE with new numbers), else the card would state a stale accuracy."""
+    from dataclasses import replace
+
+    from loralay_build.group.labels import LABEL_RULE
+    from loralay_build.write import card
+    from loralay_build.write.card import card_text
+
+    from .test_write import FACTS
+
+    assert card.LABEL_ACCURACY_RULE == LABEL_RULE
+    text = card_text(FACTS, {"train": 1})
+    assert "## How right the labels are" in text
+    assert "| `paragraph` | 0.90 | 0.93 | 85,563 |" in text
+    assert "| `footer` | 0.99 | 0.81 | 626 |" in text
+    assert all(n >= 100 for _, _, _, n in card.LABEL_ACCURACY)
+    # labels that are not the rules' alone are not what was measured: no table
+    assert "How right the labels" not in card_text(replace(FACTS, labels="rules+detector"),
+                                                   {"train": 1})
