@@ -70,12 +70,33 @@ def test_running_headers_and_page_numbers():
 
 def test_a_one_page_document_has_no_repetition_but_its_page_number():
     b = PageBuilder()
-    b.line(200, 40, "A lone line at the top of a page")
+    b.line(200, 70, "A lone line near the top of a page")  # 8.8 %: not the edge
     paragraph(b, 72, 100, [FULL] * 6)
     b.line(300, 750, "7")
     labels = labelled(b.doc())
     assert label_of(labels, "A lone line") == "paragraph"
     assert label_of(labels, "7") == "footer"
+
+
+def test_a_line_set_apart_at_the_page_edge_is_a_running_head_by_its_place():
+    """Issue 43: on pages whose head recurs nowhere (one page, a first page's imprint), a
+    one-line block in the top 7.5 % (bottom 8 %) set apart from the text is a header
+    (footer); a body line running into the edge, or a footnote's line, is not."""
+    b = PageBuilder()
+    b.line(150, 30, "Proceedings of a Made-up Conference")  # 3.8 %, 70 pt above the text
+    paragraph(b, 72, 100, [FULL] * 6)
+    b.line(72, 735, "3) A footnote set at the very foot of its page.")
+    b.line(200, 760, "Made-up Press, Campinas, 2021")
+    labels = labelled(b.doc())
+    assert label_of(labels, "Proceedings of") == "header"
+    assert label_of(labels, "Made-up Press") == "footer"
+    assert label_of(labels, "3) A footnote") != "footer"
+    # the text reaching the edge: a line as near the top as a head stands, but at its
+    # leading from the next one (the IRS publication's pages), is body text
+    b = PageBuilder()
+    b.line(72, 30, FULL)
+    paragraph(b, 72, 42, [FULL] * 30)
+    assert set(labelled(b.doc()).values()) == {"paragraph"}
 
 
 @pytest.mark.parametrize("prefix", ["Figure 3:", "Fig. 2.", "TABLE IV", "Tabela 1 -",
@@ -293,6 +314,15 @@ REAL_PAGES: list[tuple[str, int, str, str]] = [
     ("ko_hufs_tsp", 5, "한국외국어대학교 컴퓨터공학부", "header"),
     ("ko_hufs_tsp", 16, "1. Marco Dorigo.", "bibliography"),
     ("ko_ssrn_kopdp", 3, "Electronic copy available at", "footer"),
+    # running heads by their place at the page's edge (issue 43): each recurs nowhere
+    ("en_ieee_reqprio", 1, "2010 International Conference on Data Storage", "header"),
+    ("es_baaa_awsom", 1, "Presentación oral", "footer"),
+    ("es_baaa_awsom", 2, "Validación del Modelo AWSoM", "header"),
+    ("ko_hufs_tsp", 1, "2023 년 컴퓨터공학부 졸업논문", "footer"),
+    ("es_scielo_malaga", 10, "TransInformação, Campinas", "footer"),
+    # one-line footnotes in the bottom edge stay footnotes
+    ("ko_ssrn_kopdp", 7, "6) 특허청예규", "footnote"),
+    ("ko_ssrn_kopdp", 25, "31) Thoma et al.(2010)", "footnote"),
 ]
 # Every running header and footer on these pages, as seen on the rendered page: the
 # labels `header` and `footer` may be given to these blocks only (precision on them).
@@ -305,7 +335,8 @@ RUNNING: dict[tuple[str, int], list[tuple[str, str]]] = {
                               ("https://doi.org/", "footer")],
     ("ko_kiit_voting", 4): [("- 2024", "header"), ("- 4 -", "footer")],
     ("pt_scielo_rsp_hindex", 3): [("Rev Saúde Pública", "header"), ("233", "header")],
-    ("es_baaa_awsom", 2): [("2", "footer"), ("BAAA, 61B, 2020", "footer")],
+    ("es_baaa_awsom", 2): [("Validación del Modelo AWSoM", "header"), ("2", "footer"),
+                           ("BAAA, 61B, 2020", "footer")],
 }
 
 
@@ -453,3 +484,26 @@ def test_in_a_build_only_what_was_cut_as_the_abstract_was_the_abstract():
     body = blocks(work.stripped.body)
     assert _has(body, cite, "paragraph")
     assert [t for t, lab in body if lab == "abstract"] == []
+
+
+def test_the_card_states_the_label_accuracy_of_the_rules_it_was_measured_for():
+    """Issue 43 item 5: the card says how right each label is, from the project's own
+    measure (scripts/eval_layout.py); a rule change must re-measure it (bump the card's
+    LABEL_ACCURACY_RULE with new numbers), else the card would state a stale accuracy."""
+    from dataclasses import replace
+
+    from loralay_build.group.labels import LABEL_RULE
+    from loralay_build.write import card
+    from loralay_build.write.card import card_text
+
+    from .test_write import FACTS
+
+    assert card.LABEL_ACCURACY_RULE == LABEL_RULE
+    text = card_text(FACTS, {"train": 1})
+    assert "## How right the labels are" in text
+    assert "| `paragraph` | 0.90 | 0.93 | 85,563 |" in text
+    assert "| `footer` | 0.99 | 0.81 | 626 |" in text
+    assert all(n >= 100 for _, _, _, n in card.LABEL_ACCURACY)
+    # labels that are not the rules' alone are not what was measured: no table
+    assert "How right the labels" not in card_text(replace(FACTS, labels="rules+detector"),
+                                                   {"train": 1})
