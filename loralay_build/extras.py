@@ -22,6 +22,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "arxiv": ("pylatexenc",),  # arXiv metadata's LaTeX to text
     "citesum": ("pysbd", "rouge_score", "nltk"),  # CiteSum, `eval`, `export cohan`
     "images": ("PIL",),  # `images: true`, `loralay show`
+    "ocr": ("PIL",),  # `ocr: auto|always`: a skewed scan turned upright (and tesseract)
     "plots": ("matplotlib",),  # report/*.png
 }
 

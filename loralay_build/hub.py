@@ -185,16 +185,16 @@ def same(local: LocalFile, remote: Any) -> bool:
 
 
 @dataclass
-class Plan:
+class UploadPlan:
     add: list[LocalFile] = field(default_factory=list)
     unchanged: list[LocalFile] = field(default_factory=list)
     delete: list[str] = field(default_factory=list)
 
 
-def plan_commit(local: list[LocalFile], remote: Mapping[str, Any]) -> Plan:
+def plan_commit(local: list[LocalFile], remote: Mapping[str, Any]) -> UploadPlan:
     """What a commit on top of `remote` ({path: RepoFile}) changes so that its dataset
     files are exactly `local`."""
-    plan = Plan()
+    plan = UploadPlan()
     for f in local:
         there = remote.get(f.path_in_repo)
         (plan.unchanged if there is not None and same(f, there) else plan.add).append(f)

@@ -17,8 +17,8 @@ from typing import IO
 
 from .atomic import refuse_link
 from .errors import ConfigError, RunLocked
-from .layout import RunLayout
 from .owned import LOCK_NAME
+from .runfolder import RunFolder
 
 
 class RunLock:
@@ -26,8 +26,8 @@ class RunLock:
     the whole command; released by the kernel when the process dies, so a killed run never
     leaves a stale lock. The loser is told who holds it."""
 
-    def __init__(self, folder: RunLayout | Path, what: str = "another build") -> None:
-        out = folder.out if isinstance(folder, RunLayout) else Path(folder)
+    def __init__(self, folder: RunFolder | Path, what: str = "another build") -> None:
+        out = folder.out if isinstance(folder, RunFolder) else Path(folder)
         self.path = out / LOCK_NAME
         self.what = what
         self.fh: IO[str] | None = None
@@ -111,7 +111,7 @@ class ReadLock:
 
 
 class ShardLock:
-    def __init__(self, layout: RunLayout, shard: int, num_shards: int) -> None:
+    def __init__(self, layout: RunFolder, shard: int, num_shards: int) -> None:
         self.run_lock = layout.lock_file
         self.shard_lock = layout.shard_db(shard, num_shards).with_suffix(".lock")
         self.what = f"shard {shard} of {num_shards}"

@@ -15,7 +15,7 @@ from pathlib import Path
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 # a run folder's entries, named here once (stdlib only, so that reading a dataset does not
-# import the writers): `layout.RunLayout` builds every path from them and `owned.py`'s
+# import the writers): `layout.RunFolder` builds every path from them and `owned.py`'s
 # RUN_ENTRIES lists them, so what --fresh removes and what the tool writes cannot drift
 # apart (crawl/ was written but not listed, and survived --fresh)
 README = "README.md"

@@ -25,9 +25,9 @@ from .errors import ConfigError
 from .extras import require
 from .images.redact import removed_indices
 from .labels import LABELS, label_name
-from .layout import RunLayout
 from .paths import REPORT_JSON, readable_name
 from .records import Candidate, Outcome
+from .runfolder import RunFolder
 from .store.fetch import FetchState
 
 SCALE = 2.0  # 144 dpi: small words stay readable, an A4 page is 1190 x 1684 pixels
@@ -45,7 +45,7 @@ class Cuts:
 
 
 def _state_candidate(dataset_dir: Path, article_id: str) -> Candidate | None:
-    db = RunLayout(dataset_dir).fetch_db
+    db = RunFolder(dataset_dir).fetch_db
     if not db.is_file():
         return None
     with FetchState.read_only(db) as state:
@@ -83,7 +83,7 @@ def run_settings(dataset_dir: Path, source: str) -> Any:
     """The build's settings, from the configuration it wrote beside its report."""
     from .conf import load_settings
 
-    config = RunLayout(dataset_dir).config_file
+    config = RunFolder(dataset_dir).config_file
     if not config.is_file():
         raise ConfigError(f"{config}: missing (not the folder of a finished build?)")
     return load_settings(source, config)
@@ -92,10 +92,10 @@ def run_settings(dataset_dir: Path, source: str) -> Any:
 def recut(pdf: Path, cand: Candidate, settings: Any, row_words: list[str]) -> Cuts:
     """The build's own steps re-run on the PDF (all but rendering images); where each
     removed word was."""
-    from .pdf.steps import DocumentJob, run_steps
+    from .pdf.steps import DocumentJob, run_document_steps
 
     job = DocumentJob(settings.document(), settings.limits())
-    work, results = run_steps(cand.with_pdf(str(pdf)), job, until="leakage",
+    work, results = run_document_steps(cand.with_pdf(str(pdf)), job, until="leakage",
                               skip=frozenset({"render"}))
     failed = results.failure
     if failed is not None:
@@ -221,7 +221,7 @@ def preview_cuts(pdf: Path, abstract: str | None, language: str | None,
     its cut takes, and the caption's notes."""
     from .conf import load_settings
     from .language import detect
-    from .pdf.steps import DocumentJob, run_steps
+    from .pdf.steps import DocumentJob, run_document_steps
 
     if not pdf.is_file():
         raise ConfigError(f"{pdf}: no such PDF file")
@@ -233,7 +233,7 @@ def preview_cuts(pdf: Path, abstract: str | None, language: str | None,
     cand = Candidate(pdf.stem, "local", lang, {lang: abstract} if abstract else {},
                      pdf_path=str(pdf))
     until = "leakage" if abstract else "group"
-    work, results = run_steps(cand, job, until=until, skip=frozenset({"render"}))
+    work, results = run_document_steps(cand, job, until=until, skip=frozenset({"render"}))
     failed = results.failure
     if work.doc is None:  # extraction itself failed: nothing to draw
         assert failed is not None

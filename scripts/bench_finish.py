@@ -59,7 +59,7 @@ KEEP = 0.25  # share of its original's MinHash values a replica's print keeps
 # `loralay` with the duplicate detector replaced by one that finds nothing: the reference
 NO_DUPLICATES = """
 import sys
-import loralay_build.pdf.decide as decide
+import loralay_build.pdf.corpus_steps as decide
 class NoDuplicates:
     duplicates = {}
     def add(self, *row): pass

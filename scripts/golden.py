@@ -31,7 +31,7 @@ sys.path.insert(0, str(REPO))
 from loralay_build.conf import load_settings  # noqa: E402
 from loralay_build.licenses import normalise_license  # noqa: E402
 from loralay_build.pdf.preflight import STEP_RULES  # noqa: E402
-from loralay_build.pdf.steps import DocumentJob, DocWork, run_steps  # noqa: E402
+from loralay_build.pdf.steps import DocumentJob, DocWork, run_document_steps  # noqa: E402
 from loralay_build.pdftext.poppler import poppler_version  # noqa: E402
 from loralay_build.records import Candidate, Document  # noqa: E402
 from loralay_build.sources.manifest import read_manifest  # noqa: E402
@@ -107,7 +107,7 @@ def document_digests(c: Candidate, job: DocumentJob) -> dict[str, str]:
         if value is not None:
             out[step] = value
 
-    work, results = run_steps(c, job, skip=frozenset({"render"}), observe=observe)
+    work, results = run_document_steps(c, job, skip=frozenset({"render"}), observe=observe)
     failed = results.failure
     if failed is not None:
         out[failed[0]] = f"failed: {failed[1].cls.value}"

@@ -343,8 +343,8 @@ def test_bad_lines_of_the_id_files_and_the_snapshot_are_bad_input_records(
     not on top of the first run's count."""
     import gzip
 
-    from loralay_build.layout import RunLayout
     from loralay_build.pdf.driver import fetch_phase
+    from loralay_build.runfolder import RunFolder
 
     cfg, tmp = setup["cfg"], setup["tmp"]
     ids = Path(cfg.ids_dir)
@@ -357,7 +357,7 @@ def test_bad_lines_of_the_id_files_and_the_snapshot_are_bad_input_records(
     gz = tmp / "snapshot.jsonl.gz"
     gz.write_bytes(gzip.compress(snapshot))
     cfg = cfg.replace(metadata_path=str(gz))
-    layout = RunLayout(setup["out"])
+    layout = RunFolder(setup["out"])
     layout.state_dir.mkdir(parents=True)
     for _ in range(2):
         fetch_phase(cfg, layout, None)

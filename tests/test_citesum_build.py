@@ -228,10 +228,10 @@ def test_fresh_dry_run_lists_what_fresh_removes_and_harvests_nothing(tmp_path):
     assert fresh.returncode == 2
     assert {p for p in out.rglob("*")} == before
     from loralay_build.citesum.pipeline import CiteSumPipeline  # noqa: PLC0415
-    from loralay_build.layout import RunLayout  # noqa: PLC0415
     from loralay_build.machinery.interfaces import start_over  # noqa: PLC0415
+    from loralay_build.runfolder import RunFolder  # noqa: PLC0415
 
-    start_over(CiteSumPipeline(), RunLayout(out))  # what both executors call for --fresh
+    start_over(CiteSumPipeline(), RunFolder(out))  # what both executors call for --fresh
     assert [p for p in listed if Path(p).exists()] == []
     assert sorted(str(p) for p in out.iterdir()) == sorted(
         str(p) for p in before if p.parent == out and str(p) not in listed)

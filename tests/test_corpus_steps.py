@@ -9,16 +9,16 @@ import pytest
 
 from loralay_build.conf import load_settings
 from loralay_build.corpus.duplicates import DuplicateDetector
-from loralay_build.pdf.decide import (
+from loralay_build.pdf.corpus_steps import (
     CORPUS_STEPS,
     CorpusRun,
     Duplicates,
     Filters,
-    Licences,
+    Licenses,
     Splits,
     decide,
     read_table,
-    run_steps,
+    run_corpus_steps,
 )
 from loralay_build.pdf.decisions import RecordedDecisions, record_decisions
 from loralay_build.pdf.refresh import Prior
@@ -67,11 +67,11 @@ def test_the_steps_are_licences_duplicates_filters_splits_in_that_order():
 def test_licences_admits_only_the_allowed_and_applies_only_with_a_list():
     cs = corpus(licenses=["cc-by-4.0"])
     docs = [summary("a", 10, 100, "2001"), summary("b", 10, 100, "2002", license="unknown")]
-    c = run_of(docs, cs, [Licences()])
+    c = run_of(docs, cs, [Licenses()])
     assert ids(c) == ["a"]
     assert [(i, o.cls, o.stage, o.message) for i, o in c.drops] == [
         ("b", "license_excluded", "licenses", "licence unknown is not in licenses: cc-by-4.0")]
-    assert Licences().applies(cs) and not Licences().applies(corpus())
+    assert Licenses().applies(cs) and not Licenses().applies(corpus())
 
 
 def test_duplicates_keeps_the_earliest_copy_and_drops_the_others_in_row_order():
@@ -147,7 +147,7 @@ def test_run_steps_writes_one_funnel_line_per_step_that_has_one():
     docs = [summary("a", 10, 100, "2001", body="x"), summary("b", 10, 100, "2002", body="x"),
             summary("c", 10, 100, "2003")]
     c = run_of(docs, corpus())
-    run_steps(c, [s for s in CORPUS_STEPS if s.applies(c.cs)])
+    run_corpus_steps(c, [s for s in CORPUS_STEPS if s.applies(c.cs)])
     assert c.funnel == [("distinct", 2), ("filtered", 2), ("kept", 2)]
 
 

@@ -16,12 +16,12 @@ import pytest
 
 from loralay_build.conf import load_settings
 from loralay_build.errors import BuildStopped
-from loralay_build.layout import RunLayout
 from loralay_build.locks import RunLock
 from loralay_build.machinery.request import BuildRequest, BuildResult
 from loralay_build.owned import MARKER
 from loralay_build.run.local import LocalExecutor
 from loralay_build.run.slurm import SlurmExecutor
+from loralay_build.runfolder import RunFolder
 
 SETTINGS = load_settings("local", None, {"manifest": "unused.jsonl"})
 
@@ -37,7 +37,7 @@ class StubPipeline:
         self.calls: list[tuple] = []
         self.stopped, self.todo = stopped, todo
 
-    def _locked(self, layout: RunLayout) -> bool:
+    def _locked(self, layout: RunFolder) -> bool:
         """Whether the run folder is held: a second RunLock must be refused."""
         try:
             with RunLock(layout):
@@ -48,29 +48,29 @@ class StubPipeline:
     def check(self, req: BuildRequest) -> None:
         self.calls.append(("check",))
 
-    def fresh_deletions(self, layout: RunLayout) -> list[Path]:
+    def fresh_deletions(self, layout: RunFolder) -> list[Path]:
         self.calls.append(("fresh_deletions", self._locked(layout)))
         return []
 
     def would_do(self, req: BuildRequest) -> list[str]:
         return []
 
-    def claim_shards(self, layout: RunLayout, num_shards: int) -> None:
+    def claim_shards(self, layout: RunFolder, num_shards: int) -> None:
         self.calls.append(("claim_shards", num_shards))
 
-    def fetch(self, req: BuildRequest, layout: RunLayout) -> str | None:
+    def fetch(self, req: BuildRequest, layout: RunFolder) -> str | None:
         self.calls.append(("fetch", (layout.out / MARKER).is_file()))
         return self.stopped
 
-    def shards_to_do(self, req: BuildRequest, layout: RunLayout, num_shards: int) -> list[int]:
+    def shards_to_do(self, req: BuildRequest, layout: RunFolder, num_shards: int) -> list[int]:
         self.calls.append(("shards_to_do", num_shards))
         return list(range(num_shards)) if self.todo is None else self.todo
 
-    def run_shard(self, req: BuildRequest, layout: RunLayout, shard: int,
+    def run_shard(self, req: BuildRequest, layout: RunFolder, shard: int,
                   num_shards: int) -> None:
         self.calls.append(("run_shard", shard, num_shards))
 
-    def finish(self, req: BuildRequest, layout: RunLayout, stopped: str | None
+    def finish(self, req: BuildRequest, layout: RunFolder, stopped: str | None
                ) -> BuildResult:
         self.calls.append(("finish", stopped, self._locked(layout)))
         return BuildResult(req.out, {"train": 1}, 1, "OK")

@@ -11,10 +11,10 @@ import pytest
 
 from loralay_build.conf import load_settings
 from loralay_build.corpus.prints import doc_print
-from loralay_build.layout import RunLayout
 from loralay_build.machinery.ledger import DOCUMENT, Entry, Fingerprint, Ledger
 from loralay_build.pdf.finish import IncompleteRun, _doc_table, decide
 from loralay_build.records import Candidate, DocSummary, Rejection
+from loralay_build.runfolder import RunFolder
 from loralay_build.sources import record_fetch_item
 from loralay_build.store.fetch import FetchState
 from loralay_build.store.shard import ShardState
@@ -37,8 +37,8 @@ def summary(doc_id: str, pages: int, summary_words: int, date: str | None,
 
 
 def make_run(tmp_path, docs: list[dict], failed: dict[str, str], fetch_drops: list[str]
-             ) -> tuple[RunLayout, ShardState]:
-    layout = RunLayout(tmp_path / "run")
+             ) -> tuple[RunFolder, ShardState]:
+    layout = RunFolder(tmp_path / "run")
     with FetchState(layout.fetch_db) as fstate:
         for d in docs:
             record_fetch_item(fstate, Candidate(d["id"], "local", "en", {"en": "a"}))

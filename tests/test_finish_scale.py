@@ -24,9 +24,9 @@ import pytest
 from loralay_build.conf import load_settings
 from loralay_build.corpus.filters import check_document, compute_thresholds
 from loralay_build.corpus.split import date_key, split_sizes
-from loralay_build.layout import RunLayout
 from loralay_build.pdf.finish import _doc_table, decide, finish_run, open_shard_states
 from loralay_build.pdf.preflight import tool_versions
+from loralay_build.runfolder import RunFolder
 from loralay_build.splits import SPLITS
 from loralay_build.write import RunFacts, write_report
 
@@ -82,7 +82,7 @@ def test_decisions_and_report_hold_little_memory_per_document(replicated, tmp_pa
     from loralay_build import http  # noqa: F401  (the report imports it: not a per-doc cost)
 
     s = settings()
-    cs, layout = s.corpus(), RunLayout(replicated)
+    cs, layout = s.corpus(), RunFolder(replicated)
     states = open_shard_states(layout, 1)
     try:
         tracemalloc.start()
@@ -136,7 +136,7 @@ def expected_outcomes(run: Path) -> tuple[list[str], dict[str, str | None]]:
 
 def test_replicated_finish_equals_the_per_id_rules(replicated):
     ids, assignment = expected_outcomes(replicated)
-    d = finish_run(settings(), RunLayout(replicated), 1, tool_versions())
+    d = finish_run(settings(), RunFolder(replicated), 1, tool_versions())
     documents = json.loads((replicated / "report.json").read_text())["documents"]
     assert list(documents) == ids
     for doc_id, split in assignment.items():

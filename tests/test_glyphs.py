@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from loralay_build.conf import DocumentSettings, LimitSettings
-from loralay_build.pdf.steps import DocumentJob, run_steps
+from loralay_build.pdf.steps import DocumentJob, run_document_steps
 from loralay_build.pdftext import extract_document
 from loralay_build.pdftext.glyphs import (
     ENCODINGS,
@@ -203,7 +203,7 @@ def test_abstract_from_metadata_decides_when_the_document_cannot():
     start, end = truth.index("Abstract.") + 1, truth.index("1")
     cand = Candidate("bare", "local", "en", {"en": " ".join(truth[start:end])},
                      pdf_path=str(pdf))
-    work, res = run_steps(cand, DocumentJob(DocumentSettings(), LimitSettings()))
+    work, res = run_document_steps(cand, DocumentJob(DocumentSettings(), LimitSettings()))
     assert res.failure is None
     processed = work.processed()
     body, match = processed.document, processed.matches[0]

@@ -535,7 +535,7 @@ def test_a_poppler_line_is_cut_where_its_page_changes():
     """A fragment is a run of one Poppler line id on one page, its page read at its
     ends: by the pages' own runs when the words come page by page (as extracted), by
     looking each run's ends up when they do not."""
-    from loralay_build.group.layout import _fragments
+    from loralay_build.group.regions import _fragments
 
     def fragments(line_ids: list[int], pages: list[int]) -> tuple[list[int], list[int]]:
         n = len(pages)
@@ -765,7 +765,7 @@ def test_floats_leave_the_sentence_they_interrupt():
 
 
 def test_a_caption_is_told_from_a_sentence_about_a_figure():
-    from loralay_build.group.layout import is_caption_start
+    from loralay_build.group.regions import is_caption_start
 
     for words in (["Figura", "3.", "Correlação"], ["TABLE", "1:", "A"], ["Tabla", "2", "–"],
                   ["그림", "1.", "이더리움"], ["Fig.", "2:", "The"]):

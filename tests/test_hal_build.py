@@ -4,7 +4,7 @@ The search responses are SYNTHETIC records in the shape of the recordings (see
 test_hal.py), carrying the true abstracts of real French PDFs from ../shared/corpus,
 which the server returns as the downloads; two records are bad on purpose.
 
-Licences: neither recorded search response has `licence_s`, so the synthetic records
+Licenses: neither recorded search response has `licence_s`, so the synthetic records
 carry it in the shape HAL gives it (one licence URL per record, sources.md §4.3 and
 docs/licenses.md): HAL's own copyright page on the first (fr_ahrf_censure's cover page
 says "Tous droits réservés"), CC BY 4.0 on the next two, none on the last (like many

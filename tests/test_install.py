@@ -38,7 +38,7 @@ DEV_ONLY_PACKAGE = PACKAGE / "samples"
 EXTRA_MODULES = {
     PACKAGE / "images" / "detector.py": "detector",
     **{p: "crawl" for p in (PACKAGE / "sources" / "crawl").rglob("*.py")},
-    PACKAGE / "sources" / "kit" / "oai.py": "oai",
+    PACKAGE / "sources" / "kit" / "oaipmh.py": "oai",
     PACKAGE / "sources" / "arxiv.py": "arxiv",
     PACKAGE / "rouge.py": "citesum",
     PACKAGE / "sentences.py": "citesum",
@@ -46,6 +46,7 @@ EXTRA_MODULES = {
     PACKAGE / "write" / "plots.py": "plots",
     PACKAGE / "preview.py": "images",
     PACKAGE / "images" / "render.py": "images",
+    PACKAGE / "pdftext" / "ocr.py": "ocr",
 }
 
 pytestmark = [pytest.mark.e2e]

@@ -460,13 +460,13 @@ def test_in_a_build_only_what_was_cut_as_the_abstract_was_the_abstract():
     real one); a build knows where the abstract was, having cut it: a block the rules
     called `abstract` that lost no word to the cut is running text in the dataset."""
     from loralay_build.conf import DocumentSettings, LimitSettings
-    from loralay_build.pdf.steps import DocumentJob, run_steps
+    from loralay_build.pdf.steps import DocumentJob, run_document_steps
     from loralay_build.sources.manifest import read_manifest
 
     manifest = shared_path("corpus", "manifest.jsonl")
     cand = next(line.item for line in read_manifest(manifest)
                 if getattr(line.item, "id", None) == "pt_scielo_tinf_brasil_china")
-    work, results = run_steps(cand, DocumentJob(DocumentSettings(), LimitSettings()),
+    work, results = run_document_steps(cand, DocumentJob(DocumentSettings(), LimitSettings()),
                               until="strip")
     assert [fail for _, fail, _ in results.stages] == [None, None, None]
     assert work.doc is not None and work.stripped is not None

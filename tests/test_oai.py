@@ -1,4 +1,4 @@
-"""The sources' one OAI-PMH client (`sources/kit/oai.py`) and the kit's paged harvest over
+"""The sources' one OAI-PMH client (`sources/kit/oaipmh.py`) and the kit's paged harvest over
 it, against real recorded responses of many repositories (../shared/fixtures/oai, see its
 PROVENANCE.md) served on 127.0.0.1, faults injected there: 503 + Retry-After, an OAI error
 body behind HTTP 422, one record's XML broken, badResumptionToken, a kill between pages.
@@ -20,7 +20,7 @@ from loralay_build.http import HttpSettings, PoliteClient
 from loralay_build.records import Rejection
 from loralay_build.sources import FetchContext, record_fetch_item
 from loralay_build.sources.kit.harvest import Checkpoint, Page, PagedHarvest, with_attempts
-from loralay_build.sources.kit.oai import (
+from loralay_build.sources.kit.oaipmh import (
     BrokenRecord,
     OaiClient,
     OaiError,

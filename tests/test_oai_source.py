@@ -33,7 +33,7 @@ import yaml
 from lxml import etree
 
 from loralay_build.conf import load_settings
-from loralay_build.sources.kit.oai import OaiRecord, _record
+from loralay_build.sources.kit.oaipmh import OaiRecord, _record
 from loralay_build.sources.oai import (
     Window,
     abstracts_by_language,

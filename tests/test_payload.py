@@ -16,7 +16,7 @@ import pytest
 from loralay_build.conf import load_settings
 from loralay_build.pdf.driver import document_job, process_all
 from loralay_build.pdf.payload import encode, read_columns, summarize
-from loralay_build.pdf.steps import run_steps
+from loralay_build.pdf.steps import run_document_steps
 from loralay_build.records import Candidate
 from loralay_build.sources.manifest import read_manifest
 from loralay_build.store.shard import ShardState
@@ -58,7 +58,7 @@ def test_a_worker_hands_back_the_document_encoded_as_the_run_state_stores_it():
     settings = load_settings("local", None, {"manifest": str(SAMPLE)})
     cand = next(line.item for line in read_manifest(SAMPLE)
                 if isinstance(line.item, Candidate) and line.item.id == "fr_hal_cover_glaciers")
-    work, _ = run_steps(cand, document_job(settings))
+    work, _ = run_document_steps(cand, document_job(settings))
     [(c, outcome)] = list(process_all([cand], document_job(settings), workers=1))
     assert c.id == cand.id and outcome.passed and outcome.failure is None
     summary, payload = outcome.stored

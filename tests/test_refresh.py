@@ -692,10 +692,10 @@ def test_a_refresh_that_adds_no_row_leaves_data_untouched_and_still_makes_a_vers
 
 
 def test_fresh_removes_a_refresh_s_diff_json(refreshed):
-    from loralay_build.layout import RunLayout
     from loralay_build.pdf.preflight import fresh_deletions
+    from loralay_build.runfolder import RunFolder
 
-    assert refreshed[0] / "diff.json" in fresh_deletions(RunLayout(refreshed[0]))
+    assert refreshed[0] / "diff.json" in fresh_deletions(RunFolder(refreshed[0]))
 
 
 def test_a_sharded_refresh_gives_what_a_plain_one_gives(refreshed, manifests, tmp_path):

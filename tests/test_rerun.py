@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from loralay_build.layout import RunLayout
 from loralay_build.locks import RunLock
 from loralay_build.owned import BUILD, claim_folder
+from loralay_build.runfolder import RunFolder
 
 from .conftest import REPO, build_local, config, loralay, rows_as_written
 
@@ -192,7 +192,7 @@ def test_a_state_of_a_newer_schema_is_refused_in_one_line_and_fresh_starts_over(
 def test_a_second_build_on_one_folder_is_refused_while_the_first_runs(tmp_path):
     out = tmp_path / "out"
     claim_folder(out, BUILD)  # what the first build did before taking its lock
-    with RunLock(RunLayout(out)):
+    with RunLock(RunFolder(out)):
         proc = build(SAMPLE / "manifest.jsonl", out)
     assert proc.returncode == 2
     assert f"another build is running (pid {os.getpid()})" in proc.stderr

@@ -166,8 +166,8 @@ def test_every_writer_of_the_run_folder_refuses_a_link_made_after_the_check(buil
     the claim does not look at) is refused by the writer itself, before it opens anything:
     the atomic files, the report's plots, the lock, the run state, the shard folders."""
     from loralay_build.atomic import write_atomic, write_text_atomic
-    from loralay_build.layout import RunLayout
     from loralay_build.locks import RunLock, ShardLock
+    from loralay_build.runfolder import RunFolder
     from loralay_build.store.fetch import FetchState
     from loralay_build.write.plots import make_plots
     from loralay_build.write.shards import ShardFolder
@@ -186,7 +186,7 @@ def test_every_writer_of_the_run_folder_refuses_a_link_made_after_the_check(buil
               lambda: make_plots(out / "report", {}, None),  # not swallowed as a plot's error
               lambda: write_text_atomic(out / "report.md", "report"),
               lambda: RunLock(out).__enter__(),
-              lambda: ShardLock(RunLayout(out), 0, 1).__enter__(),
+              lambda: ShardLock(RunFolder(out), 0, 1).__enter__(),
               lambda: FetchState(out / "state" / "fetch.sqlite"),
               lambda: ShardFolder(out, "data").__enter__()]
     for write in writes:

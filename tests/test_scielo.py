@@ -281,7 +281,7 @@ def test_limit_stops_cleanly_and_next_run_continues(tmp_path, fake_server):
 def test_cli_build_end_to_end(tmp_path, fake_server, shared_corpus, source, prefix):
     """`loralay build --source scielo-pt|scielo-es` on real PDFs and their true abstracts.
 
-    Licences: S0 keeps the recording's own `license` (`by-nc`). S1 and S2 differ, in the
+    Licenses: S0 keeps the recording's own `license` (`by-nc`). S1 and S2 differ, in the
     shapes ArticleMeta gives (docs/licenses.md): S1's `license` is `by/4.0`; S2 has no
     `license`, and its article carries the `v540` licence text the recording has on its
     issue (copied to the article), whose Creative Commons link is then its licence."""

@@ -149,11 +149,11 @@ def test_the_build_reads_the_outline_and_the_row_takes_its_headings():
     title pages are not headings."""
     from loralay_build.conf import DocumentSettings, LimitSettings
     from loralay_build.pdf.payload import encode, read_columns
-    from loralay_build.pdf.steps import DocumentJob, run_steps
+    from loralay_build.pdf.steps import DocumentJob, run_document_steps
     from loralay_build.records import OutlineEntry, ProcessedDoc
     from loralay_build.write.features import doc_to_batch
 
-    work, results = run_steps(_mit_thesis_candidate(),
+    work, results = run_document_steps(_mit_thesis_candidate(),
                               DocumentJob(DocumentSettings(), LimitSettings()),
                               skip=frozenset({"render"}))
     assert results.failure is None
@@ -185,9 +185,9 @@ def test_a_pdf_without_bookmarks_stores_no_outline():
     from .test_steps import job
 
     pdf = SAMPLE.parent / "pdf" / "en_twocol_graphs.pdf"
-    from loralay_build.pdf.steps import run_steps
+    from loralay_build.pdf.steps import run_document_steps
 
-    work, results = run_steps(Candidate("en_twocol_graphs", "local", "en", {"en": "x"},
+    work, results = run_document_steps(Candidate("en_twocol_graphs", "local", "en", {"en": "x"},
                                         pdf_path=str(pdf)), job(), skip=frozenset({"render"}))
     assert results.failure is None and work.outline == ()
     assert "outline" not in work.processed().to_json()

@@ -339,4 +339,5 @@ def test_each_source_and_option_names_the_extra_it_needs():
                      "citesum": [("citesum", "--source citesum")]}
     assert load_settings("local", None, {"images": True}).extras() == [
         ("images", "`images: true`")]
+    assert load_settings("local", None, {"ocr": "auto"}).extras() == [("ocr", "`ocr: auto`")]
     assert {extra for pairs in needs.values() for extra, _ in pairs} <= set(EXTRAS)

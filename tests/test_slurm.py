@@ -87,10 +87,10 @@ def test_shards_of_one_run_work_side_by_side(plain_sample, tmp_path):
 def test_a_plain_build_waits_for_no_running_shard(tmp_path):
     """While a shard holds the run (shared), the whole-run commands are refused at once."""
     from loralay_build.errors import RunLocked
-    from loralay_build.layout import RunLayout
     from loralay_build.locks import RunLock, ShardLock
+    from loralay_build.runfolder import RunFolder
 
-    layout = RunLayout(tmp_path / "ds")
+    layout = RunFolder(tmp_path / "ds")
     with ShardLock(layout, 0, 2):
         with ShardLock(layout, 1, 2):
             pass
@@ -304,13 +304,13 @@ def test_the_submitter_plans_the_missing_shards_as_the_shards_do(tmp_path):
     """Only shard 1 of 2 has work left after shard 0 ran; a changed per-document setting
     makes both stale again, a changed Slurm setting or a raised limit does not, and a
     `--retry` class only the shards that hold such a failure."""
-    from loralay_build.layout import RunLayout
     from loralay_build.machinery.request import BuildRequest
     from loralay_build.pdf.pipeline import PdfPipeline
+    from loralay_build.runfolder import RunFolder
 
     out = tmp_path / "ds"
     ok(build(out, "--shard", "0", "--num-shards", "2"))
-    layout, pipeline = RunLayout(out), PdfPipeline()
+    layout, pipeline = RunFolder(out), PdfPipeline()
     settings = load_settings("local", None, {"manifest": str(SAMPLE)})
 
     def to_do(s=settings, retry=frozenset()):

@@ -13,7 +13,7 @@ from loralay_build.conf import DocumentSettings, LimitSettings
 from loralay_build.corpus.prints import DocPrint, doc_print
 from loralay_build.failures import FailureClass
 from loralay_build.pdf import steps
-from loralay_build.pdf.steps import STEP_NAMES, DocumentJob, process_candidate, run_steps
+from loralay_build.pdf.steps import STEP_NAMES, DocumentJob, process_candidate, run_document_steps
 from loralay_build.records import Candidate
 from loralay_build.sources.manifest import read_manifest
 
@@ -35,7 +35,7 @@ def job(**settings: object) -> DocumentJob:
 def test_the_steps_in_order_and_render_only_with_images():
     assert STEP_NAMES == ("extract", "group", "strip", "language", "render", "leakage",
                           "print")
-    _, plain = run_steps(sample_candidate(), job())
+    _, plain = run_document_steps(sample_candidate(), job())
     assert [s for s, _, _ in plain.stages] == ["extract", "group", "strip", "language",
                                               "leakage", "print"]
     assert all(fail is None and seconds >= 0 for _, fail, seconds in plain.stages)
@@ -46,7 +46,7 @@ def test_the_print_is_made_from_the_bodys_keys_as_from_its_words():
     must be the keys of the body as written, in its order (the words are regrouped). The
     abstract printed with it is the summary, the main language's abstract."""
     c = sample_candidate()
-    work, _ = run_steps(c, job())
+    work, _ = run_document_steps(c, job())
     assert work.stripped is not None and work.text_print is not None
     body = work.stripped.body.words
     summary = work.processed().summary
@@ -131,7 +131,7 @@ def stated_english(languages: tuple[str, ...] | None) -> Candidate:
 @pytest.mark.parametrize("languages", [None, ("es", "en"), ("en", "es")])
 def test_a_body_sure_of_its_language_makes_that_abstract_the_summary(languages):
     c = stated_english(languages)
-    work, results = run_steps(c, job())
+    work, results = run_document_steps(c, job())
     assert all(fail is None for _, fail, _ in results.stages)
     done = work.processed()
     assert done.candidate.language == "es" and done.summary == c.abstracts["es"]
@@ -162,7 +162,7 @@ def test_a_paper_whose_body_confirms_a_language_not_kept_is_dropped():
 def test_a_body_in_a_language_without_an_abstract_keeps_the_sources_pick():
     c = sample_candidate("es_scielo_suelos")
     c = replace(c, language="en", abstracts={"en": c.abstracts["en"]}, languages=("en",))
-    work, results = run_steps(c, job())
+    work, results = run_document_steps(c, job())
     assert all(fail is None for _, fail, _ in results.stages)
     assert work.processed().candidate.language == "en"
 

@@ -185,7 +185,7 @@ def test_a_page_of_upright_text_with_a_sideways_stamp_is_not_turned(tmp_path):
     evidence against a page of lines: the page keeps its frame (decided without reading a
     word), the stamp is a line of its own."""
     from loralay_build.group.geometry import summarise
-    from loralay_build.group.layout import _fragments, read_frame
+    from loralay_build.group.regions import _fragments, read_frame
     from loralay_build.group.upright import reading_turns
 
     body = [b"BT /F1 10 Tf 1 0 0 1 72 %d Tm (%s) Tj ET"

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from ..conf import CiteSumSettings
 from ..errors import BuildStopped, ConfigError
-from ..layout import RunLayout
 from ..machinery.pool import TaskLimits
 from ..machinery.request import BuildRequest, BuildResult
+from ..runfolder import RunFolder
 from ..store.citesum import CiteSumState
 from .build import Work, inputs, run_passes, write_outputs
 from .stages import StageRun
@@ -29,7 +29,7 @@ class CiteSumPipeline:
     fetches = False
 
     @staticmethod
-    def state_path(layout: RunLayout) -> str:
+    def state_path(layout: RunFolder) -> str:
         return str(layout.state_dir / "citesum.sqlite")
 
     def check(self, req: BuildRequest) -> None:
@@ -38,7 +38,7 @@ class CiteSumPipeline:
                               "--limit, --shard/--num-shards, --finish or --refresh")
         inputs(_settings(req))
 
-    def fresh_deletions(self, layout: RunLayout) -> list[Path]:
+    def fresh_deletions(self, layout: RunFolder) -> list[Path]:
         """The passes' files and their state; the dataset, card and report are rewritten
         by the finish, and nothing else in the folder is CiteSum's to remove."""
         return [entry for entry in (layout.work_dir, Path(self.state_path(layout)))
@@ -52,17 +52,17 @@ class CiteSumPipeline:
                 f"({s.s2orc_format} format), fetching nothing, then run the three passes "
                 f"with {req.workers} worker(s)"]
 
-    def claim_shards(self, layout: RunLayout, num_shards: int) -> None:
+    def claim_shards(self, layout: RunFolder, num_shards: int) -> None:
         """One unit of work: the passes (never split across commands)."""
 
-    def fetch(self, req: BuildRequest, layout: RunLayout) -> str | None:
+    def fetch(self, req: BuildRequest, layout: RunFolder) -> str | None:
         return None
 
-    def shards_to_do(self, req: BuildRequest, layout: RunLayout, num_shards: int
+    def shards_to_do(self, req: BuildRequest, layout: RunFolder, num_shards: int
                      ) -> list[int]:
         return [0]
 
-    def run_shard(self, req: BuildRequest, layout: RunLayout, shard: int,
+    def run_shard(self, req: BuildRequest, layout: RunFolder, shard: int,
                   num_shards: int) -> None:
         s = _settings(req)
         run = StageRun(req.workers, TaskLimits(s.shard_timeout_s, s.worker_memory_mb),
@@ -70,7 +70,7 @@ class CiteSumPipeline:
         with CiteSumState(self.state_path(layout)) as state:
             run_passes(s, Work(layout.work_dir), state, run)
 
-    def finish(self, req: BuildRequest, layout: RunLayout, stopped: str | None
+    def finish(self, req: BuildRequest, layout: RunFolder, stopped: str | None
                ) -> BuildResult:
         with CiteSumState(self.state_path(layout)) as state:
             report = write_outputs(_settings(req), layout.out, Work(layout.work_dir), state)

@@ -212,7 +212,8 @@ class CommonSettings(DocumentSettings, LimitSettings, CorpusSettings, HttpFields
     def extras(self) -> list[tuple[str, str]]:
         """(extra, what needs it) for a run under these settings: checked before any work."""
         needs = [(self.EXTRA, f"--source {self.source}")] if self.EXTRA else []
-        return needs + ([("images", "`images: true`")] if self.images else [])
+        needs += [("images", "`images: true`")] if self.images else []
+        return needs + ([("ocr", f"`ocr: {self.ocr}`")] if self.ocr != "off" else [])
 
     @model_validator(mode="before")
     @classmethod

@@ -108,7 +108,7 @@ class Group:
 
 
 @dataclass(frozen=True, slots=True)
-class Decisions:
+class DuplicateDecisions:
     duplicates: dict[str, Duplicate]  # dropped id -> why, in id order
     groups: tuple[Group, ...]  # in order of their smallest member
 
@@ -513,7 +513,7 @@ class DuplicateDetector:
         assert best is not None, "a group member without a link (a bug)"
         return best[0], -best[1], best[3]
 
-    def decide(self, first: Container[str] = frozenset()) -> Decisions:
+    def decide(self, first: Container[str] = frozenset()) -> DuplicateDecisions:
         """Groups, the kept document of each, and every other member's `Duplicate`.
         `first`: ids kept before all others (a refresh's documents already in the dataset:
         an old paper wins against any new copy of it, even an older one)."""
@@ -557,12 +557,12 @@ class DuplicateDetector:
                     self._ids[m], self._ids[kept], KINDS[rank], sim, via=self._ids[x])
             groups.append(Group(self._ids[kept], tuple(self._ids[i] for i in group)))
         groups.sort(key=lambda g: g.members[0])
-        return Decisions(dict(sorted(duplicates.items())), tuple(groups))
+        return DuplicateDecisions(dict(sorted(duplicates.items())), tuple(groups))
 
 
 def detect(rows: Iterable[tuple[str, str | None, str | None, DocPrint]],
            exclude: Iterable[ExternalPrint] = (), threshold: float = THRESHOLD
-           ) -> Decisions:
+           ) -> DuplicateDecisions:
     """The whole detection in one call: `rows` streamed into a `DuplicateDetector`, then
     `exclude` (e.g. `dataset.exclude_datasets(folders)`), then the decisions."""
     detector = DuplicateDetector(threshold)

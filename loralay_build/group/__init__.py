@@ -7,6 +7,6 @@ picks one by name.
 
 from __future__ import annotations
 
-from .layout import GROUP_RULE, GROUPINGS, Grouping, group_layout, poppler_groups, regroup
+from .regions import GROUP_RULE, GROUPINGS, Grouping, group_layout, poppler_groups, regroup
 
 __all__ = ["GROUPINGS", "GROUP_RULE", "Grouping", "group_layout", "poppler_groups", "regroup"]

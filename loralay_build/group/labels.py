@@ -47,7 +47,7 @@ import numpy as np
 from ..labels import CODE, LABELS
 from ..records import Document
 from .geometry import expand, run_sizes, run_starts
-from .layout import GROUPINGS, Grouped, group_columns, poppler_groups, words_matching
+from .regions import GROUPINGS, Grouped, group_columns, poppler_groups, words_matching
 
 PARAGRAPH = CODE["paragraph"]
 # in the tool version the run state fingerprints (as GROUP_RULE): bump when any rule changes

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
-from ..layout import RunLayout
 from ..owned import remove
+from ..runfolder import RunFolder
 from .request import BuildRequest, BuildResult
 
 
@@ -22,30 +22,30 @@ class Pipeline(Protocol):
     def check(self, req: BuildRequest) -> None:
         """Its own options and inputs, before anything is written."""
 
-    def fresh_deletions(self, layout: RunLayout) -> list[Path]:
+    def fresh_deletions(self, layout: RunFolder) -> list[Path]:
         """`--fresh`: what earlier runs of it wrote in the run folder and a new start
         removes; `--dry-run --fresh` lists the same entries that `start_over` deletes."""
 
     def would_do(self, req: BuildRequest) -> list[str]:
         """`--dry-run`: one line per thing a run would read or fetch, then process."""
 
-    def claim_shards(self, layout: RunLayout, num_shards: int) -> None:
+    def claim_shards(self, layout: RunFolder, num_shards: int) -> None:
         """Record the shard count the run is done in, or refuse another one (before any
         work, so a mismatch costs nothing)."""
 
-    def fetch(self, req: BuildRequest, layout: RunLayout) -> str | None:
+    def fetch(self, req: BuildRequest, layout: RunFolder) -> str | None:
         """What happens once before the shards (the harvest); the one-line reason when it
         stopped early (what it got is kept, a rerun resumes)."""
 
-    def shards_to_do(self, req: BuildRequest, layout: RunLayout, num_shards: int
+    def shards_to_do(self, req: BuildRequest, layout: RunFolder, num_shards: int
                      ) -> list[int]:
         """The shards with work left (for an executor that submits only those)."""
 
-    def run_shard(self, req: BuildRequest, layout: RunLayout, shard: int,
+    def run_shard(self, req: BuildRequest, layout: RunFolder, shard: int,
                   num_shards: int) -> None:
         """One shard's work, resumable: what is current is not done again."""
 
-    def finish(self, req: BuildRequest, layout: RunLayout, stopped: str | None
+    def finish(self, req: BuildRequest, layout: RunFolder, stopped: str | None
                ) -> BuildResult:
         """The corpus-wide part: the dataset, its card and the report."""
 
@@ -60,7 +60,7 @@ class Executor(Protocol):
         """Run the request's work of `pipeline`."""
 
 
-def start_over(pipeline: Pipeline, layout: RunLayout) -> None:
+def start_over(pipeline: Pipeline, layout: RunFolder) -> None:
     """`--fresh`, for every executor: exactly the entries the pipeline says it removes."""
     for entry in pipeline.fresh_deletions(layout):
         remove(entry)

@@ -17,10 +17,10 @@ from typing import Any
 from ..records import Outcome
 from ..splits import SPLITS
 from ..store.finish import DecisionRow, FinishState
-from .decide import Decisions
+from .corpus_steps import CorpusDecisions
 
 
-def record_decisions(path: Path, d: Decisions) -> None:
+def record_decisions(path: Path, d: CorpusDecisions) -> None:
     """Replaces the record with `d`, in one transaction (a kill leaves the last one)."""
     shard_of = {d.rows.ids[j]: d.rows.shard[j] for j in d.order}
     with FinishState(path) as st, st.transaction():

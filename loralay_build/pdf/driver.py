@@ -26,12 +26,12 @@ from ..conf import CommonSettings, DocumentSettings
 from ..failures import BadRecords, Failure, RetryRule
 from ..images.render import renderer_version
 from ..images.store import ImageStore
-from ..layout import RunLayout
 from ..machinery.ledger import DOCUMENT, Entry, Fingerprint, Ledger, changed_keys, stale_reason
 from ..machinery.pool import TaskLimits, map_bounded
 from ..machinery.progress import Progress
 from ..machinery.request import BuildRequest
 from ..records import Candidate, Rejection
+from ..runfolder import RunFolder
 from ..sources import FetchContext, get_fetcher, record_fetch_item
 from ..store.fetch import OK, FetchState
 from ..store.shard import ShardState
@@ -52,7 +52,7 @@ def in_shard(doc_id: str, shard: int, num_shards: int) -> bool:
     return int.from_bytes(digest[:8], "big") % num_shards == shard
 
 
-def fetch_phase(settings: CommonSettings, layout: RunLayout, limit: int | None,
+def fetch_phase(settings: CommonSettings, layout: RunFolder, limit: int | None,
                 retry: frozenset[str] = frozenset(), refresh: bool = False
                 ) -> dict[str, int]:
     """Harvest candidates (and their PDFs) into the fetch state; resumable by the fetcher.
@@ -127,7 +127,7 @@ def _count_fetched(item: Candidate | Rejection, counts: dict[str, int], progress
 
 
 @dataclass
-class Plan:
+class ShardPlan:
     """Which fetched documents of a shard are (re)done, and why, in one line."""
 
     settings_digest: str
@@ -164,12 +164,12 @@ def tools_of(versions: ToolVersions, settings: DocumentSettings) -> str:
 
 def plan_shard(fstate: FetchState, ledger: Ledger, shard: int, num_shards: int,
                job: DocumentJob, versions: ToolVersions, retry: frozenset[str],
-               sums: PdfChecksums, frozen: Container[str] = ()) -> Plan:
+               sums: PdfChecksums, frozen: Container[str] = ()) -> ShardPlan:
     """Every fetched document of the shard whose result is missing or no longer current;
     `frozen`: a refresh's documents already in the dataset, never done again (their rows
     stay as they are) once they have a result."""
     rule = RetryRule(retry, job.limits.model_dump())
-    plan = Plan(*settings_print(job.settings), tools_of(versions, job.settings), rule)
+    plan = ShardPlan(*settings_print(job.settings), tools_of(versions, job.settings), rule)
 
     # every document sharing an old settings digest names the same keys: asked once each
     named: dict[tuple[str | None, bool], list[str]] = {}
@@ -194,8 +194,8 @@ def plan_shard(fstate: FetchState, ledger: Ledger, shard: int, num_shards: int,
     return plan
 
 
-def plan_shard_of(req: BuildRequest, layout: RunLayout, versions: ToolVersions, shard: int,
-                  num_shards: int) -> Plan:
+def plan_shard_of(req: BuildRequest, layout: RunFolder, versions: ToolVersions, shard: int,
+                  num_shards: int) -> ShardPlan:
     """The plan shard K itself would make (what a submitter asks before submitting it)."""
     path = layout.shard_db(shard, num_shards)
     with FetchState(layout.fetch_db) as fstate, ShardState(path) as sstate:
@@ -215,7 +215,7 @@ def fetch_state_candidates(fstate: FetchState, shard: int, num_shards: int
         keep=lambda doc_id: doc_id in fetched and in_shard(doc_id, shard, num_shards))
 
 
-def planned_work(fstate: FetchState, plan: Plan, shard: int, num_shards: int,
+def planned_work(fstate: FetchState, plan: ShardPlan, shard: int, num_shards: int,
                  sums: PdfChecksums, prints: dict[str, Fingerprint]) -> Iterator[Candidate]:
     """The plan's documents read again from the fetch state as the workers take them, in
     fetch order; `prints` holds the fingerprints of those handed out and not yet recorded
@@ -267,7 +267,7 @@ def record_outcome(state: ShardState, ledger: Ledger, outcome: StepResults,
     return cls
 
 
-def frozen_ids(refresh: bool, layout: RunLayout) -> Container[str]:
+def frozen_ids(refresh: bool, layout: RunFolder) -> Container[str]:
     """A refresh's documents already in the dataset (none for any other build)."""
     if not refresh:
         return ()
@@ -280,7 +280,7 @@ def document_job(settings: CommonSettings, staging: Path | None = None) -> Docum
                        str(staging) if staging else None)
 
 
-def process_phase(req: BuildRequest, layout: RunLayout, versions: ToolVersions,
+def process_phase(req: BuildRequest, layout: RunFolder, versions: ToolVersions,
                   shard: int = 0, num_shards: int = 1) -> dict[str, int]:
     staging = layout.images_staging(shard, num_shards)
     job = document_job(req.settings, staging)
@@ -300,8 +300,8 @@ def process_phase(req: BuildRequest, layout: RunLayout, versions: ToolVersions,
         return counts
 
 
-def _process_plan(fstate: FetchState, sstate: ShardState, ledger: Ledger, plan: Plan,
-                  sums: PdfChecksums, layout: RunLayout, job: DocumentJob,
+def _process_plan(fstate: FetchState, sstate: ShardState, ledger: Ledger, plan: ShardPlan,
+                  sums: PdfChecksums, layout: RunFolder, job: DocumentJob,
                   where: tuple[int, int, int], log_every_s: float) -> dict[str, int]:
     workers, shard, num_shards = where
     progress = Progress("process", len(plan.todo), log_every_s)

@@ -25,15 +25,15 @@ from ..atomic import utc_now_iso, write_text_atomic
 from ..conf import CommonSettings, CorpusSettings
 from ..dataset import exclude_datasets
 from ..diffs import DatasetDiff
-from ..layout import RunLayout
 from ..machinery.request import NOTHING_NEW
 from ..owned import remove
 from ..paths import DATA_DIR, README
 from ..records import ColumnDoc
+from ..runfolder import RunFolder
 from ..splits import SPLITS
 from ..store.shard import ShardState
 from ..write.doctable import DocTable
-from .decide import Decisions, IncompleteRun, decide
+from .corpus_steps import CorpusDecisions, IncompleteRun, decide
 from .decisions import RecordedDecisions, record_decisions
 from .finish_images import write_images_config
 from .payload import read_columns
@@ -56,21 +56,21 @@ from .refresh import (
 log = logging.getLogger("loralay.finish")
 
 
-def kept_documents(d: Decisions, states: list[ShardState], split: str) -> Iterator[ColumnDoc]:
+def kept_documents(d: CorpusDecisions, states: list[ShardState], split: str) -> Iterator[ColumnDoc]:
     """Streams one split's documents to write (a refresh: its new ones), in chronological
     order, from the shard states, as Arrow columns (no Python object per word)."""
     for j in d.new_rows(split):
         yield read_columns(states[d.rows.shard[j]].document_payload(d.rows.ids[j]))
 
 
-def open_shard_states(layout: RunLayout, num_shards: int) -> list[ShardState]:
+def open_shard_states(layout: RunFolder, num_shards: int) -> list[ShardState]:
     paths: list[Path] = layout.shard_dbs(num_shards)
     if not paths:
         raise IncompleteRun(f"{layout.state_dir}: no processed shards to finish")
     return [ShardState(p, any_thread=True) for p in paths]  # read ahead while writing
 
 
-def language_splits(d: Decisions) -> dict[str, list[str]]:
+def language_splits(d: CorpusDecisions) -> dict[str, list[str]]:
     """Each kept language's splits, in split order (the card's per-language configs)."""
     held: dict[str, set[str]] = {}
     for split in SPLITS:
@@ -79,7 +79,7 @@ def language_splits(d: Decisions) -> dict[str, list[str]]:
     return {lang: [s for s in SPLITS if s in splits] for lang, splits in held.items()}
 
 
-def _doc_table(d: Decisions) -> DocTable:
+def _doc_table(d: CorpusDecisions) -> DocTable:
     """The kept rows, split by split in the dataset's row order, for the report."""
     rows = [(j, split) for split in SPLITS for j in d.kept_rows(split)]
     return d.rows.select((j for j, _ in rows), (s for _, s in rows))
@@ -129,9 +129,9 @@ def give_back_freed_memory() -> None:
         pass
 
 
-def finish_run(settings: CommonSettings, layout: RunLayout, num_shards: int,
+def finish_run(settings: CommonSettings, layout: RunFolder, num_shards: int,
                versions: ToolVersions, workers: int = 1, refresh: bool = False,
-               stopped: str | None = None) -> Decisions:
+               stopped: str | None = None) -> CorpusDecisions:
     """Decide every document's fate from the current results, write the dataset and report.
     `workers` > 1: a second core makes each next row group while one is written.
     `refresh`: the dataset already built grows by what is new (`refresh.py`); the base it
@@ -167,7 +167,7 @@ def finish_run(settings: CommonSettings, layout: RunLayout, num_shards: int,
     return d
 
 
-def _write_outputs(settings: CommonSettings, layout: RunLayout, d: Decisions,
+def _write_outputs(settings: CommonSettings, layout: RunFolder, d: CorpusDecisions,
                    recorded: RecordedDecisions, states: list[ShardState], workers: int,
                    versions: ToolVersions, base: Base | None = None,
                    diff: DatasetDiff | None = None, stopped: str | None = None) -> str:
@@ -244,14 +244,14 @@ def _write_outputs(settings: CommonSettings, layout: RunLayout, d: Decisions,
     return verdict
 
 
-def remove_dataset(layout: RunLayout) -> None:
+def remove_dataset(layout: RunFolder) -> None:
     """The card and `data/` an earlier build of this folder left, which a build keeping no
     document replaces by none."""
     for name in (README, DATA_DIR):
         remove(layout.out / name)
 
 
-def _warn_if_refreshed(layout: RunLayout) -> None:
+def _warn_if_refreshed(layout: RunFolder) -> None:
     """A plain build of a refreshed folder decides every split again: said once."""
     before = read_base(layout.finish_db)
     if before is not None and before.version > 1:
@@ -272,7 +272,7 @@ def refresh_facts(version: int, base: Base | None, diff: DatasetDiff | None) -> 
     return facts
 
 
-def write_config(settings: CommonSettings, layout: RunLayout) -> Path:
+def write_config(settings: CommonSettings, layout: RunFolder) -> Path:
     """The exact configuration of the build, as YAML a `--config` accepts to redo it."""
     conf = layout.config_file
     write_text_atomic(conf, yaml.safe_dump(settings.user_view(), sort_keys=True,
@@ -280,7 +280,7 @@ def write_config(settings: CommonSettings, layout: RunLayout) -> Path:
     return conf
 
 
-def provenance(config_file: Path, layout: RunLayout, versions: ToolVersions
+def provenance(config_file: Path, layout: RunFolder, versions: ToolVersions
                ) -> dict[str, str]:
     """What a reader needs to trust or redo the build: tool versions, when, and with what."""
     return {"loralay_build": versions.loralay_build, "poppler": versions.poppler,

@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..images.store import ImageStore
-from ..layout import RunLayout
 from ..machinery.ledger import DOCUMENT, Ledger
+from ..runfolder import RunFolder
 from ..splits import SPLITS
 from ..store.shard import ShardState
 
 
 class KeptRows(Protocol):
-    """What the finish decided (`pdf.finish.Decisions`): per split, the rows of its kept
+    """What the finish decided (`pdf.finish.CorpusDecisions`): per split, the rows of its kept
     documents in dataset order; `rows` holds their `ids`, `shard` and `pages` columns."""
 
     rows: Any
@@ -57,9 +57,9 @@ def write_images_config(out: Path, enabled: bool, d: KeptRows, states: Sequence[
     if not enabled:
         remove_image_shards(out)
         return page_costs(d, states, {}), {}
-    layout = RunLayout(out)
+    layout = RunFolder(out)
     grow = [s for s in SPLITS if carry is None or next(d.new_rows(s), None) is not None]
-    stores = [ImageStore(layout.images_db(*RunLayout.shard_numbers(st.path))) for st in states]
+    stores = [ImageStore(layout.images_db(*RunFolder.shard_numbers(st.path))) for st in states]
     carried = _carried_pages(out, carry or {})  # before the write renames them
     try:
         counts, files = write_image_shards(out, {s: _page_rows(s, d, states, stores)

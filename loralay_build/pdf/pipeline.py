@@ -11,12 +11,12 @@ from pathlib import Path
 from .. import registry
 from ..dataset import open_excluded
 from ..errors import BuildStopped, ConfigError
-from ..layout import RunLayout, claim_shards, recorded_shards
 from ..machinery.request import NOTHING_NEW, BuildRequest, BuildResult
 from ..pdftext import parse
+from ..runfolder import RunFolder, claim_shards, recorded_shards
 from ..sources import BadRunInput, HarvestRefused, SourceNotBuilt
 from .driver import fetch_phase, plan_shard_of, process_phase
-from .finish import Decisions, IncompleteRun, finish_run
+from .finish import CorpusDecisions, IncompleteRun, finish_run
 from .preflight import ToolVersions, check_detector, check_inputs, fresh_deletions, tool_versions
 from .refresh import check_refresh
 
@@ -38,16 +38,16 @@ class PdfPipeline:
         check_detector(req.settings)
         relists = registry.source(req.settings.source).relists
         if req.one_shard and not relists and not req.fetched \
-                and not RunLayout(req.out).fetch_db.exists():
+                and not RunFolder(req.out).fetch_db.exists():
             raise ConfigError(f"{req.out}: nothing fetched yet; run `loralay fetch --source "
                               f"{req.settings.source} --out {req.out}` before the shards")
         self.versions  # noqa: B018 - Poppler is checked before any work
         check_excluded(req)
         if req.refresh:  # before any work: a folder with no dataset, or other row settings
-            check_refresh(RunLayout(req.out), req.settings, adopt=False)
+            check_refresh(RunFolder(req.out), req.settings, adopt=False)
         _note_slow_reader()
 
-    def fresh_deletions(self, layout: RunLayout) -> list[Path]:
+    def fresh_deletions(self, layout: RunFolder) -> list[Path]:
         return fresh_deletions(layout)
 
     def would_do(self, req: BuildRequest) -> list[str]:
@@ -55,10 +55,10 @@ class PdfPipeline:
         return [f"would harvest {req.settings.source} into {req.out} (limit: "
                 f"{req.limit or 'none'}), then process with {req.workers} worker(s)"]
 
-    def claim_shards(self, layout: RunLayout, num_shards: int) -> None:
+    def claim_shards(self, layout: RunFolder, num_shards: int) -> None:
         claim_shards(layout, num_shards)
 
-    def fetch(self, req: BuildRequest, layout: RunLayout) -> str | None:
+    def fetch(self, req: BuildRequest, layout: RunFolder) -> str | None:
         """A shard of a submitted run, or of a source fetched once for all shards, fetches
         nothing; a source that relists (a manifest) fetches in each shard."""
         relists = registry.source(req.settings.source).relists
@@ -80,17 +80,17 @@ class PdfPipeline:
         log.info("fetched %d, rejected %d", counts["ok"], counts["failed"])
         return None
 
-    def shards_to_do(self, req: BuildRequest, layout: RunLayout, num_shards: int
+    def shards_to_do(self, req: BuildRequest, layout: RunFolder, num_shards: int
                      ) -> list[int]:
         return [k for k in range(num_shards)
                 if plan_shard_of(req, layout, self.versions, k, num_shards).todo]
 
-    def run_shard(self, req: BuildRequest, layout: RunLayout, shard: int,
+    def run_shard(self, req: BuildRequest, layout: RunFolder, shard: int,
                   num_shards: int) -> None:
         counts = process_phase(req, layout, self.versions, shard, num_shards)
         log.info("processed: %s", counts or "nothing new")
 
-    def finish(self, req: BuildRequest, layout: RunLayout, stopped: str | None
+    def finish(self, req: BuildRequest, layout: RunFolder, stopped: str | None
                ) -> BuildResult:
         num_shards = recorded_shards(layout) or 1
         try:
@@ -132,6 +132,6 @@ def _note_slow_reader() -> None:
                     "python3-dev`, then reinstall")
 
 
-def _result(req: BuildRequest, d: Decisions) -> BuildResult:
+def _result(req: BuildRequest, d: CorpusDecisions) -> BuildResult:
     return BuildResult(req.out, {k: len(v) for k, v in d.kept.items()}, len(d.outcomes),
                        d.verdict)

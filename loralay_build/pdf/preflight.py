@@ -21,12 +21,12 @@ from ..group import GROUP_RULE
 from ..group.labels import LABEL_RULE
 from ..group.sections import SECTIONS_RULE
 from ..images.detector import detector_missing
-from ..layout import RunLayout
 from ..licenses import LICENSE_RULE
 from ..owned import BUILD, KEPT_BY_FRESH, owned_entries
 from ..pdftext.glyphs import GLYPH_RULE
 from ..pdftext.poppler import poppler_version
 from ..pdftext.rotation import ROTATION_RULE
+from ..runfolder import RunFolder
 from ..sources.manifest import unread_splits
 from ..strip import STRIP_RULE
 from ..version import __version__
@@ -130,7 +130,7 @@ def not_a_file(path: Path) -> str | None:
     return "a device"
 
 
-def fresh_deletions(layout: RunLayout) -> list[Path]:
+def fresh_deletions(layout: RunFolder) -> list[Path]:
     """What `--fresh` deletes: the run folder's own entries but the downloaded PDFs, and
     the run state but the PDFs' checksums; nothing the tool did not write, and nothing
     through a symbolic link (a linked `state/` is removed as a link)."""

@@ -11,7 +11,7 @@ settings its rows were made with, the changelog, and with `images: true` its pag
 files per split). A refresh killed at any moment finds the same base when run again, so it
 decides and writes the same version.
 
-Given the base, the corpus steps decide as for any build (`decide.CORPUS_STEPS`, the one
+Given the base, the corpus steps decide as for any build (`corpus_steps.CORPUS_STEPS`, the one
 list) with the base's kept ids as `Prior`: they keep their split and row (they are never
 written again; their files are carried into the new `data/`, and their page images' into
 the new `images/`, unchanged), they win against
@@ -44,9 +44,9 @@ from ..corpus.split import SplitError, given_name
 from ..diffs import DatasetDiff, Untaken
 from ..errors import ConfigError
 from ..failures import FailureClass
-from ..layout import RunLayout
 from ..paths import DATA_DIR, DIFF_JSON, IMAGES_DIR, SHARD_NAME
 from ..records import DocSummary
+from ..runfolder import RunFolder
 from ..splits import SPLITS
 from ..store.fetch import FetchState
 from ..store.finish import KEPT, FinishState
@@ -215,7 +215,7 @@ def commit_base(finish_db: Path, version: int, files: Mapping[str, Sequence[str]
                 "untaken": (untaken or Untaken()).to_json()})
 
 
-def record_image_files(layout: RunLayout, base: Base) -> dict[str, list[str]]:
+def record_image_files(layout: RunFolder, base: Base) -> dict[str, list[str]]:
     """The page images' files of a base committed before they were recorded, read from
     `images/` and recorded in the base before a refresh writes anything: a refresh killed
     after it swapped in a new `images/` then finds them recorded, never its own new files."""
@@ -238,7 +238,7 @@ def _shard_files(out: Path, folder: str) -> dict[str, list[str]]:
     return files
 
 
-def _older_build(layout: RunLayout) -> tuple[dict[str, int], dict[str, Any]] | None:
+def _older_build(layout: RunFolder) -> tuple[dict[str, int], dict[str, Any]] | None:
     """The kept counts and thresholds of a dataset built before bases were committed
     (decisions recorded, `data/` written), read without writing; None: there is none."""
     db = layout.finish_db
@@ -252,7 +252,7 @@ def _older_build(layout: RunLayout) -> tuple[dict[str, int], dict[str, Any]] | N
     return {s: got.get(s, 0) for s in SPLITS}, thresholds
 
 
-def adopt_older_build(layout: RunLayout, settings: CommonSettings) -> None:
+def adopt_older_build(layout: RunFolder, settings: CommonSettings) -> None:
     """A dataset built before bases were committed becomes version 1's base, its files
     read from `data/` (and `images/`) and its row settings taken to be today's, but for
     `images`: whether `images/` holds pages (a refresh must not add a config the old rows
@@ -281,7 +281,7 @@ def _languages(out: Path, files: Mapping[str, Sequence[str]]) -> list[str]:
     return sorted(found)
 
 
-def check_refresh(layout: RunLayout, settings: CommonSettings, adopt: bool = True
+def check_refresh(layout: RunFolder, settings: CommonSettings, adopt: bool = True
                   ) -> Base | None:
     """The base a refresh of this folder grows, or one line saying why there is none or
     why its rows could not stay as they are under these settings. `adopt`: an older
@@ -302,7 +302,7 @@ def check_refresh(layout: RunLayout, settings: CommonSettings, adopt: bool = Tru
     return base
 
 
-def _check_same(layout: RunLayout, base: Base, settings: CommonSettings) -> None:
+def _check_same(layout: RunFolder, base: Base, settings: CommonSettings) -> None:
     """One rule for what a refresh must share with its base: the source and its repository
     or query (else the dataset would mix papers of two places, and call every old one
     missing upstream), and the settings its rows were made with (its old rows cannot
@@ -326,7 +326,7 @@ def _check_same(layout: RunLayout, base: Base, settings: CommonSettings) -> None
             f"--refresh")
 
 
-def _check_columns(layout: RunLayout, base: Base, features: str) -> None:
+def _check_columns(layout: RunFolder, base: Base, features: str) -> None:
     """The old rows' files must have the columns and types new rows get: a split whose
     files disagree does not load (`datasets` refuses it), and old rows cannot change. A
     dataset an earlier version wrote (`article_labels` as names, before they became
@@ -376,7 +376,7 @@ def _plain(t: pa.DataType) -> pa.DataType:
     return t
 
 
-def _check_old_images(layout: RunLayout, base: Base, adopt: bool) -> None:
+def _check_old_images(layout: RunFolder, base: Base, adopt: bool) -> None:
     """With `images: true` the old documents' pages are carried as they are, so they must
     all be there: a refresh could not list its old rows in the `images` config otherwise."""
     files = base.image_files

@@ -284,7 +284,7 @@ STEPS: tuple[Step, ...] = (
 STEP_NAMES = tuple(s.name for s in STEPS)
 
 
-def run_steps(c: Candidate, job: DocumentJob, until: str | None = None,
+def run_document_steps(c: Candidate, job: DocumentJob, until: str | None = None,
               skip: frozenset[str] = frozenset(),
               observe: Callable[[str, DocWork], None] | None = None
               ) -> tuple[DocWork, StepResults]:
@@ -323,7 +323,7 @@ def process_candidate(c: Candidate, job: DocumentJob) -> StepResults:
     """Every step; a passed document comes back encoded for the run state (`stored`):
     the worker pays the encoding, and the parent neither unpickles a Document (~10 ms a
     paper, measured) nor encodes it."""
-    work, out = run_steps(c, job)
+    work, out = run_document_steps(c, job)
     if out.failure is None:
         try:
             processed = work.processed()

@@ -22,7 +22,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..errors import ToolMissing
-from ..group.layout import read_frame
+from ..group.regions import read_frame
 from ..records import Document, Page
 
 ENGINE = "tesseract"

@@ -26,7 +26,7 @@ page Poppler already reads right, as shown.
    are read again from a copy where they have `/Rotate 0` (qpdf), their boxes turned
    (`turn_boxes`): the unrotated page's words, order, lines and blocks, its boxes turned.
    Each such page records its turn (`Page.rotation`) and the document the boxes as read
-   (`Document.read_boxes`): the group step lays the page out as read (group/layout.py).
+   (`Document.read_boxes`): the group step lays the page out as read (group/regions.py).
 A document with no rotated page pays for step 1 only (~0.7 % of Poppler's CPU).
 """
 

@@ -13,11 +13,11 @@ from pathlib import Path
 from ..conf import OaiSettings
 from ..errors import ConfigError
 from ..failures import BadRecords
-from ..layout import RunLayout
 from ..machinery.request import BuildRequest
 from ..owned import BUILD, check_folder, unwritable
 from ..pdftext.poppler import check_pdf_file
 from ..records import Candidate
+from ..runfolder import RunFolder
 from ..sources.manifest import read_manifest
 from .pipeline import plan
 
@@ -39,7 +39,7 @@ def dry_run(req: BuildRequest, echo: Echo) -> bool:
          f"{req.executor})")
     echo(f"{req.out}: {FOLDER_STATES[folder.status]}")
     if req.fresh:
-        doomed = pipeline.fresh_deletions(RunLayout(req.out))
+        doomed = pipeline.fresh_deletions(RunFolder(req.out))
         echo(f"--fresh would delete {len(doomed)} entries" + (":" if doomed else ""))
         for path in doomed:
             echo(f"  {path}")

@@ -11,11 +11,11 @@ from __future__ import annotations
 import logging
 
 from ..errors import ConfigError
-from ..layout import RunLayout
 from ..locks import RunLock, ShardLock
 from ..machinery.interfaces import Pipeline, start_over
 from ..machinery.request import BuildRequest, BuildResult
 from ..owned import BUILD, claim_folder
+from ..runfolder import RunFolder
 
 log = logging.getLogger("loralay.build")
 
@@ -37,7 +37,7 @@ class LocalExecutor:
                               "submitted run")
 
     def run(self, pipeline: Pipeline, req: BuildRequest) -> BuildResult:
-        layout = RunLayout(req.out)
+        layout = RunFolder(req.out)
         claim_folder(req.out, BUILD, fresh=req.fresh)
         if req.one_shard:
             assert req.shard is not None and req.num_shards is not None
@@ -66,5 +66,5 @@ class LocalExecutor:
         req.check()
         pipeline.check(req)
         claim_folder(req.out, BUILD)
-        with RunLock(RunLayout(req.out)):
-            return pipeline.fetch(req, RunLayout(req.out))
+        with RunLock(RunFolder(req.out)):
+            return pipeline.fetch(req, RunFolder(req.out))

@@ -28,11 +28,11 @@ import yaml
 from ..atomic import write_atomic
 from ..conf import CommonSettings
 from ..errors import BuildStopped, ConfigError, RunLocked
-from ..layout import RunLayout, recorded_shards
 from ..locks import RunLock
 from ..machinery.interfaces import Pipeline, start_over
 from ..machinery.request import BuildRequest, BuildResult
 from ..owned import BUILD, claim_folder
+from ..runfolder import RunFolder, recorded_shards
 from .jobscript import Job, SlurmDir, array_spec, script, shard_count_words
 from .slurmwait import Submission, wait_for
 from .squeue import queued
@@ -114,7 +114,7 @@ class SlurmExecutor:
 
     def run(self, pipeline: Pipeline, req: BuildRequest) -> BuildResult:
         out = req.out.resolve()
-        layout = RunLayout(out)
+        layout = RunFolder(out)
         where = SlurmDir(layout.slurm_dir)
         refuse_if_queued(where)  # first: running shards hold the run lock, this says more
         claim_folder(out, BUILD, fresh=req.fresh)
@@ -126,7 +126,7 @@ class SlurmExecutor:
         return wait_for(sub, req.settings.slurm_poll_s)
 
 
-def _submit_locked(pipeline: Pipeline, req: BuildRequest, layout: RunLayout,
+def _submit_locked(pipeline: Pipeline, req: BuildRequest, layout: RunFolder,
                    where: SlurmDir) -> Submission:
     refuse_if_queued(where)
     if req.fresh:
@@ -159,7 +159,7 @@ def _refresh_words(req: BuildRequest) -> list[str]:
     return ["--refresh"] if req.refresh else []
 
 
-def _submit_jobs(req: BuildRequest, layout: RunLayout, where: SlurmDir, n: int,
+def _submit_jobs(req: BuildRequest, layout: RunFolder, where: SlurmDir, n: int,
                  shards: Sequence[int]) -> Submission:
     """Each id is recorded as soon as Slurm gives it: a failure half-way still leaves what
     was submitted known to the next submission (which waits for it)."""

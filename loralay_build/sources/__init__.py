@@ -34,11 +34,11 @@ from ..atomic import file_digest, utc_now_iso
 from ..conf import CommonSettings
 from ..failures import FailureClass, RetryRule, StageError
 from ..http import HostDown, HostForbidden, PoliteClient
-from ..layout import RunLayout
 from ..licenses import stated_exclusion
 from ..paths import pdf_path_for
 from ..pdfmagic import is_pdf_file
 from ..records import Candidate, Rejection
+from ..runfolder import RunFolder
 from ..store.fetch import FetchState
 
 
@@ -81,7 +81,7 @@ class FetchContext:
 
     @property
     def pdf_dir(self) -> Path:
-        return RunLayout(self.out_dir).pdf_dir
+        return RunFolder(self.out_dir).pdf_dir
 
     def limit_reached(self, yielded: int) -> bool:
         """The one `--limit` rule: a fetcher stops once it has yielded `limit` items."""

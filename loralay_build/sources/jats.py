@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from lxml import etree
 
 # the one strict XML parser, kept importable from here
-from .kit.oai import parse_xml as parse_xml
-from .kit.oai import strict_parser as strict_parser
+from .kit.oaipmh import parse_xml as parse_xml
+from .kit.oaipmh import strict_parser as strict_parser
 
 PLAIN_TYPES = frozenset({"", "abstract"})
 XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"

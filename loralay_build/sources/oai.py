@@ -1,5 +1,5 @@
 """Any OAI-PMH repository: `ListRecords` in date windows, one page at a time, through the
-sources' one OAI-PMH client (`kit/oai.py`) and the kit's paged harvest (`kit/harvest.py`:
+sources' one OAI-PMH client (`kit/oaipmh.py`) and the kit's paged harvest (`kit/harvest.py`:
 checkpoint, retry rule, skip-known, download).
 
 - Windows (the kit's `OaiListing`): `from_date`..`until_date` (until: today) cut into
@@ -50,7 +50,7 @@ from ..records import Candidate, Rejection
 from . import BadRunInput, FetchContext, HarvestStopped, forbidden
 from .hal_records import parse_hal_date
 from .kit.harvest import Checkpoint, HighWater, Page, PagedHarvest, fingerprint
-from .kit.oai import (
+from .kit.oaipmh import (
     BrokenRecord,
     ListedMark,
     ListPage,

@@ -12,7 +12,7 @@ after a page could pass records a kill left unlisted). A deleted record of a rec
 withdraws it (`missing_upstream` in diff.json).
 
 Abstracts: `GetRecord` (`metadataPrefix` pmc_fm by default) through the sources' one
-OAI-PMH client (`kit/oai.py`: OAI error codes, strict XML, an error body behind an HTTP
+OAI-PMH client (`kit/oaipmh.py`: OAI error codes, strict XML, an error body behind an HTTP
 4xx) over our PoliteClient (rate limit, UA, retries, a 403 from the OAI service stops
 the harvest), tried under the kit's one retry rule (`attempts`). A 403 from the cloud
 bucket costs only the paper asked for and the later ones (`forbidden`, no request
@@ -59,7 +59,7 @@ from . import (
 from .cohan import read_ids
 from .kit.harvest import Checkpoint, HighWater, Page, PagedHarvest, fingerprint, with_attempts
 from .kit.jsonl import BadLine, bad_record
-from .kit.oai import (
+from .kit.oaipmh import (
     BrokenRecord,
     Listed,
     ListedMark,

@@ -102,7 +102,7 @@ def features_for(name: str) -> Features:
 
 
 @dataclass(frozen=True, slots=True)
-class Layout:
+class WordGeometry:
     """A document's word geometry as arrays, validated once for both feature sets."""
 
     boxes: np.ndarray  # (n, 4) float64 PDF points
@@ -143,7 +143,7 @@ def column_doc(p: ProcessedDoc) -> ColumnDoc:
                      tuple(d.ocr_pages), tuple(pg.rotation for pg in d.pages), p.outline)
 
 
-def layout(doc: ColumnDoc) -> Layout:
+def word_geometry(doc: ColumnDoc) -> WordGeometry:
     """Raises if the word columns disagree or a word points at a page the document lacks."""
     c, n = doc.columns, len(doc.columns.words)
     if not (len(c.boxes) == len(c.pages) == len(c.line_ids) == len(c.block_ids)
@@ -152,7 +152,7 @@ def layout(doc: ColumnDoc) -> Layout:
     pages, sizes = c.pages, doc.sizes
     if n and (pages.min() < 1 or pages.max() > len(sizes)):
         raise ValueError(f"{doc.candidate.id}: word page outside 1..{len(sizes)}")
-    return Layout(c.boxes, _norm_boxes(c.boxes, pages, sizes), pages, sizes)
+    return WordGeometry(c.boxes, _norm_boxes(c.boxes, pages, sizes), pages, sizes)
 
 
 def _one_list(values: pa.Array) -> pa.Array:
@@ -193,7 +193,7 @@ def other_abstracts(p: ProcessedDoc | ColumnDoc) -> list[dict[str, str]]:
             for lang, text in sorted(c.abstracts.items()) if lang != c.language]
 
 
-def _compact_columns(p: ColumnDoc, lay: Layout) -> dict[str, pa.Array]:
+def _compact_columns(p: ColumnDoc, lay: WordGeometry) -> dict[str, pa.Array]:
     d, c = p.columns, p.candidate
     return {
         "article_bboxes": _fixed(lay.boxes.astype(np.float32), 4, pa.float32()),
@@ -214,7 +214,7 @@ def _compact_columns(p: ColumnDoc, lay: Layout) -> dict[str, pa.Array]:
     }
 
 
-def _read_frame(lay: Layout, rotations: tuple[int, ...]) -> Layout:
+def _read_frame(lay: WordGeometry, rotations: tuple[int, ...]) -> WordGeometry:
     """The boxes turned back to the frame the page was read in (`Page.rotation`): the
     section and reference rules read indents and sizes, which a page shown upside down
     or sideways must not change (a turned paper gives the same tree and entries)."""
@@ -227,10 +227,10 @@ def _read_frame(lay: Layout, rotations: tuple[int, ...]) -> Layout:
         m = rot == r
         if m.any():
             boxes[m], _ = turn_boxes(lay.boxes[m], wh[m, 0], wh[m, 1], 360 - r)
-    return Layout(boxes, lay.norm, lay.pages, lay.sizes)
+    return WordGeometry(boxes, lay.norm, lay.pages, lay.sizes)
 
 
-def _structure_columns(d: WordColumns, lay: Layout, outline: tuple[OutlineEntry, ...] = ()
+def _structure_columns(d: WordColumns, lay: WordGeometry, outline: tuple[OutlineEntry, ...] = ()
                        ) -> dict[str, pa.Array]:
     """The section tree, each word's section and the reference entries
     (`group/sections.py`, issue 45), from the word columns the row is made of and the
@@ -258,7 +258,7 @@ def _provenance(c: Candidate, lic: License) -> dict[str, pa.Array]:
         ("retrieved_at", c.retrieved_at))}
 
 
-def _published_columns(lay: Layout) -> dict[str, pa.Array]:
+def _published_columns(lay: WordGeometry) -> dict[str, pa.Array]:
     return {
         "article_bboxes": _nested(np.rint(lay.boxes).astype(np.int64), 4),
         "article_norm_bboxes": _nested(lay.norm.astype(np.int64), 4),
@@ -270,7 +270,7 @@ def doc_to_batch(doc: ProcessedDoc | ColumnDoc, features: str = COMPACT) -> pa.R
     (the casts validate ranges: an int16 overflow is an error, not a wrapped value)."""
     schema = SCHEMAS[features] if features in SCHEMAS else features_for(features).arrow_schema
     p = doc if isinstance(doc, ColumnDoc) else column_doc(doc)
-    lay = layout(p)
+    lay = word_geometry(p)
     c = p.candidate
     cols = {
         "article_id": pa.array([c.id], pa.string()),

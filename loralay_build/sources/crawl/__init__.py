@@ -33,8 +33,8 @@ from typing import Any
 
 from ...atomic import write_text_atomic
 from ...failures import FailureClass
-from ...layout import RunLayout
 from ...records import Candidate, Rejection
+from ...runfolder import RunFolder
 from .. import FetchContext, HarvestStopped
 from ..kit.harvest import HighWater
 
@@ -45,7 +45,7 @@ HIGH_WATER_STAT = "loralay/high_water"
 
 
 def crawl_dir(ctx: FetchContext) -> Path:
-    return RunLayout(ctx.out_dir).crawl_dir(ctx.source)
+    return RunFolder(ctx.out_dir).crawl_dir(ctx.source)
 
 
 def item_from_json(d: dict[str, Any]) -> Candidate | Rejection:

@@ -113,7 +113,7 @@ class HighWater:
     day a refresh asks for; `start` the first day a harvest asks for.
 
     `save` only once the listing the dates came from is complete (the whole harvest, or a
-    whole date window of an OAI listing: `kit.oai.ListedMark`): services list records out
+    whole date window of an OAI listing: `kit.oaipmh.ListedMark`): services list records out
     of date order (by docid, by identifier), so a mark saved midway could pass records
     not yet listed, and a killed refresh run again would then ask from it and skip them.
     Until then the mark stays, so a rerun asks the same query and resumes its position."""

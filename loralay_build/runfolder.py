@@ -17,7 +17,7 @@ from .store.fetch import FetchState
 
 
 @dataclass(frozen=True)
-class RunLayout:
+class RunFolder:
     out: Path
 
     @property
@@ -91,7 +91,7 @@ class RunLayout:
         return self.out / REPORT_DIR / "config.yaml"
 
 
-def recorded_shards(layout: RunLayout) -> int | None:
+def recorded_shards(layout: RunFolder) -> int | None:
     """The shard count this run folder was processed with (None: not processed yet)."""
     if layout.fetch_db.exists():
         with FetchState(layout.fetch_db) as st:
@@ -105,7 +105,7 @@ def recorded_shards(layout: RunLayout) -> int | None:
     return counts[0] if counts else None
 
 
-def claim_shards(layout: RunLayout, num_shards: int) -> None:
+def claim_shards(layout: RunFolder, num_shards: int) -> None:
     """Record the shard count, or refuse one that differs from what the run already used."""
     used = recorded_shards(layout)
     if used is not None and used != num_shards:

@@ -21,10 +21,10 @@ from ..corpus.filters import Thresholds, check_document, compute_thresholds
 from ..corpus.prints import DocPrint, ExternalPrint
 from ..corpus.split import chronological_fates, chronological_fates_by, date_key, given_name
 from ..failures import BadRecords, FailureClass
-from ..layout import RunLayout
 from ..licenses import LICENSE_STAGE, exclusion
 from ..machinery.ledger import DOCUMENT, Ledger
 from ..records import DocSummary, Outcome
+from ..runfolder import RunFolder
 from ..splits import SPLITS
 from ..store.fetch import OK, FetchState
 from ..store.shard import ShardState
@@ -48,7 +48,7 @@ class Outcomes(Mapping[str, Outcome]):
     they came, then the survivors chronologically), read from the decisions' columns
     instead of a dict of dicts."""
 
-    def __init__(self, d: Decisions) -> None:
+    def __init__(self, d: CorpusDecisions) -> None:
         self._d = d
         self._index: dict[str, Outcome] | None = None
 
@@ -73,7 +73,7 @@ class Outcomes(Mapping[str, Outcome]):
 
 
 @dataclass
-class Decisions:
+class CorpusDecisions:
     thresholds: Thresholds
     rows: DocTable
     drops: list[tuple[str, Outcome]]  # fetch, process and filter drops, in that order
@@ -181,7 +181,7 @@ class CorpusStep:
         return None
 
 
-class Licences(CorpusStep):
+class Licenses(CorpusStep):
     """A document outside the `licenses:` allow-list is `license_excluded` (before the
     duplicates, so an excluded copy never stands in for a kept one)."""
 
@@ -287,7 +287,7 @@ class Splits(CorpusStep):
 
 # the corpus-wide rules, in the order they decide (a drop is recorded by the first rule
 # that makes it)
-CORPUS_STEPS: tuple[CorpusStep, ...] = (Licences(), Duplicates(), Filters(), Splits())
+CORPUS_STEPS: tuple[CorpusStep, ...] = (Licenses(), Duplicates(), Filters(), Splits())
 
 
 def read_table(states: list[ShardState], current: set[str], failed: set[str],
@@ -320,10 +320,10 @@ def read_table(states: list[ShardState], current: set[str], failed: set[str],
     return rows
 
 
-def decide(cs: CorpusSettings, layout: RunLayout, states: list[ShardState],
+def decide(cs: CorpusSettings, layout: RunFolder, states: list[ShardState],
            external: Iterable[ExternalPrint] = (),
            steps: Sequence[CorpusStep] = CORPUS_STEPS, prior: Prior | None = None
-           ) -> Decisions:
+           ) -> CorpusDecisions:
     """Every id's fate: the fetch's and the per-document steps' drops, then each corpus
     step in turn; `external`: the prints of the `exclude_datasets` datasets. `prior`: a
     refresh's dataset so far (`refresh.py`), whose documents stay kept as they are."""
@@ -356,13 +356,13 @@ def decide(cs: CorpusSettings, layout: RunLayout, states: list[ShardState],
     c.drops = drops + admitted
     c.funnel = [("proposed", proposed), ("fetched", fetched),
                 ("processed", len(rows) + len(admitted))]
-    run_steps(c, active)
-    return Decisions(c.thresholds, rows, c.drops, c.order, c.fates, c.funnel, c.duplicates,
+    run_corpus_steps(c, active)
+    return CorpusDecisions(c.thresholds, rows, c.drops, c.order, c.fates, c.funnel, c.duplicates,
                      bad_records, old=c.old, missing=sorted(missing),
                      untaken=offers.untaken() if offers else None)
 
 
-def run_steps(c: CorpusRun, steps: Sequence[CorpusStep]) -> None:
+def run_corpus_steps(c: CorpusRun, steps: Sequence[CorpusStep]) -> None:
     """Each step over what the ones before left, with its funnel line."""
     for step in steps:
         step.run(c)
