@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from .conftest import REPO
+from .conftest import REPO, loralay
 from .fakeserver import Reply
 from .test_hal import PDF_TYPE, PagedSearch, corpus_entry, corpus_pdf, synthetic_doc
 
@@ -79,11 +79,6 @@ def write_config(tmp_path: Path, api_url: str, **over) -> Path:
     return path
 
 
-def loralay(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "loralay_build.cli", *args], cwd=REPO,
-                          capture_output=True, text=True, timeout=600)
-
-
 def card_front_matter(out: Path) -> dict:
     text = (out / "README.md").read_text(encoding="utf-8")
     assert text.startswith("---\n")
@@ -108,7 +103,7 @@ def assert_provenance(rows: dict[str, dict]) -> None:
         assert UTC_ISO.match(row["retrieved_at"]), (doc_id, row["retrieved_at"])
 
 
-def build(fake_server, tmp_path: Path, **over) -> Path:
+def build_hal(fake_server, tmp_path: Path, **over) -> Path:
     fake_server.add_handler("/search/", PagedSearch(records(fake_server.url("")), rows=2))
     serve(fake_server)
     out = tmp_path / "hal"
@@ -121,7 +116,7 @@ def build(fake_server, tmp_path: Path, **over) -> Path:
 def test_hal_build_produces_a_dataset(fake_server, tmp_path):
     from datasets import load_dataset
 
-    out = build(fake_server, tmp_path)
+    out = build_hal(fake_server, tmp_path)
     report = json.loads((out / "report.json").read_text())
     docs = report["documents"]
     assert docs["hal-09000003"]["class"] == "wrong_language"
@@ -155,7 +150,7 @@ def test_licence_allow_list_keeps_only_those_licences(fake_server, tmp_path):
     report counts it."""
     from datasets import load_dataset
 
-    out = build(fake_server, tmp_path, licenses=["cc-by-4.0"])
+    out = build_hal(fake_server, tmp_path, licenses=["cc-by-4.0"])
     report = json.loads((out / "report.json").read_text())
     docs = report["documents"]
     kept = sorted(i for i, o in docs.items() if o["status"] == "kept")

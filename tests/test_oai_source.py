@@ -44,7 +44,7 @@ from loralay_build.sources.oai import (
 )
 from loralay_build.sources.oai_formats import FORMATS, is_abstract
 
-from .conftest import REPO, fetched_ids, shared_path
+from .conftest import REPO, fetched_ids, loralay, shared_path
 from .fakeserver import Reply, Request
 from .test_hal import corpus_entry, corpus_pdf
 
@@ -325,12 +325,7 @@ def write_config(tmp_path: Path, base_url: str, prefix: str, languages: list[str
     return path
 
 
-def loralay(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "loralay_build.cli", *args], cwd=REPO,
-                          capture_output=True, text=True, timeout=900)
-
-
-def build(srv, tmp_path: Path, world: World, prefix: str, languages: list[str],
+def build_oai(srv, tmp_path: Path, world: World, prefix: str, languages: list[str],
           name: str = "out", **over: Any) -> Path:
     world.serve(srv)
     out = tmp_path / name
@@ -409,7 +404,7 @@ def test_build_oai_dc_rcaap_pt(fake_server, tmp_path):
     base = fake_server.url("").rstrip("/")
     world, kept = rcaap_world(base)
     world.first_faults = [Reply(503, b"busy", {"Retry-After": "1"})]  # honoured, then served
-    out = build(fake_server, tmp_path, world, "oai_dc", ["pt"])
+    out = build_oai(fake_server, tmp_path, world, "oai_dc", ["pt"])
     assert len([r for r in world.requests if "resumptionToken" not in r.query]) == 2
     docs = assert_outcomes(out, set(kept), ids(world))
     rows = dataset_rows(out, tmp_path)
@@ -476,7 +471,7 @@ def openaire_world(base: str) -> tuple[World, dict[str, str]]:
 def test_build_oai_openaire_es(fake_server, tmp_path):
     base = fake_server.url("").rstrip("/")
     world, kept = openaire_world(base)
-    out = build(fake_server, tmp_path, world, "oai_openaire", ["es"])
+    out = build_oai(fake_server, tmp_path, world, "oai_openaire", ["es"])
     docs = assert_outcomes(out, set(kept), ids(world))
     assert docs["oai:openaire.test:1"]["class"] == "unavailable"
     assert docs["oai:openaire.test:3"]["class"] == "wrong_language"
@@ -496,7 +491,7 @@ def test_build_oai_the_order_of_languages_never_picks_the_summary(fake_server, t
     the English one. Their bodies are Spanish: the Spanish abstract is the summary."""
     base = fake_server.url("").rstrip("/")
     world, kept = openaire_world(base)
-    out = build(fake_server, tmp_path, world, "oai_openaire", ["en", "es"])
+    out = build_oai(fake_server, tmp_path, world, "oai_openaire", ["en", "es"])
     assert_outcomes(out, set(kept), ids(world))
     rows = dataset_rows(out, tmp_path)
     for ident, corpus_id in kept.items():
@@ -536,7 +531,7 @@ def jpcoar_world(base: str) -> tuple[World, dict[str, str]]:
 def test_build_jpcoar_2_en(fake_server, tmp_path):
     base = fake_server.url("").rstrip("/")
     world, kept = jpcoar_world(base)
-    out = build(fake_server, tmp_path, world, "jpcoar_2.0", ["en"])
+    out = build_oai(fake_server, tmp_path, world, "jpcoar_2.0", ["en"])
     docs = assert_outcomes(out, set(kept), ids(world))
     assert docs[ids(world)[2]]["class"] == "no_abstract"
     rows = dataset_rows(out, tmp_path)
@@ -588,7 +583,7 @@ def opus_world(base: str) -> tuple[World, dict[str, str]]:
 def test_build_xmetadissplus_fr(fake_server, tmp_path):
     base = fake_server.url("").rstrip("/")
     world, kept = opus_world(base)
-    out = build(fake_server, tmp_path, world, "xMetaDissPlus", ["fr"])
+    out = build_oai(fake_server, tmp_path, world, "xMetaDissPlus", ["fr"])
     docs = assert_outcomes(out, set(kept), ids(world))
     assert docs[ids(world)[1]]["class"] == "unavailable"
     rows = dataset_rows(out, tmp_path)
@@ -643,7 +638,7 @@ def dim_world(base: str) -> tuple[World, dict[str, str]]:
 def test_build_dim_en_through_a_landing_page_and_a_handle_serving_the_pdf(fake_server, tmp_path):
     base = fake_server.url("").rstrip("/")
     world, kept = dim_world(base)
-    out = build(fake_server, tmp_path, world, "dim", ["en"])
+    out = build_oai(fake_server, tmp_path, world, "dim", ["en"])
     docs = assert_outcomes(out, set(kept), ids(world))
     rows = dataset_rows(out, tmp_path)
     for ident, corpus_id in kept.items():
@@ -672,7 +667,7 @@ def test_bad_token_restarts_the_window_and_a_broken_record_is_one_record(fake_se
     world.second = lambda: broken  # type: ignore[method-assign]
     broken_id = ids(world)[3]
     assert broken_id in kept
-    out = build(fake_server, tmp_path, world, "oai_dc", ["pt"])
+    out = build_oai(fake_server, tmp_path, world, "oai_dc", ["pt"])
     first_requests = [r for r in world.requests if "resumptionToken" not in r.query]
     assert len(first_requests) == 2  # the window restarted once, its records skipped
     docs = assert_outcomes(out, set(kept) - {broken_id}, ids(world))
@@ -810,11 +805,11 @@ def test_an_unreachable_landing_page_is_tried_again_by_the_next_run(fake_server,
     landing = "/landing/en_ieee_reqprio"
     good = world.pages[landing]
     world.pages[landing] = Reply(503, b"busy", {"Content-Type": "text/plain"})
-    out = build(fake_server, tmp_path, world, "dim", ["en"])
+    out = build_oai(fake_server, tmp_path, world, "dim", ["en"])
     docs = json.loads((out / "report.json").read_text())["documents"]
     assert docs[ids(world)[1]]["class"] == "unreachable"
     world.pages[landing] = good
-    out = build(fake_server, tmp_path, world, "dim", ["en"])
+    out = build_oai(fake_server, tmp_path, world, "dim", ["en"])
     assert_outcomes(out, set(kept), ids(world))
 
 
@@ -889,7 +884,7 @@ def mets_world(base: str) -> tuple[World, dict[str, str]]:
 def test_build_mets_mit_en(fake_server, tmp_path):
     base = fake_server.url("").rstrip("/")
     world, kept = mets_world(base)
-    out = build(fake_server, tmp_path, world, "mets", ["en"])
+    out = build_oai(fake_server, tmp_path, world, "mets", ["en"])
     docs = assert_outcomes(out, set(kept), ids(world))
     rows = dataset_rows(out, tmp_path)
     for ident, corpus_id in kept.items():
