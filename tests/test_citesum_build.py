@@ -5,9 +5,7 @@ memory: test_citesum_run.py)."""
 
 from __future__ import annotations
 
-import gzip
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -15,21 +13,10 @@ import pyarrow.parquet as pq
 import pytest
 from datasets import load_dataset
 
-from .conftest import REPO, loralay
+from .conftest import loralay
+from .helpers.citesum import FIX, build_citesum, cfg_2020, config, synthetic_2020
 
-FIX = REPO / "tests" / "fixtures" / "citesum"
 pytestmark = pytest.mark.e2e
-
-
-def config(tmp: Path, **keys: str) -> Path:
-    path = tmp / f"cfg-{len(list(tmp.glob('cfg-*')))}.yaml"
-    path.write_text("".join(f"{k}: {json.dumps(v)}\n" for k, v in keys.items()))
-    return path
-
-
-def cfg_2020(tmp: Path, root: Path = FIX / "2020") -> Path:
-    return config(tmp, s2orc_format="2020", pdf_parses=f"{root}/pdf_parses/*",
-                  metadata=f"{root}/metadata/*")
 
 
 def cfg_api(tmp: Path) -> Path:
@@ -40,13 +27,6 @@ def cfg_api(tmp: Path) -> Path:
 
 def rows(out: Path) -> list[tuple[str, list[dict]]]:
     return [(p.name, pq.read_table(p).to_pylist()) for p in sorted((out / "data").glob("*"))]
-
-
-def build_citesum(cfg: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
-    proc = loralay("build", "--source", "citesum", "--config", str(cfg), "--out", str(out),
-                   *extra)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return proc
 
 
 def test_fixtures_are_what_make_py_writes(tmp_path):
@@ -85,34 +65,6 @@ def test_both_formats_give_the_same_dataset(tmp_path):
     for key in json.loads((a / "report.json").read_text())["settings"]:
         assert f'"{key}"' in card
     assert "not in the released code" in card
-
-
-def synthetic_2020(root: Path, shards: int, papers: int, bad_line: bool = False) -> Path:
-    """Made 2020 shards: each citing paper cites one cited paper in a sentence that copies
-    the cited abstract's first sentence, so every candidate passes the gate."""
-    meta = []
-    for k in range(shards):
-        lines = []
-        for j in range(papers):
-            pid, cited = f"{k}{j:04d}", f"9{k}{j:04d}"
-            words = f"model {k} {j} learns sparse attention for long documents"
-            text = f"Early work [1] shows that the {words} well."
-            lines.append({"paper_id": pid, "body_text": [
-                {"section": "Related Work", "text": text, "cite_spans": [
-                    {"start": 11, "end": 14, "text": "[1]", "ref_id": "BIBREF1"}]}],
-                "bib_entries": {"BIBREF1": {"link": cited}}})
-            meta.append({"paper_id": cited, "title": f"T{cited}", "abstract":
-                         f"We show that the {words} well. " + "More text here. " * 8})
-        (root / "pdf_parses").mkdir(parents=True, exist_ok=True)
-        body = "".join(json.dumps(x) + "\n" for x in lines)
-        if bad_line and k == 0:
-            body = "{not json\n" + body
-        with gzip.open(root / "pdf_parses" / f"pdf_parses_{k}.jsonl.gz", "wt") as fh:
-            fh.write(body)
-    (root / "metadata").mkdir(exist_ok=True)
-    (root / "metadata" / "metadata_0.jsonl").write_text(
-        "".join(json.dumps(x) + "\n" for x in meta))
-    return root
 
 
 def test_split_is_disjoint_by_cited_paper_and_bad_lines_are_classed(tmp_path):

@@ -25,8 +25,8 @@ from loralay_build.citesum import index, read2020
 from loralay_build.citesum.sentences import pysbd_splitter, split_sentences
 from loralay_build.citesum.steps import classify
 
-from .conftest import REPO
-from .test_citesum_build import build_citesum, cfg_2020, config, loralay, synthetic_2020
+from .conftest import REPO, loralay
+from .helpers.citesum import build_citesum, cfg_2020, config, synthetic_2020
 
 REAL = REPO.parent / "shared" / "fixtures" / "s2orc"
 if not REAL.is_dir():

@@ -54,7 +54,8 @@ from .conftest import (
     rows_as_written,
     shared_path,
 )
-from .test_refresh import DIFF, V1_KEPT, make_manifests
+from .helpers.images import dataset_files
+from .helpers.refresh import DIFF, V1_KEPT, make_manifests
 
 INK, FLOOR, WHITE, WHITE_SHARE = 128, 200, 250, 0.995
 pytestmark = pytest.mark.e2e
@@ -313,16 +314,6 @@ def images_refreshed(images_v1, manifests, images_on, tmp_path_factory
     before = dataset_files(out)
     build_local(manifests[1], out, "--refresh", "--config", str(images_on), check=True)
     return out, before
-
-
-def dataset_files(out: Path) -> dict[str, tuple[int, int, bytes]]:
-    """Every file a build writes in the folder but the state: (inode, mtime_ns, bytes)."""
-    paths = [p for folder in ("data", "images") if (out / folder).exists()
-             for p in sorted((out / folder).iterdir())]
-    paths += [out / n for n in ("README.md", "report.json", "report.md", "diff.json")
-              if (out / n).exists()]
-    return {str(p.relative_to(out)): (p.stat().st_ino, p.stat().st_mtime_ns, p.read_bytes())
-            for p in paths}
 
 
 def loaded(out: Path, name: str | None) -> dict[str, list[str]]:

@@ -346,8 +346,8 @@ def test_a_refresh_on_slurm_equals_a_local_one(slurm, tmp_path):
     """test_refresh's v1 built here with images, then refreshed with v2 (new papers, copies
     of old ones, an id gone) on this machine and through Slurm, the fetch on the submitter
     and as a job: the same data and page files, card and diff.json; then nothing new."""
-    from .test_images import dataset_files
-    from .test_refresh import make_manifests
+    from .helpers.images import dataset_files
+    from .helpers.refresh import make_manifests
 
     (tmp_path / "m").mkdir()
     v1, v2 = make_manifests(tmp_path / "m")
