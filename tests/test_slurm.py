@@ -28,7 +28,7 @@ pytestmark = pytest.mark.e2e
 
 
 def build_sample(out: Path, *extra: str, manifest: Path = SAMPLE, env: dict | None = None
-          ) -> subprocess.CompletedProcess:
+                 ) -> subprocess.CompletedProcess:
     return loralay("build", "--source", "local", "--manifest", str(manifest), "--out",
                    str(out), *extra, env=env)
 

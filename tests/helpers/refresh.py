@@ -7,10 +7,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from ..conftest import (
-    SAMPLE,
-    shared_path,
-)
+from ..conftest import SAMPLE, shared_path
 
 GONE = "es_scielo_suelos"  # kept in v1 (train), then no longer in the manifest
 NEW = ["en_bmc_trauma", "es_scielo_malaga", "pt_scielo_rsp_hindex", "ko_kiit_voting",
