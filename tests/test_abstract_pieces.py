@@ -31,8 +31,8 @@ from loralay_build.strip.locate import GAP, JUNK, MAX_PIECES, MIN_PIECE, Budget,
 from loralay_build.strip.normalise import text_key
 
 from .conftest import shared_path
-from .test_locate import ABSTRACT, AFTER, CFG, _doc
-from .test_locate import BEFORE as AUTHORS
+from .helpers.locate import ABSTRACT, AFTER, CFG, _doc
+from .helpers.locate import BEFORE as AUTHORS
 
 SHORT = ("We introduce S2ORC, a large corpus of 81.1M English-language academic papers "
          "spanning many academic disciplines.")  # 95 key characters

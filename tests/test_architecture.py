@@ -173,3 +173,56 @@ def test_no_cycle_between_packages():
             if top(m) != top(i) and top(m) != "loralay_build":  # the root's lazy API
                 packages.add_import(importer=top(m), imported=top(i))
     assert strongly_connected(packages) == []
+
+
+# Test modules that other work changes at the same time (issue 42, 4): their imports of
+# other test modules move to tests/helpers/ once that work is merged, and this list goes.
+CROSS_IMPORTS_ALLOWED = frozenset({
+    "test_labels", "test_groups", "test_steps", "test_glyphs", "test_sections", "test_show",
+    "test_ocr", "test_state", "test_rerun", "test_layout", "test_golden"})
+_IMPORT_IN_CODE = re.compile(r"\bfrom tests\.(test_\w+) import|\bimport tests\.(test_\w+)")
+
+
+def imported_test_modules(path: Path) -> list[str]:
+    """The test modules a file of tests/ imports: `from .test_x`, `from . import test_x`,
+    `tests.test_x` in any form, and inside a string of code a subprocess runs."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            base = (node.module or "").split(".")
+            if node.level == 0 and base[0] == "tests":
+                base = base[1:]
+            elif node.level != 1:
+                continue
+            names = [a.name for a in node.names] if not base or base == [""] else []
+            found += [m for m in base[:1] + names if m.startswith("test_")]
+        elif isinstance(node, ast.Import):
+            found += [a.name.split(".")[1] for a in node.names
+                      if a.name.startswith("tests.test_")]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found += [a or b for a, b in _IMPORT_IN_CODE.findall(node.value)]
+    return sorted(set(found))
+
+
+def test_no_test_module_imports_another():
+    """Shared test code lives in tests/helpers/ (or conftest): a test module's own helpers
+    change with its tests alone (issue 42, 4 counted 28 such imports)."""
+    tests = REPO / "tests"
+    assert all((tests / f"{m}.py").exists() for m in CROSS_IMPORTS_ALLOWED)
+    files = [*tests.glob("test_*.py"), tests / "conftest.py", *(tests / "helpers").glob("*.py")]
+    bad = {p.stem: imported_test_modules(p) for p in sorted(files)
+           if p.stem not in CROSS_IMPORTS_ALLOWED}
+    assert {k: v for k, v in bad.items() if v} == {}
+
+
+def test_an_import_of_a_test_module_is_found(tmp_path):
+    code = tmp_path / "test_m.py"
+    # `T.` for `tests.`, or this very file would import test_c, test_d and test_f
+    code.write_text("from .test_a import x\nfrom . import test_b as b, helpers\n"
+                    "from T.test_c import y\nimport T.test_d\nfrom tests import test_e\n"
+                    "from .helpers.hal import z\nfrom .conftest import REPO\n"
+                    "S = 'from T.test_f import g'\n".replace("T.", "tests."))
+    assert imported_test_modules(code) == ["test_a", "test_b", "test_c", "test_d", "test_e",
+                                              "test_f"]

@@ -20,19 +20,11 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from .conftest import REPO, copy_run, shared_path
+from .conftest import REPO, copy_run, loralay, shared_path
 
 BROKEN = {"en_truncated_jcap": "corrupted", "en_encrypted_phoenix": "encrypted",
           "en_scanned_fama1973": "scanned"}
 pytestmark = pytest.mark.e2e
-
-
-def loralay(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, "-m", "loralay_build.cli", *args], cwd=REPO,
-                          capture_output=True, text=True, timeout=900)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"loralay {' '.join(args)} failed:\n{proc.stderr[-3000:]}")
-    return proc
 
 
 def table(out: Path) -> list[tuple[str, list[dict]]]:
@@ -110,7 +102,8 @@ def test_leakage_audit_is_zero_for_kept_documents(built):
 def test_workers_do_not_change_the_output(built, manifest, tmp_path):
     out, _ = built
     one = tmp_path / "one"
-    loralay("build", "--source", "local", "--manifest", str(manifest), "--out", str(one))
+    loralay("build", "--source", "local", "--manifest", str(manifest), "--out", str(one),
+            check=True)
     assert table(one) == table(out)
 
 
@@ -119,17 +112,17 @@ def test_shards_merge_into_the_same_dataset(built, manifest, tmp_path):
     sharded = tmp_path / "sharded"
     for k in range(3):
         loralay("build", "--source", "local", "--manifest", str(manifest), "--out", str(sharded),
-                "--shard", str(k), "--num-shards", "3")
+                "--shard", str(k), "--num-shards", "3", check=True)
     assert not (sharded / "data").exists()
     loralay("build", "--source", "local", "--manifest", str(manifest), "--out", str(sharded),
-            "--finish")
+            "--finish", check=True)
     assert table(sharded) == table(out)
 
 
 def test_finish_refuses_missing_shards(manifest, tmp_path):
     out = tmp_path / "partial"
     loralay("build", "--source", "local", "--manifest", str(manifest), "--out", str(out),
-            "--shard", "0", "--num-shards", "2")
+            "--shard", "0", "--num-shards", "2", check=True)
     proc = loralay("build", "--source", "local", "--manifest", str(manifest), "--out", str(out),
                    "--finish", check=False)
     assert proc.returncode == 2 and "no result yet" in proc.stderr
@@ -196,7 +189,7 @@ def _kill_in_parquet_write(manifest: Path, out: Path) -> str:
 def _timed_build(manifest: Path, out: Path) -> float:
     t0 = time.monotonic()
     loralay("build", "--source", "local", "--manifest", str(manifest), "--out", str(out),
-            "--workers", "2")
+            "--workers", "2", check=True)
     return time.monotonic() - t0
 
 
@@ -217,7 +210,7 @@ def test_sigkill_at_random_moments_then_resume_equals_a_clean_run(built, manifes
         killed = tmp_path / f"killed{trial}"
         reached.append(kill(manifest, killed))
         loralay("build", "--source", "local", "--manifest", str(manifest), "--out", str(killed),
-                "--workers", "2")
+                "--workers", "2", check=True)
         assert table(killed) == clean, (trial, reached[-1])
         with sqlite3.connect(killed / "state" / "shard-00000-of-00001.sqlite") as con:
             rows = con.execute("SELECT key, COUNT(*) FROM ledger WHERE kind='document' "
@@ -228,7 +221,8 @@ def test_sigkill_at_random_moments_then_resume_equals_a_clean_run(built, manifes
 
 def test_rerun_of_a_finished_build_redoes_nothing(built, manifest):
     out, _ = built
-    again = loralay("build", "--source", "local", "--manifest", str(manifest), "--out", str(out))
+    again = loralay("build", "--source", "local", "--manifest", str(manifest), "--out", str(out),
+                    check=True)
     assert "resuming: all 21 documents done; nothing to redo" in again.stderr
     assert "process: 0/0" in again.stderr
 
@@ -293,7 +287,7 @@ def test_the_licence_filter_keeps_exactly_the_allowed(built, manifest, tmp_path,
     cfg = tmp_path / "licences.yaml"
     cfg.write_text(json.dumps({"licenses": allow}))
     proc = loralay("build", "--source", "local", "--manifest", str(manifest), "--out", str(out),
-                   "--config", str(cfg))
+                   "--config", str(cfg), check=True)
     assert "process: 0/0" in proc.stderr
     if excluded is None:
         lines = {json.loads(x)["id"] for x in manifest.read_text().splitlines() if x.strip()}

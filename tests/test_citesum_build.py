@@ -5,9 +5,7 @@ memory: test_citesum_run.py)."""
 
 from __future__ import annotations
 
-import gzip
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -15,26 +13,10 @@ import pyarrow.parquet as pq
 import pytest
 from datasets import load_dataset
 
-from .conftest import REPO
+from .conftest import loralay
+from .helpers.citesum import FIX, build_citesum, cfg_2020, config, synthetic_2020
 
-FIX = REPO / "tests" / "fixtures" / "citesum"
 pytestmark = pytest.mark.e2e
-
-
-def loralay(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "loralay_build.cli", *args], cwd=REPO,
-                          capture_output=True, text=True, timeout=600)
-
-
-def config(tmp: Path, **keys: str) -> Path:
-    path = tmp / f"cfg-{len(list(tmp.glob('cfg-*')))}.yaml"
-    path.write_text("".join(f"{k}: {json.dumps(v)}\n" for k, v in keys.items()))
-    return path
-
-
-def cfg_2020(tmp: Path, root: Path = FIX / "2020") -> Path:
-    return config(tmp, s2orc_format="2020", pdf_parses=f"{root}/pdf_parses/*",
-                  metadata=f"{root}/metadata/*")
 
 
 def cfg_api(tmp: Path) -> Path:
@@ -45,13 +27,6 @@ def cfg_api(tmp: Path) -> Path:
 
 def rows(out: Path) -> list[tuple[str, list[dict]]]:
     return [(p.name, pq.read_table(p).to_pylist()) for p in sorted((out / "data").glob("*"))]
-
-
-def build(cfg: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
-    proc = loralay("build", "--source", "citesum", "--config", str(cfg), "--out", str(out),
-                   *extra)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return proc
 
 
 def test_fixtures_are_what_make_py_writes(tmp_path):
@@ -67,8 +42,8 @@ def test_fixtures_are_what_make_py_writes(tmp_path):
 
 def test_both_formats_give_the_same_dataset(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
-    build(cfg_2020(tmp_path), a, "--workers", "2")
-    build(cfg_api(tmp_path), b)
+    build_citesum(cfg_2020(tmp_path), a, "--workers", "2")
+    build_citesum(cfg_api(tmp_path), b)
     assert rows(a) == rows(b) and rows(a)
     (_, train), = rows(a)
     assert [(r["id"], r["paper_id"], r["tgt"][:25]) for r in train] == [
@@ -92,38 +67,10 @@ def test_both_formats_give_the_same_dataset(tmp_path):
     assert "not in the released code" in card
 
 
-def synthetic_2020(root: Path, shards: int, papers: int, bad_line: bool = False) -> Path:
-    """Made 2020 shards: each citing paper cites one cited paper in a sentence that copies
-    the cited abstract's first sentence, so every candidate passes the gate."""
-    meta = []
-    for k in range(shards):
-        lines = []
-        for j in range(papers):
-            pid, cited = f"{k}{j:04d}", f"9{k}{j:04d}"
-            words = f"model {k} {j} learns sparse attention for long documents"
-            text = f"Early work [1] shows that the {words} well."
-            lines.append({"paper_id": pid, "body_text": [
-                {"section": "Related Work", "text": text, "cite_spans": [
-                    {"start": 11, "end": 14, "text": "[1]", "ref_id": "BIBREF1"}]}],
-                "bib_entries": {"BIBREF1": {"link": cited}}})
-            meta.append({"paper_id": cited, "title": f"T{cited}", "abstract":
-                         f"We show that the {words} well. " + "More text here. " * 8})
-        (root / "pdf_parses").mkdir(parents=True, exist_ok=True)
-        body = "".join(json.dumps(x) + "\n" for x in lines)
-        if bad_line and k == 0:
-            body = "{not json\n" + body
-        with gzip.open(root / "pdf_parses" / f"pdf_parses_{k}.jsonl.gz", "wt") as fh:
-            fh.write(body)
-    (root / "metadata").mkdir(exist_ok=True)
-    (root / "metadata" / "metadata_0.jsonl").write_text(
-        "".join(json.dumps(x) + "\n" for x in meta))
-    return root
-
-
 def test_split_is_disjoint_by_cited_paper_and_bad_lines_are_classed(tmp_path):
     root = synthetic_2020(tmp_path / "in", shards=4, papers=60, bad_line=True)
     out = tmp_path / "out"
-    build(cfg_2020(tmp_path, root), out, "--workers", "2")
+    build_citesum(cfg_2020(tmp_path, root), out, "--workers", "2")
     ds = load_dataset(str(out))
     ids = {s: set(ds[s]["paper_id"]) for s in ds}
     assert set(ids) == {"train", "validation", "test"}
@@ -171,20 +118,20 @@ def test_settings_citesum_cannot_apply_are_refused_not_recorded(tmp_path, settin
             in lines[0] and "Traceback" not in proc.stderr
         assert not out.exists()
     # the defaults (null, empty) are what every CiteSum build has, and build
-    build(config(tmp_path, **{**base, "licenses": None, "exclude_datasets": []}), out)
+    build_citesum(config(tmp_path, **{**base, "licenses": None, "exclude_datasets": []}), out)
 
 
 def test_a_killed_task_s_half_files_are_swept_by_the_next_run(tmp_path):
     """A task writes through AtomicFile (`.part-*`); the sweep looked for the names the
     passes used before (`.*.tmp-*`), so a killed task's half file stayed in work/ for good."""
     out = tmp_path / "out"
-    build(cfg_2020(tmp_path), out)
+    build_citesum(cfg_2020(tmp_path), out)
     before = rows(out)
     half = [out / "work" / "pass1" / ".part-k1ll3d", out / "work" / "scored" / ".part-x",
             out / "work" / ".part-cited.sqlite-4242"]
     for path in half:
         path.write_bytes(b'{"half": ')
-    build(cfg_2020(tmp_path), out)
+    build_citesum(cfg_2020(tmp_path), out)
     assert [p.name for p in half if p.exists()] == []
     assert rows(out) == before
 
@@ -194,12 +141,12 @@ def test_rouge_s_imports_are_the_worker_s_not_the_shard_s(tmp_path):
     of address space counted against the first scoring task's cap, so at a few hundred MB
     every scored shard failed as `memory` (and at 512 MB, now and then, under load)."""
     fresh = tmp_path / "fresh"
-    build(cfg_2020(tmp_path), fresh)
+    build_citesum(cfg_2020(tmp_path), fresh)
     root = FIX / "2020"
     capped = config(tmp_path, s2orc_format="2020", pdf_parses=f"{root}/pdf_parses/*",
                     metadata=f"{root}/metadata/*", worker_memory_mb=300)
     out = tmp_path / "out"
-    build(capped, out)
+    build_citesum(capped, out)
     assert json.loads((out / "report.json").read_text())["failed_shards"] == []
     assert rows(out) == rows(fresh)
 
@@ -210,7 +157,7 @@ def test_fresh_dry_run_lists_what_fresh_removes_and_harvests_nothing(tmp_path):
     and said "would harvest" for a pipeline that fetches nothing."""
     out = tmp_path / "out"
     cfg = cfg_2020(tmp_path)
-    build(cfg, out)
+    build_citesum(cfg, out)
     dry = loralay("build", "--source", "citesum", "--config", str(cfg), "--out", str(out),
                   "--fresh", "--dry-run")
     assert dry.returncode == 0, dry.stderr[-2000:]

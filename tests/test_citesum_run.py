@@ -25,8 +25,8 @@ from loralay_build.citesum import index, read2020
 from loralay_build.citesum.sentences import pysbd_splitter, split_sentences
 from loralay_build.citesum.steps import classify
 
-from .conftest import REPO
-from .test_citesum_build import build, cfg_2020, config, loralay, synthetic_2020
+from .conftest import REPO, loralay
+from .helpers.citesum import build_citesum, cfg_2020, config, synthetic_2020
 
 REAL = REPO.parent / "shared" / "fixtures" / "s2orc"
 if not REAL.is_dir():
@@ -122,7 +122,7 @@ def test_memory_does_not_grow_with_the_number_of_cited_papers(tmp_path):
 def test_a_shard_over_its_time_is_recorded_and_retried_when_the_limit_is_raised(tmp_path):
     root = synthetic_2020(tmp_path / "in", shards=2, papers=5)
     fresh = tmp_path / "fresh"
-    build(cfg_2020(tmp_path, root), fresh)
+    build_citesum(cfg_2020(tmp_path, root), fresh)
     keys = dict(s2orc_format="2020", pdf_parses=f"{root}/pdf_parses/*",
                 metadata=f"{root}/metadata/*")
     out = tmp_path / "out"
@@ -139,7 +139,7 @@ def test_a_shard_over_its_time_is_recorded_and_retried_when_the_limit_is_raised(
     again = loralay("build", "--source", "citesum", "--config",
                     str(config(tmp_path, **keys, shard_timeout_s=0.01)), "--out", str(out))
     assert "citesum-pass1: 2 of 2 shards done; 0 to do" in again.stderr  # same limit: settled
-    build(config(tmp_path, **keys, shard_timeout_s=600), out)
+    build_citesum(config(tmp_path, **keys, shard_timeout_s=600), out)
     assert parquet_bytes(out) == parquet_bytes(fresh)
     assert json.loads((out / "report.json").read_text())["verdict"] == "complete"
 
@@ -151,7 +151,7 @@ def test_a_shard_over_its_memory_or_crashing_leaves_the_others_and_is_retried(tm
                 metadata=f"{root}/metadata/*", worker_memory_mb=512)
     cfg = config(tmp_path, **keys)
     fresh = tmp_path / "fresh"
-    build(cfg, fresh)
+    build_citesum(cfg, fresh)
     good = parquet_bytes(fresh)
     shard, other = root / "pdf_parses" / "pdf_parses_1.jsonl.gz", \
         root / "pdf_parses" / "pdf_parses_2.jsonl.gz"
@@ -163,7 +163,7 @@ def test_a_shard_over_its_memory_or_crashing_leaves_the_others_and_is_retried(tm
         fh.write('"}\n')
     other.write_bytes(whole_other[:-40])  # a truncated download
     out = tmp_path / "out"
-    build(cfg, out, "--workers", "2")
+    build_citesum(cfg, out, "--workers", "2")
     report = json.loads((out / "report.json").read_text())
     failed = {f["id"]: (f["class"], f["message"]) for f in report["failed_shards"]}
     assert failed["citing/pdf_parses_1.jsonl.gz"][0] == "memory"
@@ -172,16 +172,16 @@ def test_a_shard_over_its_memory_or_crashing_leaves_the_others_and_is_retried(tm
     assert failed["citing/pdf_parses_2.jsonl.gz"][0] == "internal_error"
     assert "EOFError" in failed["citing/pdf_parses_2.jsonl.gz"][1]
     assert sum(report["splits"].values()) == 5  # shard 0's papers went on
-    again = build(cfg, out)  # internal_error is retried (and fails again); memory is not
+    again = build_citesum(cfg, out)  # internal_error is retried (and fails again); memory is not
     assert "citesum-pass1: 1 of 3 shards done; 2 to do" not in again.stderr
     assert "citesum-pass1: 2 of 3 shards done; 1 to do" in again.stderr
     other.write_bytes(whole_other)  # downloaded again
-    again = build(cfg, out)
+    again = build_citesum(cfg, out)
     assert "citesum-pass1: 2 of 3 shards done; 1 to do" in again.stderr
     report = json.loads((out / "report.json").read_text())
     assert sum(report["splits"].values()) == 10, (report["failed_shards"], again.stderr[-3000:])
     shard.write_bytes(whole)  # a changed input is redone, whatever its outcome was
-    again = build(cfg, out)
+    again = build_citesum(cfg, out)
     assert "citesum-pass1: 2 of 3 shards done; 1 to do" in again.stderr
     assert parquet_bytes(out) == good
     # the `--retry` classes are one set for every source: a class no shard failed with
@@ -214,7 +214,7 @@ def padded_2020(root: Path) -> Path:
 def test_sigkill_in_each_stage_then_rerun_equals_a_fresh_build(tmp_path, stage):
     cfg = cfg_2020(tmp_path, padded_2020(tmp_path / "in"))
     fresh = tmp_path / "fresh"
-    build(cfg, fresh)
+    build_citesum(cfg, fresh)
     out = tmp_path / "killed"
     proc = subprocess.Popen([sys.executable, "-m", "loralay_build.cli", "build", "--source",
                              "citesum", "--config", str(cfg), "--out", str(out)], cwd=REPO,
@@ -233,7 +233,7 @@ def test_sigkill_in_each_stage_then_rerun_equals_a_fresh_build(tmp_path, stage):
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     assert not (out / "data").exists()
-    again = build(cfg, out)
+    again = build_citesum(cfg, out)
     resumed = re.search(rf"{stage}: (\d+) of 12 shards done", again.stderr)
     assert resumed and 2 <= int(resumed.group(1)) < 12, again.stderr  # it went on, not over
     assert parquet_bytes(out) == parquet_bytes(fresh)
@@ -272,12 +272,12 @@ def test_a_bad_record_is_that_records_class_and_the_shard_goes_on(tmp_path):
     rerun failed again."""
     clean = synthetic_2020(tmp_path / "clean", shards=2, papers=5)
     fresh = tmp_path / "fresh"
-    build(cfg_2020(tmp_path, clean), fresh)
+    build_citesum(cfg_2020(tmp_path, clean), fresh)
     root = synthetic_2020(tmp_path / "in", shards=2, papers=5)
     with_bad_lines(root, [b'{"paper_id": "x\xff"}', b'{"paper_id": "\\ud800"}',
                           b"[" * 100_000 + b"]" * 100_000])
     out = tmp_path / "out"
-    proc = build(cfg_2020(tmp_path, root), out)
+    proc = build_citesum(cfg_2020(tmp_path, root), out)
     report = json.loads((out / "report.json").read_text())
     assert report["failed_shards"] == [] and report["verdict"] == "complete, 3 bad records"
     examples = [e.split("/")[-1] for e in report["bad_records"]["examples"]["bad_metadata"]]
@@ -285,7 +285,7 @@ def test_a_bad_record_is_that_records_class_and_the_shard_goes_on(tmp_path):
                         "pdf_parses_0.jsonl.gz:2: a lone UTF-16 surrogate (\\ud800-\\udfff) "
                         "in a string", "pdf_parses_0.jsonl.gz:3: JSON nested too deep"]
     assert parquet_bytes(out) == parquet_bytes(fresh)
-    again = build(cfg_2020(tmp_path, root), out)
+    again = build_citesum(cfg_2020(tmp_path, root), out)
     assert "citesum-pass1: 2 of 2 shards done; 0 to do" in again.stderr, proc.stderr[-500:]
 
 

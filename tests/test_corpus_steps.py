@@ -26,7 +26,7 @@ from loralay_build.records import DocSummary
 from loralay_build.store.fetch import FetchState
 
 from .conftest import SAMPLE, build_local
-from .test_finish import make_run, summary
+from .helpers.finish import make_run, summary
 
 
 def corpus(**keys) -> object:

@@ -18,6 +18,7 @@ from loralay_build.pdftext.parse import parse_bbox_layout
 from loralay_build.records import normalized_box
 
 from .conftest import REPO, shared_path
+from .helpers.pdfs import _dense_pdf
 
 BROKEN = {"en_truncated_jcap": FailureClass.CORRUPTED,
           "en_encrypted_phoenix": FailureClass.ENCRYPTED,
@@ -419,25 +420,6 @@ def test_fifo_and_directory_are_unavailable_without_blocking(tmp_path):
         result = extract_document(path, "x")
         assert result == Failure(FailureClass.UNAVAILABLE, "not a regular file"), path
     assert time.monotonic() - t < 2
-
-
-def _dense_pdf(tmp_path: Path, pages: int) -> Path:
-    """Like the 157 KB file of issue #11: one page of 16,695 tiny words, repeated by qpdf
-    (the copies share one content stream, so the file stays small)."""
-    from fpdf import FPDF
-
-    pdf = FPDF(unit="pt", format=(612, 792))
-    pdf.add_page()
-    pdf.set_font("helvetica", size=2)
-    line = " ".join(["ab"] * 200)
-    for i in range(1, 396):
-        pdf.text(2, 2.0 * i, line)
-    one = tmp_path / "one.pdf"
-    pdf.output(str(one))
-    out = tmp_path / "dense.pdf"
-    subprocess.run(["qpdf", "--empty", "--pages", str(one), ",".join(["1"] * pages), "--",
-                    str(out)], check=True)
-    return out
 
 
 def test_word_cap_stops_a_dense_document_early_with_bounded_memory(tmp_path):

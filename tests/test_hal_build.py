@@ -28,16 +28,22 @@ from pathlib import Path
 import pytest
 import yaml
 
-from .conftest import REPO
+from .conftest import REPO, loralay
 from .fakeserver import Reply
-from .test_hal import PDF_TYPE, PagedSearch, corpus_entry, corpus_pdf, synthetic_doc
+from .helpers.hal import (
+    CC_BY_4,
+    COPYRIGHT,
+    DOCS,
+    PDF_TYPE,
+    PagedSearch,
+    corpus_entry,
+    corpus_pdf,
+    records,
+    serve,
+    write_config,
+)
 
 pytestmark = pytest.mark.e2e
-DOCS = ["fr_ahrf_censure", "fr_these_mucoviscidose", "fr_these_malware_long"]
-# SYNTHETIC `licence_s` of each record in DOCS (no recording has the field)
-COPYRIGHT = "http://hal.archives-ouvertes.fr/licences/copyright/"
-CC_BY_4 = "https://creativecommons.org/licenses/by/4.0/"
-LICENCE_S = [COPYRIGHT, CC_BY_4, CC_BY_4]
 # what each kept row must say: (license, license_url, license_text, record_url)
 EXPECTED_LICENCE = {
     "hal-09000000": ("all-rights-reserved", COPYRIGHT, None, "https://hal.science/hal-09000000v1"),
@@ -45,43 +51,6 @@ EXPECTED_LICENCE = {
     "hal-09000002": ("cc-by-4.0", CC_BY_4, None, "https://hal.science/hal-09000002v1"),
 }
 UTC_ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
-
-
-def records(base: str) -> list[dict]:
-    docs = [synthetic_doc(i, base, corpus_id=c) for i, c in enumerate(DOCS)]
-    for doc, licence in zip(docs, LICENCE_S):
-        doc["licence_s"] = licence
-    english = synthetic_doc(3, base, corpus_id="en_hal_reaim")  # its "French" abstract is English
-    english["fr_abstract_s"] = english.pop("en_abstract_s")
-    html = synthetic_doc(4, base)  # the PDF host answers with an HTML page
-    return docs + [english, html]
-
-
-def serve(srv) -> None:
-    bodies = {f"/hal-0900{i:04d}/document": corpus_pdf(c) for i, c in enumerate(DOCS)}
-    bodies["/hal-09000003/document"] = corpus_pdf("en_hal_reaim")
-
-    def pdf(req):
-        if req.path in bodies:
-            return Reply(200, bodies[req.path], PDF_TYPE)
-        return Reply(200, "<!DOCTYPE html><html><body>Embargo</body></html>", PDF_TYPE)
-
-    srv.add_handler("/hal-*", pdf)
-
-
-def write_config(tmp_path: Path, api_url: str, **over) -> Path:
-    cfg = {"api_url": api_url, "contact": "loralay-tests@example.org", "rows": 2,
-           "requests_per_second": 1000, "timeout_s": 2,
-           "backoff_factor": 0.01, "retry_after_max_s": 1, "max_pages_percentile": None,
-           "min_summary_percentile": None, "split_proportions": [0.34, 0.33, 0.33], **over}
-    path = tmp_path / "test.yaml"
-    path.write_text(yaml.safe_dump(cfg))
-    return path
-
-
-def loralay(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "loralay_build.cli", *args], cwd=REPO,
-                          capture_output=True, text=True, timeout=600)
 
 
 def card_front_matter(out: Path) -> dict:
@@ -108,7 +77,7 @@ def assert_provenance(rows: dict[str, dict]) -> None:
         assert UTC_ISO.match(row["retrieved_at"]), (doc_id, row["retrieved_at"])
 
 
-def build(fake_server, tmp_path: Path, **over) -> Path:
+def build_hal(fake_server, tmp_path: Path, **over) -> Path:
     fake_server.add_handler("/search/", PagedSearch(records(fake_server.url("")), rows=2))
     serve(fake_server)
     out = tmp_path / "hal"
@@ -121,7 +90,7 @@ def build(fake_server, tmp_path: Path, **over) -> Path:
 def test_hal_build_produces_a_dataset(fake_server, tmp_path):
     from datasets import load_dataset
 
-    out = build(fake_server, tmp_path)
+    out = build_hal(fake_server, tmp_path)
     report = json.loads((out / "report.json").read_text())
     docs = report["documents"]
     assert docs["hal-09000003"]["class"] == "wrong_language"
@@ -155,7 +124,7 @@ def test_licence_allow_list_keeps_only_those_licences(fake_server, tmp_path):
     report counts it."""
     from datasets import load_dataset
 
-    out = build(fake_server, tmp_path, licenses=["cc-by-4.0"])
+    out = build_hal(fake_server, tmp_path, licenses=["cc-by-4.0"])
     report = json.loads((out / "report.json").read_text())
     docs = report["documents"]
     kept = sorted(i for i, o in docs.items() if o["status"] == "kept")

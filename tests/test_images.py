@@ -50,23 +50,25 @@ from .conftest import (
     copy_run,
     local_refresh_exited_at,
     local_refresh_killed_when,
+    loralay,
     rows_as_written,
     shared_path,
 )
-from .test_refresh import DIFF, V1_KEPT, make_manifests
+from .helpers.images import dataset_files
+from .helpers.refresh import DIFF, V1_KEPT, make_manifests
 
 INK, FLOOR, WHITE, WHITE_SHARE = 128, 200, 250, 0.995
 pytestmark = pytest.mark.e2e
 
 
-def build(manifest: Path, out: Path, **overrides) -> None:
+def build_in_process(manifest: Path, out: Path, **overrides) -> None:
     api.build("local", out, manifest=str(manifest), workers=2, **overrides)
 
 
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("images") / "ds"
-    build(SAMPLE, out, images=True)
+    build_in_process(SAMPLE, out, images=True)
     return out
 
 
@@ -139,7 +141,7 @@ def test_sample_images_are_the_kept_pages_with_every_removed_word_white(sample):
 
 def test_shared_corpus_images_are_the_kept_pages_with_every_removed_word_white(tmp_path):
     manifest = shared_path("corpus", "manifest.jsonl")
-    build(manifest, tmp_path / "ds", images=True)
+    build_in_process(manifest, tmp_path / "ds", images=True)
     assert check_images(tmp_path / "ds", manifest) > 4000
     report = json.loads((tmp_path / "ds" / "report.json").read_text())
     assert report["run"]["pages_rendered"] == len(parquet_rows(tmp_path / "ds", "images"))
@@ -184,19 +186,11 @@ def test_images_config_loads_and_the_default_config_is_unchanged(sample):
                                                        "ko", "pt"]
 
 
-def loralay(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, "-m", "loralay_build.cli", *args], cwd=REPO,
-                          capture_output=True, text=True)
-    if check:
-        assert proc.returncode == 0, proc.stderr
-    return proc
-
-
 def rebuild(out: Path, config: dict, tmp: Path) -> subprocess.CompletedProcess:
     conf = tmp / "conf.yaml"
     conf.write_text(yaml.safe_dump(config))
     return loralay("build", "--source", "local", "--manifest", str(SAMPLE), "--out", str(out),
-                   "--workers", "2", "--config", str(conf))
+                   "--workers", "2", "--config", str(conf), check=True)
 
 
 def test_changing_image_settings_redoes_every_document(sample, tmp_path):
@@ -241,7 +235,7 @@ def test_killed_builds_resume_to_the_same_images(sample, tmp_path):
     cmd = [sys.executable, "-m", "loralay_build.cli", "build", "--source", "local",
            "--manifest", str(SAMPLE), "--config", str(conf), "--workers", "2"]
     t0 = time.monotonic()
-    loralay(*cmd[3:], "--out", str(tmp_path / "timed"))
+    loralay(*cmd[3:], "--out", str(tmp_path / "timed"), check=True)
     duration = time.monotonic() - t0
     for trial, share in enumerate((0.3, 0.5, 0.7)):
         out = tmp_path / f"killed{trial}"
@@ -250,7 +244,7 @@ def test_killed_builds_resume_to_the_same_images(sample, tmp_path):
         time.sleep(share * duration)
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-        loralay(*cmd[3:], "--out", str(out))
+        loralay(*cmd[3:], "--out", str(out), check=True)
         assert image_table(out) == clean, trial
 
 
@@ -263,7 +257,7 @@ def test_finish_refuses_images_rendered_for_another_result(sample, tmp_path):
     with sqlite3.connect(out / "state" / "images-00000-of-00001.sqlite") as con:
         con.execute("UPDATE docs SET inputs='[]' WHERE doc_id='fr_hal_cover_glaciers'")
     with pytest.raises(StaleImages, match="fr_hal_cover_glaciers"):
-        build(SAMPLE, out, images=True)
+        build_in_process(SAMPLE, out, images=True)
     assert image_table(out) == before
 
 
@@ -320,16 +314,6 @@ def images_refreshed(images_v1, manifests, images_on, tmp_path_factory
     before = dataset_files(out)
     build_local(manifests[1], out, "--refresh", "--config", str(images_on), check=True)
     return out, before
-
-
-def dataset_files(out: Path) -> dict[str, tuple[int, int, bytes]]:
-    """Every file a build writes in the folder but the state: (inode, mtime_ns, bytes)."""
-    paths = [p for folder in ("data", "images") if (out / folder).exists()
-             for p in sorted((out / folder).iterdir())]
-    paths += [out / n for n in ("README.md", "report.json", "report.md", "diff.json")
-              if (out / n).exists()]
-    return {str(p.relative_to(out)): (p.stat().st_ino, p.stat().st_mtime_ns, p.read_bytes())
-            for p in paths}
 
 
 def loaded(out: Path, name: str | None) -> dict[str, list[str]]:

@@ -35,19 +35,20 @@ from loralay_build.licenses import (
 )
 from loralay_build.records import Candidate, Rejection
 from loralay_build.sources import get_fetcher, jats, record_fetch_item, retrieved_now
+from loralay_build.sources.arxiv import bucket_prefix
 from loralay_build.sources.hal import search_params
 from loralay_build.sources.hal_records import record_url_of, to_candidate
 from loralay_build.sources.manifest import read_manifest
 from loralay_build.sources.pubmed import choose_license
 from loralay_build.store.fetch import FetchState
 
-from . import test_arxiv as arx
-from . import test_hal as hal
-from . import test_koreascience as kor
-from . import test_pubmed as pmc
-from . import test_scielo as sci
 from .conftest import REPO, harvest_source, shared_path
 from .fakeserver import Reply
+from .helpers import arxiv as arx
+from .helpers import hal as hal
+from .helpers import koreascience as kor
+from .helpers import pubmed as pmc
+from .helpers import scielo as sci
 
 STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
 CC = "creativecommons.org/licenses"
@@ -475,7 +476,7 @@ def test_arxiv_harvest_reads_the_snapshot_license(fake_server, tmp_path):
     keys = [x["id"].replace("/", "") for x in lines]
     ids = arx.write_cohan(tmp_path / "ids", {"train": keys})
     pdf = arx.corpus_pdf("en_arxiv_beyond_summ")
-    objects = {f"{arx.bucket_prefix(k)}1.pdf": pdf for k in keys}
+    objects = {f"{bucket_prefix(k)}1.pdf": pdf for k in keys}
     arx.Bucket(fake_server, objects)
     cfg = arx.make_config(tmp_path, fake_server, ids, metadata)
     start = retrieved_now()

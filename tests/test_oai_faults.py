@@ -15,14 +15,13 @@ import json
 
 import pytest
 
-from .conftest import fetched_ids
+from .conftest import fetched_ids, loralay
 from .fakeserver import Reply, Request
-from .test_oai_source import (
+from .helpers.oai import (
     OAI,
     XML,
     envelope,
     fixture,
-    loralay,
     move_links,
     records_of,
     set_identifier,

@@ -26,9 +26,9 @@ from pathlib import Path
 
 from lxml import etree
 
-from .conftest import REPO, fetched_ids, shared_path
+from .conftest import REPO, fetched_ids, loralay, shared_path
 from .fakeserver import Reply, Request
-from .test_oai_source import (
+from .helpers.oai import (
     OAI,
     XML,
     World,
@@ -36,7 +36,6 @@ from .test_oai_source import (
     dc_link,
     envelope,
     keep,
-    loralay,
     move_links,
     records_of,
     write_config,

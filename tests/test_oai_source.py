@@ -17,19 +17,15 @@ import copy
 import datetime as dt
 import json
 import os
-import re
 import signal
 import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from lxml import etree
 
 from loralay_build.conf import load_settings
@@ -44,20 +40,26 @@ from loralay_build.sources.oai import (
 )
 from loralay_build.sources.oai_formats import FORMATS, is_abstract
 
-from .conftest import REPO, fetched_ids, shared_path
-from .fakeserver import Reply, Request
-from .test_hal import corpus_entry, corpus_pdf
+from .conftest import REPO, fetched_ids, loralay
+from .fakeserver import Reply
+from .helpers.hal import corpus_entry
+from .helpers.oai import (
+    DC,
+    OAI,
+    PDF,
+    XML,
+    World,
+    dc_abstracts,
+    dc_link,
+    fixture,
+    keep,
+    move_links,
+    records_of,
+    set_identifier,
+    write_config,
+)
 
-OAI = "http://www.openarchives.org/OAI/2.0/"
-XML = {"Content-Type": "text/xml; charset=utf-8"}
-PDF = {"Content-Type": "application/pdf"}
-HTML = {"Content-Type": "text/html; charset=utf-8"}
 XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
-DC = "http://purl.org/dc/elements/1.1/"
-
-
-def fixture(name: str) -> bytes:
-    return shared_path("fixtures", "oai", name).read_bytes()
 
 
 def metas(name: str) -> list[etree._Element]:
@@ -65,11 +67,6 @@ def metas(name: str) -> list[etree._Element]:
     root = etree.fromstring(fixture(name).lstrip())
     found = [next(c for c in m if isinstance(c.tag, str)) for m in root.iter(f"{{{OAI}}}metadata")]
     return found or [root]
-
-
-def records_of(name: str) -> list[etree._Element]:
-    root = etree.fromstring(fixture(name).lstrip())
-    return list(root.iter(f"{{{OAI}}}record"))
 
 
 # --- parsers on the recorded records (fields written by hand from the XML) -----------------
@@ -212,125 +209,7 @@ def test_citation_pdf_url_and_windows():
         Window("2020-03-01", "2020-03-01")]
 
 
-# --- building responses ----------------------------------------------------------------------
-_MOVABLE = {"identifier", "relation", "URI", "file", "transfer"}
-
-
-def move_links(record: etree._Element, base: str) -> None:
-    """Every link of a record (never a licence URL) moved to the fake server's host."""
-    for el in record.iter():
-        if not isinstance(el.tag, str):
-            continue
-        name = etree.QName(el).localname
-        if name in _MOVABLE and el.text and re.match(r"\s*https?://", el.text):
-            el.text = re.sub(r"^\s*https?://", f"{base}/ext/", el.text.strip())
-        if name == "field" and el.get("element") == "identifier" and el.text \
-                and el.text.startswith("http"):
-            el.text = re.sub(r"^https?://", f"{base}/ext/", el.text)
-        href = "{http://www.w3.org/1999/xlink}href"
-        if el.get(href, "").startswith("http"):
-            el.set(href, re.sub(r"^https?://", f"{base}/ext/", el.get(href)))
-
-
-def envelope(records: list[etree._Element], token: str | None) -> bytes:
-    root = etree.Element(f"{{{OAI}}}OAI-PMH", nsmap={None: OAI})
-    etree.SubElement(root, f"{{{OAI}}}responseDate").text = "2026-11-27T00:00:00Z"
-    etree.SubElement(root, f"{{{OAI}}}request", verb="ListRecords").text = "http://x/oai"
-    listed = etree.SubElement(root, f"{{{OAI}}}ListRecords")
-    for r in records:
-        listed.append(copy.deepcopy(r))
-    tok = etree.SubElement(listed, f"{{{OAI}}}resumptionToken")
-    tok.text = token
-    return etree.tostring(root, xml_declaration=True, encoding="UTF-8")
-
-
-def set_identifier(record: etree._Element, ident: str) -> None:
-    record.find(f"{{{OAI}}}header/{{{OAI}}}identifier").text = ident
-
-
-@dataclass
-class World:
-    """A repository: its records (two pages), the PDFs, landing pages and faults."""
-
-    records: list[etree._Element]
-    split: int  # records on the first page
-    pdfs: dict[str, bytes] = field(default_factory=dict)  # path -> body
-    pages: dict[str, Reply] = field(default_factory=dict)  # other paths (landing, zip, html)
-    first_faults: list[Reply] = field(default_factory=list)  # before the first page
-    token_faults: list[Reply] = field(default_factory=list)  # answers to the first token
-    requests: list[Request] = field(default_factory=list)
-
-    def first(self) -> bytes:
-        return envelope(self.records[:self.split], "tok-2")
-
-    def second(self) -> bytes:
-        return envelope(self.records[self.split:], None)
-
-    def oai(self, req: Request) -> Reply:
-        self.requests.append(req)
-        token = req.query.get("resumptionToken", [None])[0]
-        if token is None:
-            if self.first_faults:
-                return self.first_faults.pop(0)
-            return Reply(200, self.first(), XML)
-        if token == "tok-2":
-            if self.token_faults:
-                return self.token_faults.pop(0)
-            return Reply(200, self.second(), XML)
-        return Reply(422, fixture("oai_dc_zenodo_error_badResumptionToken_http422.xml"), XML)
-
-    def serve(self, srv) -> None:
-        srv.add_handler("/oai", self.oai)
-
-        def other(req: Request) -> Reply:
-            if req.path in self.pdfs:
-                return Reply(200, self.pdfs[req.path], PDF)
-            if req.path in self.pages:
-                return self.pages[req.path]
-            return Reply(404, b"not found", {"Content-Type": "text/plain"})
-
-        srv.add_handler("/ext/*", other)
-        srv.add_handler("/files/*", other)
-        srv.add_handler("/landing/*", other)
-
-
-def keep(world: World, base: str, record: etree._Element, corpus_id: str,
-         put_abstracts: Callable[[etree._Element, dict[str, str]], None],
-         put_link: Callable[[etree._Element, str], None], via_landing: bool = False,
-         path: str | None = None) -> None:
-    """Make `record` a paper of the corpus: its true abstracts, its PDF on the server (at
-    `path`, which need not end in .pdf), linked or through a landing page."""
-    entry = corpus_entry(corpus_id)
-    put_abstracts(record.find(f"{{{OAI}}}metadata"), entry["abstracts"])
-    path = path or f"/files/{corpus_id}.pdf"
-    world.pdfs[path] = corpus_pdf(corpus_id)
-    if via_landing:
-        land = f"/landing/{corpus_id}"
-        world.pages[land] = Reply(200, f'<html><head><meta name="citation_pdf_url" '
-                                  f'content="{path}"></head><body>x</body></html>', HTML)
-        put_link(record, base + land)
-    else:
-        put_link(record, base + path)
-
-
-def write_config(tmp_path: Path, base_url: str, prefix: str, languages: list[str],
-                 **over: Any) -> Path:
-    cfg = {"base_url": base_url, "metadata_prefix": prefix, "languages": languages,
-           "contact": "loralay-tests@example.org", "requests_per_second": 1000,
-           "timeout_s": 2, "backoff_factor": 0.01, "retry_after_max_s": 1,
-           # no percentile keys: oai's defaults have none (a few papers keep every good one)
-           "split_proportions": [0.34, 0.33, 0.33], **over}
-    path = tmp_path / "oai.yaml"
-    path.write_text(yaml.safe_dump(cfg))
-    return path
-
-
-def loralay(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "loralay_build.cli", *args], cwd=REPO,
-                          capture_output=True, text=True, timeout=900)
-
-
-def build(srv, tmp_path: Path, world: World, prefix: str, languages: list[str],
+def build_oai(srv, tmp_path: Path, world: World, prefix: str, languages: list[str],
           name: str = "out", **over: Any) -> Path:
     world.serve(srv)
     out = tmp_path / name
@@ -367,24 +246,6 @@ def assert_outcomes(out: Path, kept: set[str], every: list[str]) -> dict[str, di
     return docs
 
 
-# --- the five formats end to end -----------------------------------------------------------
-def dc_abstracts(meta: etree._Element, abstracts: dict[str, str]) -> None:
-    dc = next(c for c in meta if isinstance(c.tag, str))
-    for d in dc.findall(f"{{{DC}}}description"):
-        dc.remove(d)
-    for text in abstracts.values():  # unlabelled, as RCAAP has them: detected
-        etree.SubElement(dc, f"{{{DC}}}description").text = text
-
-
-def dc_link(record: etree._Element, url: str) -> None:
-    """The record's links replaced by `url` (a PDF, or its landing page)."""
-    dc = next(c for c in record.find(f"{{{OAI}}}metadata") if isinstance(c.tag, str))
-    for ident in dc.findall(f"{{{DC}}}identifier"):
-        if (ident.text or "").startswith("http"):
-            dc.remove(ident)
-    etree.SubElement(dc, f"{{{DC}}}identifier").text = url
-
-
 def rcaap_world(base: str) -> tuple[World, dict[str, str]]:
     recs = [copy.deepcopy(r) for r in records_of(
         "oai_dc_rcaap_ListRecords_2015-12-26_page1_with_token.xml")[:6]]
@@ -409,7 +270,7 @@ def test_build_oai_dc_rcaap_pt(fake_server, tmp_path):
     base = fake_server.url("").rstrip("/")
     world, kept = rcaap_world(base)
     world.first_faults = [Reply(503, b"busy", {"Retry-After": "1"})]  # honoured, then served
-    out = build(fake_server, tmp_path, world, "oai_dc", ["pt"])
+    out = build_oai(fake_server, tmp_path, world, "oai_dc", ["pt"])
     assert len([r for r in world.requests if "resumptionToken" not in r.query]) == 2
     docs = assert_outcomes(out, set(kept), ids(world))
     rows = dataset_rows(out, tmp_path)
@@ -476,7 +337,7 @@ def openaire_world(base: str) -> tuple[World, dict[str, str]]:
 def test_build_oai_openaire_es(fake_server, tmp_path):
     base = fake_server.url("").rstrip("/")
     world, kept = openaire_world(base)
-    out = build(fake_server, tmp_path, world, "oai_openaire", ["es"])
+    out = build_oai(fake_server, tmp_path, world, "oai_openaire", ["es"])
     docs = assert_outcomes(out, set(kept), ids(world))
     assert docs["oai:openaire.test:1"]["class"] == "unavailable"
     assert docs["oai:openaire.test:3"]["class"] == "wrong_language"
@@ -496,7 +357,7 @@ def test_build_oai_the_order_of_languages_never_picks_the_summary(fake_server, t
     the English one. Their bodies are Spanish: the Spanish abstract is the summary."""
     base = fake_server.url("").rstrip("/")
     world, kept = openaire_world(base)
-    out = build(fake_server, tmp_path, world, "oai_openaire", ["en", "es"])
+    out = build_oai(fake_server, tmp_path, world, "oai_openaire", ["en", "es"])
     assert_outcomes(out, set(kept), ids(world))
     rows = dataset_rows(out, tmp_path)
     for ident, corpus_id in kept.items():
@@ -536,7 +397,7 @@ def jpcoar_world(base: str) -> tuple[World, dict[str, str]]:
 def test_build_jpcoar_2_en(fake_server, tmp_path):
     base = fake_server.url("").rstrip("/")
     world, kept = jpcoar_world(base)
-    out = build(fake_server, tmp_path, world, "jpcoar_2.0", ["en"])
+    out = build_oai(fake_server, tmp_path, world, "jpcoar_2.0", ["en"])
     docs = assert_outcomes(out, set(kept), ids(world))
     assert docs[ids(world)[2]]["class"] == "no_abstract"
     rows = dataset_rows(out, tmp_path)
@@ -588,7 +449,7 @@ def opus_world(base: str) -> tuple[World, dict[str, str]]:
 def test_build_xmetadissplus_fr(fake_server, tmp_path):
     base = fake_server.url("").rstrip("/")
     world, kept = opus_world(base)
-    out = build(fake_server, tmp_path, world, "xMetaDissPlus", ["fr"])
+    out = build_oai(fake_server, tmp_path, world, "xMetaDissPlus", ["fr"])
     docs = assert_outcomes(out, set(kept), ids(world))
     assert docs[ids(world)[1]]["class"] == "unavailable"
     rows = dataset_rows(out, tmp_path)
@@ -643,7 +504,7 @@ def dim_world(base: str) -> tuple[World, dict[str, str]]:
 def test_build_dim_en_through_a_landing_page_and_a_handle_serving_the_pdf(fake_server, tmp_path):
     base = fake_server.url("").rstrip("/")
     world, kept = dim_world(base)
-    out = build(fake_server, tmp_path, world, "dim", ["en"])
+    out = build_oai(fake_server, tmp_path, world, "dim", ["en"])
     docs = assert_outcomes(out, set(kept), ids(world))
     rows = dataset_rows(out, tmp_path)
     for ident, corpus_id in kept.items():
@@ -672,7 +533,7 @@ def test_bad_token_restarts_the_window_and_a_broken_record_is_one_record(fake_se
     world.second = lambda: broken  # type: ignore[method-assign]
     broken_id = ids(world)[3]
     assert broken_id in kept
-    out = build(fake_server, tmp_path, world, "oai_dc", ["pt"])
+    out = build_oai(fake_server, tmp_path, world, "oai_dc", ["pt"])
     first_requests = [r for r in world.requests if "resumptionToken" not in r.query]
     assert len(first_requests) == 2  # the window restarted once, its records skipped
     docs = assert_outcomes(out, set(kept) - {broken_id}, ids(world))
@@ -810,11 +671,11 @@ def test_an_unreachable_landing_page_is_tried_again_by_the_next_run(fake_server,
     landing = "/landing/en_ieee_reqprio"
     good = world.pages[landing]
     world.pages[landing] = Reply(503, b"busy", {"Content-Type": "text/plain"})
-    out = build(fake_server, tmp_path, world, "dim", ["en"])
+    out = build_oai(fake_server, tmp_path, world, "dim", ["en"])
     docs = json.loads((out / "report.json").read_text())["documents"]
     assert docs[ids(world)[1]]["class"] == "unreachable"
     world.pages[landing] = good
-    out = build(fake_server, tmp_path, world, "dim", ["en"])
+    out = build_oai(fake_server, tmp_path, world, "dim", ["en"])
     assert_outcomes(out, set(kept), ids(world))
 
 
@@ -889,7 +750,7 @@ def mets_world(base: str) -> tuple[World, dict[str, str]]:
 def test_build_mets_mit_en(fake_server, tmp_path):
     base = fake_server.url("").rstrip("/")
     world, kept = mets_world(base)
-    out = build(fake_server, tmp_path, world, "mets", ["en"])
+    out = build_oai(fake_server, tmp_path, world, "mets", ["en"])
     docs = assert_outcomes(out, set(kept), ids(world))
     rows = dataset_rows(out, tmp_path)
     for ident, corpus_id in kept.items():

@@ -11,31 +11,12 @@ from pathlib import Path
 
 from loralay_build.failures import Failure, FailureClass
 from loralay_build.machinery.pool import TaskLimits, map_bounded
-from loralay_build.pdftext import ExtractLimits, extract_document
+from loralay_build.pdftext import ExtractLimits
 
 from .conftest import REPO, shared_path
+from .helpers.pool import _extract, _task
 
 LIMITS = TaskLimits(timeout_s=60, memory_mb=2048)
-
-
-# module-level task functions: workers import them by name
-def _extract(path: str, limits: ExtractLimits):
-    return extract_document(path, Path(path).stem, limits)
-
-
-def _task(kind: str, arg: object):
-    """One task of each kind the pool must survive; the others return their pid."""
-    name, _, value = kind.partition(":")
-    if name == "sleep":
-        time.sleep(float(value))
-    elif name == "hog":
-        chunks = [bytearray(1 << 20) for _ in range(int(value))]  # touched: really allocated
-        return len(chunks)
-    elif name == "exit":
-        os._exit(int(value))
-    elif name == "raise":
-        raise ValueError(value)
-    return os.getpid()
 
 
 _LOADED: list[bytearray] = []
@@ -143,7 +124,7 @@ SCRIPT = """
 import sys
 from loralay_build.pdftext import ExtractLimits
 from loralay_build.machinery.pool import TaskLimits, map_bounded
-from tests.test_pool import _extract, _task
+from tests.helpers.pool import _extract, _task
 slow = ExtractLimits(timeout_s=600, max_words=10**9)
 work = [("t", "sleep:600"), ("x", sys.argv[-1]), ("t", "sleep:600")]
 def run(pair, arg):
@@ -156,7 +137,7 @@ def main():
 
 
 def test_workers_and_their_pdftotext_end_when_the_parent_is_sigkilled(tmp_path):
-    from .test_extract import _dense_pdf
+    from .helpers.pdfs import _dense_pdf
 
     dense = _dense_pdf(tmp_path, 1000)  # minutes of pdftotext when read whole
     # the task function lives in a module (workers import it by name), not in __main__

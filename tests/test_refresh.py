@@ -28,68 +28,21 @@ from .conftest import (
     copy_run,
     local_refresh_exited_at,
     local_refresh_killed_when,
+    loralay,
     rows_as_written,
     shared_path,
 )
+from .helpers.refresh import DIFF, GONE, V1_KEPT, _lines, make_manifests
 
 pytestmark = pytest.mark.e2e
 
-GONE = "es_scielo_suelos"  # kept in v1 (train), then no longer in the manifest
-NEW = ["en_bmc_trauma", "es_scielo_malaga", "pt_scielo_rsp_hindex", "ko_kiit_voting",
-       "en_truncated_jcap"]  # ../shared/corpus papers; the last one is cut short
-V1_KEPT = {"train": ["en_onecol_timing_note", "es_scielo_suelos", "fr_hal_cover_glaciers",
-                     "en_twocol_graphs", "pt_scielo_espera", "en_structured_trial"],
-           "validation": ["fr_twocol_acoustique"], "test": ["ko_kci_wifi_parks"]}
-DIFF = {
-    "schema_version": 2, "version_before": 1, "version": 2,
-    "added": {"train": ["en_bmc_trauma", "pt_scielo_rsp_hindex"],
-              "validation": ["es_scielo_malaga"], "test": ["ko_kiit_voting"]},
-    "duplicates": [
-        {"id": "copy_acoustique", "kept": "fr_twocol_acoustique", "kind": "same_pdf",
-         "similarity": 1.0, "via": None, "dataset": None},
-        {"id": "resaved_graphs", "kept": "en_twocol_graphs", "kind": "same_text",
-         "similarity": 1.0, "via": None, "dataset": None}],
-    "missing_upstream": [GONE],
-    "dropped": {"corrupted": 1},
-    "pdf_changed": [], "split_moves_refused": [],
-}
 V2_LINE = ("v2: 4 added (train 2, validation 1, test 1), 2 duplicates dropped, 1 missing "
            "upstream, dropped: corrupted 1")
-
-
-def _lines(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 @pytest.fixture(scope="module")
 def manifests(tmp_path_factory) -> tuple[Path, Path]:
     return make_manifests(tmp_path_factory.mktemp("manifests"))
-
-
-def make_manifests(tmp: Path) -> tuple[Path, Path]:
-    """v1: the sample (absolute paths); v2: without GONE, en_structured_trial's title
-    changed, with NEW, `resaved_graphs` (qpdf's
-    re-save of en_twocol_graphs: other bytes, same text, dated 2001, before the original)
-    and `copy_acoustique` (fr_twocol_acoustique's very file under a new id)."""
-    old = _lines(SAMPLE)
-    for d in old:
-        d["file"] = str(SAMPLE.parent / d["file"])
-    corpus = {d["id"]: d for d in _lines(shared_path("corpus", "manifest.jsonl"))}
-    new = [dict(corpus[i], file=str(shared_path("corpus", corpus[i]["file"]))) for i in NEW]
-    by_id = {d["id"]: d for d in old}
-    resaved = tmp / "resaved.pdf"
-    subprocess.run(["qpdf", by_id["en_twocol_graphs"]["file"], str(resaved)], check=True)
-    assert resaved.read_bytes() != Path(by_id["en_twocol_graphs"]["file"]).read_bytes()
-    new += [dict(by_id["en_twocol_graphs"], id="resaved_graphs", file=str(resaved),
-                 publication_date="2001-01-01"),
-            dict(by_id["fr_twocol_acoustique"], id="copy_acoustique")]
-    v1, v2 = tmp / "v1.jsonl", tmp / "v2.jsonl"
-    v1.write_text("".join(json.dumps(d) + "\n" for d in old))
-    # an old paper's record changed upstream: a rebuild would extract it again, a refresh not
-    changed = [dict(d, title=d["title"] + " (corrected)") if d["id"] == "en_structured_trial"
-               else d for d in old]
-    v2.write_text("".join(json.dumps(d) + "\n" for d in changed + new if d["id"] != GONE))
-    return v1, v2
 
 
 @pytest.fixture(scope="module")
@@ -321,7 +274,7 @@ class DatedSearch:
         return [(r.query["cursorMark"][0], self.since(r)) for r in self.requests]
 
     def __call__(self, req):
-        from .test_hal import json_reply
+        from .helpers.hal import json_reply
 
         self.requests.append(req)
         since = self.since(req)
@@ -340,8 +293,7 @@ def test_a_hal_refresh_asks_only_for_what_is_new_and_adds_it(fake_server, tmp_pa
     and is skipped); the new paper is added, the copy dropped naming the old id, the old
     files stay byte for byte; a third run asks from the refresh's mark and has nothing new."""
     from .fakeserver import Reply
-    from .test_hal import PDF_TYPE, corpus_pdf, synthetic_doc
-    from .test_hal_build import loralay, records, write_config
+    from .helpers.hal import PDF_TYPE, corpus_pdf, records, synthetic_doc, write_config
 
     base = fake_server.url("")
     every = records(base)  # hal-09000000..02: three French papers; 03 English, 04 HTML
@@ -407,7 +359,7 @@ def test_a_hal_harvest_cut_short_saves_no_high_water_mark(fake_server, tmp_path)
     then never ask for. A harvest cut by --limit leaves no mark; a whole one saves it."""
     import sqlite3
 
-    from .test_hal_build import loralay, records, serve, write_config
+    from .helpers.hal import records, serve, write_config
 
     every = records(fake_server.url(""))
     for doc, day in zip(every, ["2026-01-09", "2026-01-02", "2026-01-05", "2026-01-01",
@@ -438,7 +390,7 @@ def test_an_arxiv_harvest_asks_the_bucket_only_for_ids_not_yet_seen(fake_server,
     second harvest lists and downloads that id only, every earlier one being recorded."""
     from loralay_build.store.fetch import FetchState
 
-    from .test_arxiv import (
+    from .helpers.arxiv import (
         API,
         Bucket,
         corpus_pdf,
@@ -480,7 +432,7 @@ def test_an_arxiv_snapshot_refresh_asks_the_bucket_only_for_papers_updated_since
     bucket for the two new papers only and adds them; a third run asks nothing."""
     import email.utils
 
-    from .test_arxiv import (
+    from .helpers.arxiv import (
         API,
         FAST,
         Bucket,
@@ -491,7 +443,6 @@ def test_an_arxiv_snapshot_refresh_asks_the_bucket_only_for_papers_updated_since
         write_cohan,
         write_snapshot,
     )
-    from .test_hal_build import loralay
 
     def paper(recorded: str, new_id: str, update: str, corpus_id: str) -> dict:
         """A recorded line as a paper first submitted on its `update_date`."""
@@ -595,9 +546,9 @@ def test_a_pubmed_harvest_asks_only_for_ids_not_yet_seen(fake_server, tmp_path):
     harvest asks the OAI service, the cloud metadata and the bucket about PMC42 only."""
     from loralay_build.conf import load_settings
 
-    from .test_arxiv import write_cohan
-    from .test_pubmed import FAST, GETRECORD, SYNTHETIC_MULTI, Pmc, harvest, oai_envelope
-    from .test_pubmed import corpus_pdf as pmc_pdf
+    from .helpers.arxiv import write_cohan
+    from .helpers.pubmed import FAST, GETRECORD, SYNTHETIC_MULTI, Pmc, harvest, oai_envelope
+    from .helpers.pubmed import corpus_pdf as pmc_pdf
 
     pmc = Pmc(fake_server)
     pmc.article("10858524", shared_path(*GETRECORD).read_bytes(), pmc_pdf("en_bmc_trauma"),
@@ -628,7 +579,7 @@ def test_publishing_a_refresh_uploads_only_its_new_shards(built_v1, manifests, t
     import hashlib
 
     from .fakehub import FakeHub
-    from .test_publish import hub_env, publish
+    from .helpers.publish import hub_env, publish
 
     ds = copy_run(built_v1, tmp_path / "ds")
     with FakeHub() as hub:

@@ -32,25 +32,16 @@ from loralay_build.pdftext.parse import parse_bbox_layout
 from loralay_build.records import Candidate, Document, Page, ProcessedDoc
 
 from .conftest import build_local, rows_as_written, shared_path
+from .helpers.pdfs import LANDSCAPE, qpdf, turned
 from .payloads import decode
 
 PAPER = ("corpus", "pdf", "en_acl_s2orc.pdf")  # two columns, footnotes, a figure
-LANDSCAPE = ("bench", "pdfs", "mnras-guide.pdf")  # page 6: a pdflscape table, /Rotate 90
 SIDEWAYS_TABLES = ("bench", "pdfs", "aastex-sample631.pdf")  # rot-3 tables on /Rotate 0 pages
 SCALE = 100 / 72
 INK = 128
 
 
 # --- fixtures made with qpdf ---------------------------------------------------------
-
-def qpdf(*args: str | Path) -> None:
-    done = subprocess.run(["qpdf", *map(str, args)], capture_output=True)
-    assert done.returncode in (0, 3), done.stderr  # 3: written, with warnings
-
-
-def turned(src: Path, dst: Path, spec: str) -> Path:
-    qpdf(src, f"--rotate={spec}", dst)
-    return dst
 
 
 def reboxed(src: Path, dst: Path, *, shift: tuple[float, float] = (0, 0),

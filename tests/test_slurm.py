@@ -22,18 +22,13 @@ import pytest
 from loralay_build.conf import ConfigError, load_settings
 from loralay_build.run.jobscript import Job, SlurmDir, array_spec, script
 
-from .conftest import REPO, SAMPLE, config, copy_run, shared_path
+from .conftest import REPO, SAMPLE, config, copy_run, loralay, shared_path
 
 pytestmark = pytest.mark.e2e
 
 
-def loralay(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "loralay_build.cli", *args], cwd=REPO,
-                          capture_output=True, text=True, timeout=900, env=env)
-
-
-def build(out: Path, *extra: str, manifest: Path = SAMPLE, env: dict | None = None
-          ) -> subprocess.CompletedProcess:
+def build_sample(out: Path, *extra: str, manifest: Path = SAMPLE, env: dict | None = None
+                 ) -> subprocess.CompletedProcess:
     return loralay("build", "--source", "local", "--manifest", str(manifest), "--out",
                    str(out), *extra, env=env)
 
@@ -59,13 +54,13 @@ def test_mixed_shard_counts_are_refused(plain_sample, tmp_path):
     """A plain run then `--shard 0 --num-shards 2` once reported "13 kept of 11"."""
     out = tmp_path / "ds"
     shutil.copytree(plain_sample, out)
-    proc = build(out, "--shard", "0", "--num-shards", "2")
+    proc = build_sample(out, "--shard", "0", "--num-shards", "2")
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines()[-1] == (
         f"loralay: {out}: this run was processed with the plain command (no --shard), not "
         f"--num-shards 2; go on with the plain command (no --shard), or start over with --fresh")
     assert not list((out / "state").glob("shard-*-of-00002.sqlite"))
-    ok(build(out, "--finish"))
+    ok(build_sample(out, "--finish"))
     report = json.loads((out / "report.json").read_text())
     assert report["verdict"].startswith("OK: 8 kept of 11;")
     assert parquet_bytes(out) == parquet_bytes(plain_sample)
@@ -80,7 +75,7 @@ def test_shards_of_one_run_work_side_by_side(plain_sample, tmp_path):
              for k in (0, 1)]
     errors = [p.communicate(timeout=600)[1] for p in procs]
     assert [p.returncode for p in procs] == [0, 0], errors
-    ok(build(out, "--finish"))
+    ok(build_sample(out, "--finish"))
     assert parquet_bytes(out) == parquet_bytes(plain_sample)
 
 
@@ -156,7 +151,7 @@ def test_job_script_runs_the_shard_command_and_records_how_it_ended(tmp_path):
      "slurm_extra_sbatch: '--qos=a b' is not valid: one option like --qos=short"),
 ])
 def test_executor_options_are_checked_first(tmp_path, args, message):
-    proc = build(tmp_path / "ds", *args)
+    proc = build_sample(tmp_path / "ds", *args)
     assert proc.returncode == 2 and message in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "ds").exists()
@@ -165,7 +160,8 @@ def test_executor_options_are_checked_first(tmp_path, args, message):
 def test_no_sbatch_is_one_line_before_any_work(tmp_path):
     empty = tmp_path / "bin"
     empty.mkdir()
-    proc = build(tmp_path / "ds", "--executor", "slurm", env={**os.environ, "PATH": str(empty)})
+    proc = build_sample(tmp_path / "ds", "--executor", "slurm",
+                        env={**os.environ, "PATH": str(empty)})
     assert proc.returncode == 2
     assert proc.stderr.strip() == ("loralay: --executor slurm: `sbatch` not found on PATH "
                                    "(run this on a Slurm login node)")
@@ -207,7 +203,7 @@ def poll_config(tmp_path_factory) -> Path:
 
 def on_slurm(out: Path, config: Path, *extra: str, manifest: Path = SAMPLE
              ) -> subprocess.CompletedProcess:
-    return build(out, "--config", str(config), "--executor", "slurm", *extra,
+    return build_sample(out, "--config", str(config), "--executor", "slurm", *extra,
                  manifest=manifest)
 
 
@@ -269,7 +265,7 @@ def running_task(array_id: str, deadline_s: float = 600) -> str:
 def test_a_cancelled_shard_is_rerun_by_the_same_command(slurm, poll_config, tmp_path):
     manifest = forty_documents(tmp_path)
     plain = tmp_path / "plain"
-    ok(build(plain, "--workers", "2", manifest=manifest))
+    ok(build_sample(plain, "--workers", "2", manifest=manifest))
     out = tmp_path / "ds"
     cmd = [sys.executable, "-m", "loralay_build.cli", "build", "--source", "local",
            "--manifest", str(manifest), "--out", str(out), "--config", str(poll_config),
@@ -309,7 +305,7 @@ def test_the_submitter_plans_the_missing_shards_as_the_shards_do(tmp_path):
     from loralay_build.runfolder import RunFolder
 
     out = tmp_path / "ds"
-    ok(build(out, "--shard", "0", "--num-shards", "2"))
+    ok(build_sample(out, "--shard", "0", "--num-shards", "2"))
     layout, pipeline = RunFolder(out), PdfPipeline()
     settings = load_settings("local", None, {"manifest": str(SAMPLE)})
 
@@ -317,7 +313,7 @@ def test_the_submitter_plans_the_missing_shards_as_the_shards_do(tmp_path):
         return pipeline.shards_to_do(BuildRequest(s, out, retry=retry), layout, 2)
 
     assert to_do() == [1]
-    ok(build(out, "--shard", "1", "--num-shards", "2"))
+    ok(build_sample(out, "--shard", "1", "--num-shards", "2"))
     assert to_do() == []
     assert to_do(settings.replace(slurm_partition="long")) == []
     assert to_do(settings.replace(worker_memory_mb=9000, document_timeout_s=900)) == []
@@ -350,16 +346,16 @@ def test_a_refresh_on_slurm_equals_a_local_one(slurm, tmp_path):
     """test_refresh's v1 built here with images, then refreshed with v2 (new papers, copies
     of old ones, an id gone) on this machine and through Slurm, the fetch on the submitter
     and as a job: the same data and page files, card and diff.json; then nothing new."""
-    from .test_images import dataset_files
-    from .test_refresh import make_manifests
+    from .helpers.images import dataset_files
+    from .helpers.refresh import make_manifests
 
     (tmp_path / "m").mkdir()
     v1, v2 = make_manifests(tmp_path / "m")
     conf = config(tmp_path, images=True, slurm_poll_s=1)
     first = tmp_path / "v1"
-    ok(build(first, "--config", str(conf), manifest=v1))
+    ok(build_sample(first, "--config", str(conf), manifest=v1))
     local = copy_run(first, tmp_path / "local")
-    ok(build(local, "--refresh", "--config", str(conf), manifest=v2))
+    ok(build_sample(local, "--refresh", "--config", str(conf), manifest=v2))
     assert json.loads((local / "diff.json").read_text())["version"] == 2
 
     def files(out: Path) -> dict[str, bytes]:

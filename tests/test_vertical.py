@@ -225,7 +225,7 @@ def test_a_pdflscape_page_turned_further_groups_as_the_original(tmp_path):
     90 degrees by qpdf: its text now runs bottom to top as read; its lines, blocks, order
     and labels are the original page's (before, its columns were read as sections)."""
     from .conftest import shared_path
-    from .test_rotation import LANDSCAPE, turned
+    from .helpers.pdfs import LANDSCAPE, turned
 
     def page_six(pdf: Path) -> list[tuple[str, int, int, str]]:
         doc = group_and_label(extract(pdf))

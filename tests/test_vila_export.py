@@ -28,7 +28,7 @@ from loralay_build.export.vila import (
 )
 
 from .conftest import REPO
-from .test_vila_reference import load_vila
+from .helpers.vila import load_vila
 
 SPLITS = ("train", "dev", "test")
 
