@@ -175,11 +175,8 @@ def test_no_cycle_between_packages():
     assert strongly_connected(packages) == []
 
 
-# Test modules that other work changes at the same time (issue 42, 4): their imports of
-# other test modules move to tests/helpers/ once that work is merged, and this list goes.
-CROSS_IMPORTS_ALLOWED = frozenset({
-    "test_labels", "test_groups", "test_steps", "test_glyphs", "test_sections", "test_show",
-    "test_ocr", "test_state", "test_rerun", "test_layout", "test_golden"})
+# Test modules allowed to import another: none (every shared helper is in tests/helpers/)
+CROSS_IMPORTS_ALLOWED: frozenset[str] = frozenset()
 _IMPORT_IN_CODE = re.compile(r"\bfrom tests\.(test_\w+) import|\bimport tests\.(test_\w+)")
 
 

@@ -27,16 +27,9 @@ from loralay_build.pdftext.parse import parse_bbox_layout
 from loralay_build.records import Candidate, Document
 
 from .conftest import REPO, shared_path
+from .helpers.glyphs import FIXTURES, ligature_words
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "glyphs"
 T1 = ENCODINGS["T1"]
-
-
-def _truth() -> list[str]:
-    """The words of ligatures.tex between its markers, macros removed."""
-    tex = (FIXTURES / "ligatures.tex").read_text()
-    body = tex.split("%% BEGIN TEXT")[1].split("%% END TEXT")[0]
-    return re.sub(r"\\[a-z]+\{|\}|\\ifdefined\\nokeywords\\else|\\fi\b", " ", body).split()
 
 
 def _parsed(pdf: Path) -> Document:
@@ -66,7 +59,7 @@ def test_t1_bitmap_fonts_have_no_unicode_map():
 
 def test_t1_pdf_ligature_words_repaired_and_no_correct_word_changed():
     pdf = FIXTURES / "ligatures-t1.pdf"
-    before, doc, truth = _parsed(pdf), extract_document(pdf, "t1"), _truth()
+    before, doc, truth = _parsed(pdf), extract_document(pdf, "t1"), ligature_words()
     assert before.words != truth and len(before.words) == len(doc.words) == len(truth)
     broken = [i for i, w in enumerate(before.words) if "\ufffd" in w]
     fixed = [i for i in broken if doc.words[i] == truth[i]]
@@ -108,7 +101,7 @@ def test_no_evidence_leaves_the_codes_as_they_were():
 
 def test_the_abstract_handed_in_is_evidence():
     doc, broken = _without_keywords(FIXTURES / "ligatures-t1.pdf")
-    truth = _truth()
+    truth = ligature_words()
     abstract = " ".join(truth[truth.index("Abstract.") + 1:truth.index("Definitions")])
     before = list(doc.words)
     counts = repair_glyphs(doc, evidence=[abstract])  # as the source's metadata has it
@@ -195,7 +188,7 @@ def test_report_counts_repairs_per_document_and_older_runs_are_redone(tmp_path):
 
 def test_abstract_from_metadata_decides_when_the_document_cannot():
     pdf = FIXTURES / "ligatures-t1-bare.pdf"
-    truth = _truth()[:_truth().index("Keywords:")]
+    truth = ligature_words()[:ligature_words().index("Keywords:")]
     alone = extract_document(pdf, "bare")
     broken = sum("\ufffd" in w for w in alone.words)
     assert alone.words_repaired == 0 and alone.words_unrepaired == broken >= 90

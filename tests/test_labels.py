@@ -20,7 +20,7 @@ from loralay_build.group.labels import LABELS, group_and_label, label_words
 from loralay_build.records import Document
 
 from .conftest import REPO, shared_path
-from .test_groups import FULL, PageBuilder, paragraph
+from .helpers.pages import FULL, PageBuilder, paragraph, three_pages
 
 
 def labelled(doc: Document) -> dict[str, str]:
@@ -49,20 +49,8 @@ def test_labels_are_vilas_s2vl_categories_in_its_order():
                       "caption", "header", "footer", "footnote")
 
 
-def _three_pages() -> PageBuilder:
-    b = PageBuilder()
-    for page in range(1, 4):
-        if page > 1:
-            b.new_page()
-        b.line(200, 40, "Journal of Made-up Studies 12 (2020)")
-        y = paragraph(b, 72, 100, [FULL] * 6)
-        y = paragraph(b, 72, y + 20, [FULL] * 5 + ["lorem ipsum"])
-        b.line(300, 750, str(page))
-    return b
-
-
 def test_running_headers_and_page_numbers():
-    labels = labelled(_three_pages().doc())
+    labels = labelled(three_pages().doc())
     assert label_of(labels, "Journal of Made-up") == "header"
     assert label_of(labels, "2") == "footer"
     assert label_of(labels, "lorem ipsum dolor") == "paragraph"
@@ -183,16 +171,16 @@ def test_the_fast_expressions_agree_with_the_plain_ones():
 
 def test_labels_are_deterministic_across_hash_seeds():
     code = ("import sys; sys.path.insert(0, sys.argv[1]);"
-            "from tests.test_labels import _three_pages;"
+            "from tests.helpers.pages import three_pages;"
             "from loralay_build.group import group_layout;"
             "from loralay_build.group.labels import label_words;"
-            "print(label_words(group_layout(_three_pages().doc())).tolist())")
+            "print(label_words(group_layout(three_pages().doc())).tolist())")
     outs = {subprocess.run([sys.executable, "-c", code, str(REPO)], capture_output=True,
                            text=True, check=True, env={"PYTHONHASHSEED": seed,
                                                        "PATH": "/usr/bin:/bin"}).stdout
             for seed in ("0", "4242")}
     assert len(outs) == 1
-    assert json.loads(outs.pop()) == label_words(group_layout(_three_pages().doc())).tolist()
+    assert json.loads(outs.pop()) == label_words(group_layout(three_pages().doc())).tolist()
 
 
 def test_empty_document():
@@ -401,7 +389,7 @@ def test_an_algorithm_float_is_labelled_algorithm_up_to_its_end(where, page, exp
 def test_detector_tables_relabel_only_the_rules_paragraphs():
     from loralay_build.images.detector import apply_regions
 
-    doc = group_layout(_three_pages().doc())
+    doc = group_layout(three_pages().doc())
     codes = label_words(doc)
     on_1 = [i for i, p in enumerate(doc.word_pages) if p == 1]
     everything = np.array([[0, 0, 612, 792]], dtype=float)
@@ -496,7 +484,7 @@ def test_the_card_states_the_label_accuracy_of_the_rules_it_was_measured_for():
     from loralay_build.write import card
     from loralay_build.write.card import card_text
 
-    from .test_write import FACTS
+    from .helpers.cards import FACTS
 
     assert card.LABEL_ACCURACY_RULE == LABEL_RULE
     text = card_text(FACTS, {"train": 1})

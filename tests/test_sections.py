@@ -182,7 +182,7 @@ def test_a_pdf_without_bookmarks_stores_no_outline():
     outline was read (the sample's two-column paper)."""
     from loralay_build.records import Candidate, ProcessedDoc
 
-    from .test_steps import job
+    from .helpers.steps import job
 
     pdf = SAMPLE.parent / "pdf" / "en_twocol_graphs.pdf"
     from loralay_build.pdf.steps import run_document_steps

@@ -9,16 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from loralay_build.conf import DocumentSettings, LimitSettings
 from loralay_build.corpus.prints import DocPrint, doc_print
 from loralay_build.failures import FailureClass
 from loralay_build.pdf import steps
-from loralay_build.pdf.steps import STEP_NAMES, DocumentJob, process_candidate, run_document_steps
+from loralay_build.pdf.steps import STEP_NAMES, process_candidate, run_document_steps
 from loralay_build.records import Candidate
 from loralay_build.sources.manifest import read_manifest
 
 from .conftest import SAMPLE
-from .test_glyphs import FIXTURES, _truth
+from .helpers.glyphs import FIXTURES, ligature_words
+from .helpers.steps import job
 
 DOC = "fr_hal_cover_glaciers"
 
@@ -26,10 +26,6 @@ DOC = "fr_hal_cover_glaciers"
 def sample_candidate(doc_id: str = DOC) -> Candidate:
     return next(line.item for line in read_manifest(SAMPLE)
                 if isinstance(line.item, Candidate) and line.item.id == doc_id)
-
-
-def job(**settings: object) -> DocumentJob:
-    return DocumentJob(DocumentSettings(**settings), LimitSettings())
 
 
 def test_the_steps_in_order_and_render_only_with_images():
@@ -97,7 +93,7 @@ def test_show_recuts_a_document_with_the_builds_glyph_repair(tmp_path):
     from loralay_build.preview import recut, run_settings
 
     pdf = FIXTURES / "ligatures-t1-bare.pdf"
-    truth = _truth()[:_truth().index("Keywords:")]
+    truth = ligature_words()[:ligature_words().index("Keywords:")]
     start, end = truth.index("Abstract.") + 1, truth.index("1")
     entry = {"id": "bare", "file": str(pdf), "language": "en", "title": "Ligatures",
              "abstracts": {"en": " ".join(truth[start:end])}, "publication_date": "2020"}

@@ -39,6 +39,7 @@ from loralay_build.write.card import card_text
 from loralay_build.write.features import FEATURE_SETS
 
 from .conftest import SAMPLE, build_local, config
+from .helpers.cards import FACTS
 
 EXPECTED_COLUMNS = [
     "article_id", "article_words", "article_bboxes", "article_norm_bboxes", "article_pages",
@@ -48,10 +49,6 @@ EXPECTED_COLUMNS = [
     "article_pdf_url", "language", "publication_date", "source",
     "license", "license_url", "license_text", "record_url", "pdf_sha256", "retrieved_at",
 ]
-FACTS = CardFacts(name="hal-fr-test", source="HAL", language="fr",
-                  split_rule="chronological 80/10/10 by publication date",
-                  filters=("pages <= p95", "summary words >= p5"),
-                  thresholds={"max_pages": 31.0, "min_summary_words": 52.5})
 
 
 def make_doc(i: int, n_words: int = 300, n_pages: int = 3, seed: int = 0) -> ProcessedDoc:
