@@ -1,4 +1,4 @@
 """The package's version, in a module of its own so that anything may read it without
 importing the package root (whose lazy API would otherwise join an import cycle)."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
