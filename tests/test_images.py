@@ -438,6 +438,7 @@ def test_a_refresh_with_images_of_a_dataset_without_them_is_refused(
     with sqlite3.connect(older / "state" / "finish.sqlite") as con:
         con.execute("DROP TABLE base_decisions")
         con.execute("DELETE FROM checkpoints WHERE name = 'dataset'")
+        con.execute("PRAGMA user_version = 0")  # such a tool's files had none (store/base.py)
     for folder in (out, older):
         before = dataset_files(folder)
         proc = build_local(manifests[1], folder, "--refresh", "--config", str(images_on))
