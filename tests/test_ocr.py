@@ -108,16 +108,9 @@ def test_rasterised_born_digital_page_reads_back_its_words_and_boxes(tmp_path):
     recall = _recall(truth, read.words)
     assert recall >= 0.95, recall
     # a read word's centre falls inside a true box of the same word
-    by_word: dict[str, list] = {}
-    for w, b in zip(truth, truth_boxes):
-        by_word.setdefault(w, []).append(b)
-    matched = agree = 0
-    for w, (x0, y0, x1, y1) in zip(read.words, read.boxes):
-        if w in by_word:
-            matched += 1
-            cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
-            agree += any(a <= cx <= c and b <= cy <= d for a, b, c, d in by_word[w])
-    assert matched and agree / matched >= 0.9, agree / matched
+    assert set(read.words) & set(truth)
+    share = _box_agreement(truth, truth_boxes, read.words, read.boxes)
+    assert share >= 0.9, share
 
 
 def test_routing_leaves_born_digital_and_blank_pages_to_poppler(tmp_path):
