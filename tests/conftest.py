@@ -70,6 +70,41 @@ def _names_shared(func: Any) -> bool:
     return any(word in source for word in _SHARED_WORDS)
 
 
+_UNTRACKED = pytest.StashKey[set[str] | None]()
+
+
+def _untracked_in_checkout() -> set[str] | None:
+    """Files in the checkout git neither tracks nor ignores; None outside a git checkout
+    (the tests run from an unpacked sdist too)."""
+    try:
+        proc = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain",
+                               "--untracked-files=all"], capture_output=True, text=True,
+                              timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if proc.returncode != 0:
+        return None
+    return {line[3:] for line in proc.stdout.splitlines() if line.startswith("?? ")}
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if not hasattr(session.config, "workerinput"):  # the controller alone, under xdist
+        session.config.stash[_UNTRACKED] = _untracked_in_checkout()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A test that writes into the checkout fails the run: a test's files belong in its
+    tmp_path (an eval's scores once landed in the repository's root and were committed)."""
+    before = session.config.stash.get(_UNTRACKED, None)
+    after = _untracked_in_checkout() if before is not None else None
+    if before is None or after is None or not after - before:
+        return
+    written = sorted(after - before)
+    print(f"\ntests wrote {len(written)} file(s) into the checkout: {written[:10]}",
+          file=sys.stderr)
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """`needs_shared` on every test that reads ../shared, so `-m "not needs_shared"` selects
     what runs from the repository alone."""
