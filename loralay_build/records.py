@@ -10,7 +10,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from dataclasses import dataclass, field, fields, replace
 from itertools import compress
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
@@ -20,6 +20,15 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 Box = tuple[float, float, float, float]
+# The two frames a word's box can be told in, both (n, 4) float64 arrays of (x0, y0, x1,
+# y1) points with a top-left origin (docs/rotation.md). Display frame: the page as a
+# viewer shows it, after its /Rotate (`Page.rotation`, `Page.width` x `Page.height`);
+# `Document.boxes` and everything published are in it. Read frame: the page as Poppler or
+# Tesseract read its words, before that turn (`Page.read_size`); the group step lays
+# pages out in it. On a page with no rotation the two are the same numbers. `turn_boxes`
+# goes from one to the other (by r there, by 360 - r back).
+DisplayBoxes: TypeAlias = np.ndarray
+ReadBoxes: TypeAlias = np.ndarray
 # the per-word columns of a Document, in the order the run state's payload stores them
 WORD_COLUMNS = ("words", "boxes", "word_pages", "line_ids", "block_ids", "labels")
 
@@ -162,7 +171,8 @@ def turn_boxes(boxes: np.ndarray, w: Any, h: Any, rotation: int
                ) -> tuple[np.ndarray, tuple[Any, Any]]:
     """Boxes of a `w` x `h` page (top-left origin) as the page turned clockwise by
     `rotation` (0, 90, 180 or 270) shows them, and that page's size: what /Rotate does on
-    screen. `w` and `h` may be arrays, one per box. Turning by 360 - r undoes a turn by r."""
+    screen. `w` and `h` may be arrays, one per box. Turning by 360 - r undoes a turn by r:
+    by a page's `rotation` it takes `ReadBoxes` to `DisplayBoxes`, by 360 - it back."""
     x0, y0, x1, y1 = boxes.T
     if rotation == 90:
         return np.stack([h - y1, x0, h - y0, x1], axis=1), (h, w)
@@ -187,7 +197,7 @@ class Document:
     id: str
     pages: list[Page]
     words: list[str] = field(default_factory=list)
-    boxes: np.ndarray = field(default_factory=box_array)
+    boxes: DisplayBoxes = field(default_factory=box_array)
     word_pages: list[int] = field(default_factory=list)
     line_ids: list[int] = field(default_factory=list)
     block_ids: list[int] = field(default_factory=list)
@@ -211,7 +221,7 @@ class Document:
     # the boxes in the frame the words were read in, when a page's were turned for display
     # (`Page.rotation`), the very numbers read, not turned back: set by extraction, read by
     # the group step (which lays pages out as read), then not carried (never stored)
-    read_boxes: np.ndarray | None = None
+    read_boxes: ReadBoxes | None = None
 
     def __post_init__(self) -> None:
         self.boxes = box_array(self.boxes)

@@ -12,7 +12,7 @@ from typing import Literal
 
 import numpy as np
 
-from ..records import Document, turn_boxes
+from ..records import DisplayBoxes, Document, ReadBoxes, turn_boxes
 from .blocks import extend_tables, paragraph_starts, table_regions
 from .flow import output_order
 from .geometry import (
@@ -86,8 +86,8 @@ class Grouped:
 
     source: Document  # the document grouped (its id, pages and counters are kept)
     words: list[str]
-    boxes: np.ndarray
-    read_boxes: np.ndarray | None  # the boxes as read (`read_frame`); None: `boxes` are
+    boxes: DisplayBoxes
+    read_boxes: ReadBoxes | None  # the boxes as read (`read_frame`); None: `boxes` are
     run_count: np.ndarray  # words per run, runs in word order
     run_page: np.ndarray
     run_line: np.ndarray
@@ -270,7 +270,7 @@ def is_caption_start(words: list[str]) -> bool:
             or words[2] in DASHES or words[2] in (":", ".", "|"))
 
 
-def read_frame(doc: Document) -> tuple[np.ndarray, list[tuple[float, float]]]:
+def read_frame(doc: Document) -> tuple[ReadBoxes, list[tuple[float, float]]]:
     """The words' boxes and the pages' sizes in the frame the words were read in: the
     boxes as read when extraction kept them (`Document.read_boxes`), `doc`'s own boxes
     when no page was turned for display (neither copied), else each turned page's boxes
@@ -341,7 +341,7 @@ def _widest_space(frags: Groups, order: np.ndarray, line_starts: np.ndarray,
 
 
 def _assemble(doc: Document, frags: Groups, order: np.ndarray, line_starts: np.ndarray,
-              rank: np.ndarray, block: np.ndarray, out: np.ndarray, read_boxes: np.ndarray,
+              rank: np.ndarray, block: np.ndarray, out: np.ndarray, read_boxes: ReadBoxes,
               read_sizes: list[tuple[float, float]] | None = None) -> Grouped:
     """The words block by block, line by line in `out` (`flow.output_order`), each
     line's fragments left to right, each fragment's words in Poppler's order.
@@ -439,9 +439,9 @@ def _take(g: Groups, idx: np.ndarray) -> Groups:
     return Groups(*(getattr(g, f.name)[idx] for f in fields(Groups)))
 
 
-def _document_like(doc: Document, words: list[str], boxes: np.ndarray, pages: list[int],
-                   line_ids: list[int], block_ids: list[int],
-                   read_boxes: np.ndarray | None = None,
+def _document_like(doc: Document, words: list[str], boxes: DisplayBoxes,
+                   pages: list[int], line_ids: list[int], block_ids: list[int],
+                   read_boxes: ReadBoxes | None = None,
                    labels: list[int] | None = None) -> Document:
     """A new Document with these word columns and `doc`'s id, pages and counters (the raw
     bytes of broken words are the glyph repair's, spent by now: not carried)."""
